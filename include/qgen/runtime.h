@@ -1,0 +1,156 @@
+/* qgen/runtime.h - libqgen_rt: quantization parameters, observers, quantizer
+ * states, and the scalar reference of every op in shared/SEMANTICS.md.
+ *
+ * The reference functions (qg_ref_*) are plain portable C and define what
+ * every generated kernel must return, bit for bit. They are also the
+ * fallback a host can call when no generated kernel fits.
+ */
+#ifndef QGEN_RUNTIME_H
+#define QGEN_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qgen/spec.h"
+#include "qgen/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Quantization parameters as kernels read them. Element i of a tensor
+ * belongs to channel (i / inner) % channels. */
+typedef struct qg_qparams {
+    const float *scale;            /* 1 value, or `channels` values */
+    const int32_t *zero_point;     /* same count; integer zero points */
+    const float *zero_point_float; /* per_channel_affine_float_qparams only, else NULL */
+    size_t channels;               /* 1 for per-tensor */
+    size_t inner;                  /* elements per channel run; 1 = channels-last */
+} qg_qparams;
+
+/* Checks scale > 0 and finite, zero point inside the spec's range, channel
+ * count matching the spec. */
+qg_status qg_qparams_validate(const qg_spec *spec, const qg_qparams *qp, qg_error *err);
+
+/* ---- calculate_qparams (torch 1.13 observer formulas) ---------------- */
+
+/* Per channel c < channels: (scale[c], zero_point[c]) from min[c], max[c].
+ * zero_point_float receives the float zero point for float_qparams (may be
+ * NULL otherwise). Fails on NaN or min > max. */
+qg_status qg_calculate_qparams(const qg_spec *spec, const float *min, const float *max, size_t channels, float *scale,
+                               int32_t *zero_point, float *zero_point_float, qg_error *err);
+
+/* ---- reference ops ---------------------------------------------------- */
+
+/* q[i] has the spec's dtype: int8_t, uint8_t, int16_t or int32_t. */
+void qg_ref_quantize(const qg_spec *spec, const float *x, void *q, size_t n, const qg_qparams *qp);
+void qg_ref_dequantize(const qg_spec *spec, const void *q, float *x, size_t n, const qg_qparams *qp);
+/* mask may be NULL; byte or packed (compat_mask) per spec. y may equal x. */
+void qg_ref_fake_quant(const qg_spec *spec, const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp);
+void qg_ref_fake_quant_backward(const qg_spec *spec, const float *dy, const uint8_t *mask, float *dx, size_t n);
+
+/* Bytes a mask of n elements takes for this spec. */
+size_t qg_mask_bytes(const qg_spec *spec, size_t n);
+
+/* LSQ backward (torch _fake_quantize_learnable_*_backward). scale and
+ * zero_point_f are the learnable float parameters (1 or channels values);
+ * ds and dz receive per-channel sums (1 value for per-tensor). */
+typedef struct qg_lsq_grads {
+    float *dx;
+    double *ds;
+    double *dz;
+} qg_lsq_grads;
+void qg_ref_lsq_forward(const qg_spec *spec, const float *x, float *y, size_t n, const float *scale,
+                        const float *zero_point_f, size_t channels, size_t inner);
+void qg_ref_lsq_backward(const qg_spec *spec, const float *x, const float *dy, size_t n, const float *scale,
+                         const float *zero_point_f, size_t channels, size_t inner, float grad_factor,
+                         qg_lsq_grads *out);
+
+/* Bias to int32: bq = rne(b * (1 / (s_in * s_w[c]))), zero point 0. */
+void qg_ref_quantize_bias(const float *bias, int32_t *bq, size_t channels, float s_in, const float *s_w);
+
+/* Requantization of int32 accumulators (one per element, channel c =
+ * (i / inner) % channels) to the output spec's dtype. The spec's `requant`
+ * picks the fp32 or the fixed-point scheme (docs/semantics.md). */
+typedef struct qg_requant_params {
+    float s_in;
+    const float *s_w; /* channels values */
+    const int32_t *bias_q; /* channels values, or NULL */
+    float s_out;
+    int32_t z_out;
+    size_t channels;
+    size_t inner;
+} qg_requant_params;
+void qg_ref_requantize(const qg_spec *out_spec, const int32_t *acc, void *y, size_t n, const qg_requant_params *rp);
+
+/* The fixed-point multiplier of a real multiplier m in (0, 1) (TFLite's
+ * QuantizeMultiplier): m ~= mult * 2^(shift - 31). */
+void qg_quantize_multiplier(double m, int32_t *mult, int *shift);
+int32_t qg_multiply_by_quantized_multiplier(int32_t x, int32_t mult, int shift);
+
+/* ---- observers -------------------------------------------------------- */
+
+typedef struct qg_observer qg_observer; /* opaque */
+
+qg_status qg_observer_create(const qg_spec *spec, qg_observer **out, qg_error *err);
+void qg_observer_destroy(qg_observer *obs);
+void qg_observer_reset(qg_observer *obs);
+/* Observes n values; element i is in channel (i / inner) % channel_len.
+ * NaN in x is refused with an error and the state is left unchanged. */
+qg_status qg_observer_update(qg_observer *obs, const float *x, size_t n, size_t inner, qg_error *err);
+/* scale/zero_point hold channel_len values (1 for per-tensor). */
+qg_status qg_observer_qparams(const qg_observer *obs, float *scale, int32_t *zero_point, float *zero_point_float,
+                              qg_error *err);
+const qg_spec *qg_observer_spec_of(const qg_observer *obs);
+/* The running min/max (channel_len values each); +inf/-inf before data. */
+void qg_observer_minmax(const qg_observer *obs, float *min, float *max);
+
+/* State files: versioned, checksummed, written atomically (a failed save
+ * leaves the previous file intact). Loading refuses a corrupt file, or one
+ * written for another observer type, dtype, qscheme or channel count. */
+qg_status qg_observer_save(const qg_observer *obs, const char *path, qg_error *err);
+qg_status qg_observer_load(qg_observer *obs, const char *path, qg_error *err);
+
+/* The fused training step: observe(x), calculate_qparams, fake_quant(x).
+ * scale/zero_point receive the new qparams (channel_len values). */
+qg_status qg_ref_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n, size_t inner,
+                                  float *scale, int32_t *zero_point, qg_error *err);
+
+/* ---- quantizer states (PPQ's TensorQuantizationConfig) ----------------- */
+
+typedef enum qg_quant_state {
+    QG_STATE_INITIAL,     /* no qparams yet: pass-through */
+    QG_STATE_ACTIVATED,   /* fake-quantizes with its qparams */
+    QG_STATE_BAKED,       /* its parameter tensor holds fake-quantized values */
+    QG_STATE_DEQUANTIZED, /* temporarily pass-through; restore() undoes it */
+    QG_STATE_PASSIVE,     /* qparams come from elsewhere (bias, shared); quantizes */
+    QG_STATE_FP32         /* never quantized */
+} qg_quant_state;
+
+typedef struct qg_quantizer qg_quantizer; /* opaque */
+
+qg_status qg_quantizer_create(const qg_spec *spec, qg_quantizer **out, qg_error *err);
+void qg_quantizer_destroy(qg_quantizer *qz);
+qg_quant_state qg_quantizer_state(const qg_quantizer *qz);
+const char *qg_quant_state_name(qg_quant_state s);
+/* INITIAL/ACTIVATED -> ACTIVATED with these qparams (copied). */
+qg_status qg_quantizer_activate(qg_quantizer *qz, const float *scale, const int32_t *zero_point, qg_error *err);
+qg_status qg_quantizer_set_passive(qg_quantizer *qz, const float *scale, const int32_t *zero_point, qg_error *err);
+qg_status qg_quantizer_set_fp32(qg_quantizer *qz, qg_error *err);
+/* y = fake_quant(x) when ACTIVATED, BAKED or PASSIVE; y = x otherwise. */
+qg_status qg_quantizer_apply(const qg_quantizer *qz, const float *x, float *y, size_t n, size_t inner, qg_error *err);
+/* ACTIVATED -> BAKED: param[0..n) becomes fake_quant(param); the originals
+ * are kept inside the quantizer. */
+qg_status qg_quantizer_bake(qg_quantizer *qz, float *param, size_t n, size_t inner, qg_error *err);
+/* ACTIVATED/BAKED/PASSIVE -> DEQUANTIZED (a baked parameter gets its
+ * original values back). Already DEQUANTIZED: no change. */
+qg_status qg_quantizer_dequantize(qg_quantizer *qz, qg_error *err);
+/* DEQUANTIZED -> the state before it (re-baking a baked parameter);
+ * BAKED -> ACTIVATED with the parameter's original values, bit-exact. */
+qg_status qg_quantizer_restore(qg_quantizer *qz, qg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,121 @@
+/* qgen/spec.h - the quantization spec: what a user asks qgen to generate.
+ *
+ * A spec is read from JSON (see docs/spec.md) by libqgen; this header only
+ * holds the resolved, validated form that every other part consumes. The
+ * runtime (libqgen_rt) uses it without any JSON dependency.
+ */
+#ifndef QGEN_SPEC_H
+#define QGEN_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qgen/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum qg_dtype { QG_QINT8, QG_QUINT8, QG_QINT16, QG_QINT32 } qg_dtype;
+
+typedef enum qg_qscheme {
+    QG_PER_TENSOR_AFFINE,
+    QG_PER_TENSOR_SYMMETRIC,
+    QG_PER_CHANNEL_AFFINE,
+    QG_PER_CHANNEL_SYMMETRIC,
+    QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS
+} qg_qscheme;
+
+typedef enum qg_rounding { QG_ROUND_HALF_EVEN, QG_ROUND_HALF_UP, QG_ROUND_HALF_AWAY } qg_rounding;
+
+typedef enum qg_scale_op { QG_SCALE_MUL_INV, QG_SCALE_DIV } qg_scale_op;
+
+/* What a NaN input becomes. zero_point: q = z, fake-quant 0.0 (SEMANTICS.md).
+ * propagate: q = z as well, but fake-quant returns the NaN unchanged. */
+typedef enum qg_nan_policy { QG_NAN_ZERO_POINT, QG_NAN_PROPAGATE } qg_nan_policy;
+
+typedef enum qg_requant_scheme { QG_REQUANT_FP32, QG_REQUANT_FIXED_POINT } qg_requant_scheme;
+
+typedef enum qg_observer_type {
+    QG_OBS_MINMAX,
+    QG_OBS_MOVING_AVERAGE_MINMAX,
+    QG_OBS_PER_CHANNEL_MINMAX,
+    QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX,
+    QG_OBS_HISTOGRAM,
+    QG_OBS_FIXED_QPARAMS,
+    QG_OBS_PLACEHOLDER
+} qg_observer_type;
+
+/* Instruction sets kernels can be generated for; a spec's `targets` is a
+ * bit set of (1u << qg_isa). */
+typedef enum qg_isa { QG_ISA_SCALAR, QG_ISA_AVX2, QG_ISA_AVX512, QG_ISA_NEON, QG_ISA_RVV, QG_ISA_COUNT } qg_isa;
+
+#define QG_NAME_MAX 64
+
+typedef struct qg_observer_spec {
+    qg_observer_type type;
+    float averaging_constant; /* moving-average observers; torch default 0.01 */
+    float eps;                /* lower bound of a computed scale; 2^-23 */
+    int bins;                 /* histogram bins; 2048 */
+    int upsample_rate;        /* histogram merge grid; 128 */
+    float fixed_scale;        /* fixed_qparams only */
+    int32_t fixed_zero_point; /* fixed_qparams only */
+} qg_observer_spec;
+
+typedef struct qg_spec {
+    char name[QG_NAME_MAX]; /* a C identifier; prefixes every generated symbol */
+    qg_dtype dtype;
+    qg_qscheme qscheme;
+    int ch_axis;        /* per-channel only */
+    size_t channel_len; /* 1 for per-tensor */
+    /* The range kernels clamp to, after reduce_range. */
+    int64_t quant_min, quant_max;
+    /* True when the user gave quant_min/quant_max; torch then centres the
+     * symmetric quint8 zero point at (qmin+qmax)/2 instead of 128. */
+    bool custom_range;
+    int64_t given_quant_min, given_quant_max; /* before reduce_range */
+    bool reduce_range;
+    bool saturate;    /* false: the gradient mask is all ones */
+    bool compat_mask; /* true: mask packed 1 bit per element, LSB first */
+    bool in_place;    /* kernels may be called with output == input */
+    bool fast_training;
+    qg_rounding rounding;
+    qg_scale_op scale_op;
+    qg_nan_policy nan_policy;
+    qg_requant_scheme requant;
+    qg_observer_spec observer;
+    unsigned targets; /* bit set of 1u << qg_isa */
+} qg_spec;
+
+static inline bool qg_qscheme_is_per_channel(qg_qscheme s) {
+    return s == QG_PER_CHANNEL_AFFINE || s == QG_PER_CHANNEL_SYMMETRIC || s == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
+}
+
+static inline bool qg_qscheme_is_symmetric(qg_qscheme s) {
+    return s == QG_PER_TENSOR_SYMMETRIC || s == QG_PER_CHANNEL_SYMMETRIC;
+}
+
+/* Names as they appear in JSON; NULL for an out-of-range value. */
+const char *qg_dtype_name(qg_dtype d);
+const char *qg_qscheme_name(qg_qscheme s);
+const char *qg_rounding_name(qg_rounding r);
+const char *qg_scale_op_name(qg_scale_op s);
+const char *qg_nan_policy_name(qg_nan_policy p);
+const char *qg_requant_name(qg_requant_scheme r);
+const char *qg_observer_type_name(qg_observer_type t);
+const char *qg_isa_name(qg_isa isa);
+
+/* The dtype's full range, and its element size in bytes. */
+void qg_dtype_range(qg_dtype d, int64_t *qmin, int64_t *qmax);
+size_t qg_dtype_size(qg_dtype d);
+
+/* Checks the cross-field rules (range inside the dtype, 0 inside the range,
+ * observer matching the qscheme, ...). Parsing calls it; so should anyone who
+ * builds a qg_spec by hand. */
+qg_status qg_spec_validate(const qg_spec *spec, qg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,182 @@
+/* HistogramObserver, following torch 1.13's Python code step by step and in
+ * its precisions (fp32 tensors, Python doubles where torch has them), except
+ * that histc gets the exact fp32 range instead of int(min)/int(max). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "observer_internal.h"
+
+/* torch.histc (linear interpolation, no local search): counts x in
+ * [lo, hi] into bins; equal bounds widen to [lo-1, hi+1]. */
+static void histc(const float *x, size_t n, double lo_d, double hi_d, int bins, float *out) {
+    memset(out, 0, (size_t)bins * sizeof(float));
+    if (lo_d == hi_d) {
+        lo_d -= 1.0;
+        hi_d += 1.0;
+    }
+    const float lo = (float)lo_d, hi = (float)hi_d;
+    for (size_t i = 0; i < n; i++) {
+        float e = x[i];
+        if (!(e >= lo && e <= hi))
+            continue;
+        int64_t pos = (int64_t)((e - lo) * (float)bins / (hi - lo));
+        if (pos == bins)
+            pos -= 1;
+        out[pos] += 1.0f;
+    }
+}
+
+static double dst_nbins_of(const qg_spec *sp) { return ldexp(1.0, (int)(8 * qg_dtype_size(sp->dtype))); }
+
+void qg_hist_update(qg_observer *o, const float *x, size_t n, float new_min, float new_max) {
+    const int bins = o->spec.observer.bins;
+    const int up = o->spec.observer.upsample_rate;
+    float min_val = o->min[0], max_val = o->max[0];
+    bool uninit = min_val == INFINITY && max_val == -INFINITY;
+    if (uninit || min_val == max_val) {
+        o->min[0] = new_min;
+        o->max[0] = new_max;
+        histc(x, n, new_min, new_max, bins, o->hist);
+        return;
+    }
+    float cmin = new_min < min_val ? new_min : min_val;
+    float cmax = new_max > max_val ? new_max : max_val;
+    /* _adjust_min_max: a common grid where both histograms are exact. */
+    float hbw = (max_val - min_val) / (float)((int64_t)bins * up);
+    float span = (float)bins * hbw;
+    int64_t down = (int64_t)ceilf((cmax - cmin) / span);
+    float e = (float)down * span - (cmax - cmin);
+    cmax = cmax + e;
+    int64_t start = (int64_t)nearbyintf((min_val - cmin) / hbw);
+
+    float *combined = malloc((size_t)bins * sizeof(float));
+    if (!combined)
+        return;
+    histc(x, n, cmin, cmax, bins, combined);
+    if (cmin == min_val && cmax == max_val) {
+        for (int b = 0; b < bins; b++)
+            combined[b] += o->hist[b];
+    } else {
+        /* _combine_histograms: upsample the old histogram by `up`, place it
+         * at `start` in a grid of bins*down cells, integrate in double and
+         * take every down-th cell. */
+        size_t cells = (size_t)bins * (size_t)down;
+        double acc = 0.0, prev_f32 = 0.0;
+        size_t b = 0;
+        for (size_t k = 0; k < cells && b < (size_t)bins; k++) {
+            int64_t src = (int64_t)k - start;
+            if (src >= 0 && src < (int64_t)bins * up)
+                acc += (double)o->hist[src / up];
+            if ((k + 1) % (size_t)down == 0) {
+                /* torch keeps the shifted integral in an fp32 tensor. */
+                double interp = (acc - prev_f32) / (double)up;
+                combined[b] = combined[b] + (float)interp;
+                prev_f32 = (double)(float)acc;
+                b++;
+            }
+        }
+    }
+    memcpy(o->hist, combined, (size_t)bins * sizeof(float));
+    free(combined);
+    o->min[0] = cmin;
+    o->max[0] = cmax;
+}
+
+/* torch's div(a, b, rounding_mode='floor') for floats. */
+static float div_floor(float a, float b) {
+    float mod = fmodf(a, b);
+    float div = (a - mod) / b;
+    if (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f)))
+        div -= 1.0f;
+    if (div == 0.0f)
+        return copysignf(0.0f, a / b);
+    float fd = floorf(div);
+    if (div - fd > 0.5f)
+        fd += 1.0f;
+    return fd;
+}
+
+static inline float cube_diff_norm(float de, float db, float density) {
+    float norm = (de * de * de - db * db * db) / 3.0f;
+    return density * norm;
+}
+
+/* _compute_quantization_error: the L2 error of mapping bins
+ * [start, end] onto dst_nbins uniform levels. */
+static double quant_error(const qg_observer *o, int start, int end) {
+    const int bins = o->spec.observer.bins;
+    const double bin_width = ((double)o->max[0] - (double)o->min[0]) / bins;
+    const double dst_nbins = dst_nbins_of(&o->spec);
+    const double dst_w = bin_width * (double)(end - start + 1) / dst_nbins;
+    if (dst_w == 0.0)
+        return 0.0;
+    const float bw_f = (float)bin_width, dw = (float)dst_w;
+    const float half_pos = (float)(dst_w / 2), half_neg = (float)(-dst_w / 2);
+    const float mid_norm_unit = (half_pos * half_pos * half_pos - half_neg * half_neg * half_neg) / 3.0f;
+    const float top = (float)(dst_nbins - 1);
+    double sum = 0.0;
+    for (int i = 0; i < bins; i++) {
+        float begin = (float)(i - start) * bw_f;
+        float endv = begin + bw_f;
+        float b_of_begin = fminf(fmaxf(div_floor(begin, dw), 0.0f), top);
+        float b_of_end = fminf(fmaxf(div_floor(endv, dw), 0.0f), top);
+        float begin_center = (b_of_begin + 0.5f) * dw;
+        float density = o->hist[i] / bw_f;
+        float norm = 0.0f;
+        norm += cube_diff_norm(half_pos, begin - begin_center, density);
+        norm += (b_of_end - b_of_begin - 1.0f) * (density * mid_norm_unit);
+        float end_center = b_of_end * dw + half_pos;
+        norm += cube_diff_norm(endv - end_center, half_neg, density);
+        sum += norm;
+    }
+    return sum;
+}
+
+void qg_hist_search(const qg_observer *o, float *new_min, float *new_max) {
+    const int bins = o->spec.observer.bins;
+    const float bin_width = (o->max[0] - o->min[0]) / (float)bins;
+    double total = 0.0;
+    float *csum = malloc((size_t)bins * sizeof(float));
+    if (!csum) {
+        *new_min = o->min[0];
+        *new_max = o->max[0];
+        return;
+    }
+    float run = 0.0f;
+    for (int b = 0; b < bins; b++) {
+        run += o->hist[b];
+        csum[b] = run;
+        total += o->hist[b];
+    }
+    const double step = 1e-5;
+    double alpha = 0.0, beta = 1.0, norm_min = INFINITY;
+    int start = 0, end = bins - 1;
+    while (alpha < beta) {
+        double next_alpha = alpha + step, next_beta = beta - step;
+        int l = start, r = end;
+        while (l < end && csum[l] < (float)(next_alpha * total))
+            l++;
+        while (r > start && csum[r] > (float)(next_beta * total))
+            r--;
+        int next_start = start, next_end = end;
+        if (l - start > end - r) {
+            next_start = l;
+            alpha = next_alpha;
+        } else {
+            next_end = r;
+            beta = next_beta;
+        }
+        if (next_start == start && next_end == end)
+            continue;
+        double norm = quant_error(o, next_start, next_end);
+        if (norm > norm_min)
+            break;
+        norm_min = norm;
+        start = next_start;
+        end = next_end;
+    }
+    free(csum);
+    *new_min = o->min[0] + bin_width * (float)start;
+    *new_max = o->min[0] + bin_width * (float)(end + 1);
+}

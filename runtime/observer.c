@@ -1,0 +1,169 @@
+/* Observers: running statistics of data, turned into qparams on request.
+ * MinMax and moving-average variants, per tensor and per channel, fixed
+ * qparams, placeholder; the histogram lives in histogram.c. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "observer_internal.h"
+#include "rt_internal.h"
+
+static bool is_per_channel_observer(qg_observer_type t) {
+    return t == QG_OBS_PER_CHANNEL_MINMAX || t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
+}
+
+qg_status qg_observer_create(const qg_spec *spec, qg_observer **out, qg_error *err) {
+    *out = NULL;
+    qg_status st = qg_spec_validate(spec, err);
+    if (st)
+        return st;
+    qg_observer *o = calloc(1, sizeof *o);
+    if (!o)
+        return qg_error_set(err, QG_ERR_NOMEM, "observer: out of memory");
+    o->spec = *spec;
+    o->channels = is_per_channel_observer(spec->observer.type) ? spec->channel_len : 1;
+    o->min = malloc(o->channels * sizeof(float));
+    o->max = malloc(o->channels * sizeof(float));
+    if (spec->observer.type == QG_OBS_HISTOGRAM)
+        o->hist = calloc((size_t)spec->observer.bins, sizeof(float));
+    if (!o->min || !o->max || (spec->observer.type == QG_OBS_HISTOGRAM && !o->hist)) {
+        qg_observer_destroy(o);
+        return qg_error_set(err, QG_ERR_NOMEM, "observer: out of memory");
+    }
+    qg_observer_reset(o);
+    *out = o;
+    return QG_OK;
+}
+
+void qg_observer_destroy(qg_observer *o) {
+    if (!o)
+        return;
+    free(o->min);
+    free(o->max);
+    free(o->hist);
+    free(o);
+}
+
+void qg_observer_reset(qg_observer *o) {
+    for (size_t c = 0; c < o->channels; c++) {
+        o->min[c] = INFINITY;
+        o->max[c] = -INFINITY;
+    }
+    if (o->hist)
+        memset(o->hist, 0, (size_t)o->spec.observer.bins * sizeof(float));
+    o->batches = 0;
+}
+
+const qg_spec *qg_observer_spec_of(const qg_observer *o) { return &o->spec; }
+
+void qg_observer_minmax(const qg_observer *o, float *min, float *max) {
+    memcpy(min, o->min, o->channels * sizeof(float));
+    memcpy(max, o->max, o->channels * sizeof(float));
+}
+
+/* Folds a batch's min/max into the running ones: plain min/max, or torch's
+ * moving average min + c * (cur - min), each step rounded to fp32. */
+static void fold(qg_observer *o, size_t c, float cur_min, float cur_max) {
+    bool moving = o->spec.observer.type == QG_OBS_MOVING_AVERAGE_MINMAX ||
+                  o->spec.observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
+    bool first = o->min[c] == INFINITY && o->max[c] == -INFINITY;
+    if (moving && !first) {
+        const float k = o->spec.observer.averaging_constant;
+        o->min[c] = o->min[c] + k * (cur_min - o->min[c]);
+        o->max[c] = o->max[c] + k * (cur_max - o->max[c]);
+    } else {
+        o->min[c] = cur_min < o->min[c] ? cur_min : o->min[c];
+        o->max[c] = cur_max > o->max[c] ? cur_max : o->max[c];
+    }
+}
+
+qg_status qg_observer_update(qg_observer *o, const float *x, size_t n, size_t inner, qg_error *err) {
+    qg_observer_type t = o->spec.observer.type;
+    if (t == QG_OBS_FIXED_QPARAMS || t == QG_OBS_PLACEHOLDER || n == 0)
+        return QG_OK;
+    for (size_t i = 0; i < n; i++)
+        if (isnan(x[i]))
+            return qg_error_set(err, QG_ERR_INVALID,
+                                "observed data: NaN at element %zu; expected finite values (observer state kept)", i);
+    if (o->channels > 1 || is_per_channel_observer(t)) {
+        if (inner == 0 || n % (inner * o->channels) != 0)
+            return qg_error_set(err, QG_ERR_INVALID,
+                                "observed data: %zu elements with inner %zu do not split into channel_len %zu channels; "
+                                "expected a multiple of channel_len * inner = %zu",
+                                n, inner, o->channels, inner * o->channels);
+        float *cmin = malloc(o->channels * sizeof(float)), *cmax = malloc(o->channels * sizeof(float));
+        if (!cmin || !cmax) {
+            free(cmin);
+            free(cmax);
+            return qg_error_set(err, QG_ERR_NOMEM, "observer: out of memory");
+        }
+        for (size_t c = 0; c < o->channels; c++) {
+            cmin[c] = INFINITY;
+            cmax[c] = -INFINITY;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t c = qg_channel_of(i, inner, o->channels);
+            cmin[c] = x[i] < cmin[c] ? x[i] : cmin[c];
+            cmax[c] = x[i] > cmax[c] ? x[i] : cmax[c];
+        }
+        for (size_t c = 0; c < o->channels; c++)
+            fold(o, c, cmin[c], cmax[c]);
+        free(cmin);
+        free(cmax);
+    } else {
+        float lo = x[0], hi = x[0];
+        for (size_t i = 1; i < n; i++) {
+            lo = x[i] < lo ? x[i] : lo;
+            hi = x[i] > hi ? x[i] : hi;
+        }
+        if (t == QG_OBS_HISTOGRAM)
+            qg_hist_update(o, x, n, lo, hi);
+        else
+            fold(o, 0, lo, hi);
+    }
+    o->batches++;
+    return QG_OK;
+}
+
+qg_status qg_observer_qparams(const qg_observer *o, float *scale, int32_t *zero_point, float *zero_point_float,
+                              qg_error *err) {
+    const qg_spec *sp = &o->spec;
+    switch (sp->observer.type) {
+    case QG_OBS_PLACEHOLDER:
+        return qg_error_set(err, QG_ERR_STATE,
+                            "observer.type: \"placeholder\" records nothing and has no qparams; expected qparams given "
+                            "with --scale/--zero-point");
+    case QG_OBS_FIXED_QPARAMS:
+        scale[0] = sp->observer.fixed_scale;
+        zero_point[0] = sp->observer.fixed_zero_point;
+        return QG_OK;
+    case QG_OBS_HISTOGRAM: {
+        if (o->min[0] == INFINITY && o->max[0] == -INFINITY)
+            return qg_calculate_qparams(sp, o->min, o->max, 1, scale, zero_point, zero_point_float, err);
+        float lo, hi;
+        qg_hist_search(o, &lo, &hi);
+        return qg_calculate_qparams(sp, &lo, &hi, 1, scale, zero_point, zero_point_float, err);
+    }
+    default:
+        return qg_calculate_qparams(sp, o->min, o->max, o->channels, scale, zero_point, zero_point_float, err);
+    }
+}
+
+qg_status qg_ref_fused_train_step(qg_observer *o, const float *x, float *y, uint8_t *mask, size_t n, size_t inner,
+                                  float *scale, int32_t *zero_point, qg_error *err) {
+    const qg_spec *sp = &o->spec;
+    qg_status st = qg_observer_update(o, x, n, inner, err);
+    if (st)
+        return st;
+    float *zf = NULL;
+    if (sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS && !(zf = malloc(o->channels * sizeof(float))))
+        return qg_error_set(err, QG_ERR_NOMEM, "fused step: out of memory");
+    st = qg_observer_qparams(o, scale, zero_point, zf, err);
+    if (!st) {
+        qg_qparams qp = {scale, zero_point, zf, qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1,
+                         inner ? inner : 1};
+        qg_ref_fake_quant(sp, x, y, mask, n, &qp);
+    }
+    free(zf);
+    return st;
+}

@@ -1,0 +1,228 @@
+/* Observer state files.
+ *
+ * Layout (little-endian): magic "QGOBSRV\0", u32 format version, u32
+ * observer type, u32 dtype, u32 qscheme, i64 quant_min, i64 quant_max,
+ * u64 channels, u32 bins, u32 reserved, u64 batches, f32 min[channels],
+ * f32 max[channels], f32 hist[bins], then the XXH64 of all of the above.
+ * Saving writes a temporary file in the same directory, fsyncs it and
+ * renames it over the target, so readers see the old or the new file whole.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "observer_internal.h"
+
+#define STATE_MAGIC "QGOBSRV"
+#define STATE_VERSION 1u
+
+typedef struct buf {
+    unsigned char *p;
+    size_t len, cap;
+} buf;
+
+static int put(buf *b, const void *src, size_t n) {
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        while (cap < b->len + n)
+            cap *= 2;
+        unsigned char *p = realloc(b->p, cap);
+        if (!p)
+            return -1;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, src, n);
+    b->len += n;
+    return 0;
+}
+
+static int put_u32(buf *b, uint32_t v) {
+    unsigned char le[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16), (unsigned char)(v >> 24)};
+    return put(b, le, 4);
+}
+
+static int put_u64(buf *b, uint64_t v) { return put_u32(b, (uint32_t)v) || put_u32(b, (uint32_t)(v >> 32)); }
+
+static int put_f32(buf *b, float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return put_u32(b, u);
+}
+
+static uint32_t get_u32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t get_u64(const unsigned char *p) { return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32; }
+static float get_f32(const unsigned char *p) {
+    uint32_t u = get_u32(p);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static size_t hist_bins(const qg_observer *o) { return o->hist ? (size_t)o->spec.observer.bins : 0; }
+
+static int serialize(const qg_observer *o, buf *b) {
+    int bad = put(b, STATE_MAGIC, 8) || put_u32(b, STATE_VERSION) || put_u32(b, (uint32_t)o->spec.observer.type) ||
+              put_u32(b, (uint32_t)o->spec.dtype) || put_u32(b, (uint32_t)o->spec.qscheme) ||
+              put_u64(b, (uint64_t)o->spec.quant_min) || put_u64(b, (uint64_t)o->spec.quant_max) ||
+              put_u64(b, o->channels) || put_u32(b, (uint32_t)hist_bins(o)) || put_u32(b, 0) || put_u64(b, o->batches);
+    for (size_t c = 0; c < o->channels && !bad; c++)
+        bad = put_f32(b, o->min[c]);
+    for (size_t c = 0; c < o->channels && !bad; c++)
+        bad = put_f32(b, o->max[c]);
+    for (size_t i = 0; i < hist_bins(o) && !bad; i++)
+        bad = put_f32(b, o->hist[i]);
+    if (!bad)
+        bad = put_u64(b, XXH64(b->p, b->len, 0));
+    return bad;
+}
+
+static qg_status write_all(int fd, const unsigned char *p, size_t n) {
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return QG_ERR_IO;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return QG_OK;
+}
+
+qg_status qg_observer_save(const qg_observer *o, const char *path, qg_error *err) {
+    buf b = {0};
+    if (serialize(o, &b)) {
+        free(b.p);
+        return qg_error_set(err, QG_ERR_NOMEM, "state file %s: out of memory", path);
+    }
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 16);
+    char *dir = strdup(path);
+    if (!tmp || !dir) {
+        free(b.p);
+        free(tmp);
+        free(dir);
+        return qg_error_set(err, QG_ERR_NOMEM, "state file %s: out of memory", path);
+    }
+    snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
+    qg_status st = QG_OK;
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        st = qg_error_set(err, QG_ERR_IO, "state file %s: cannot create a temporary file beside it: %s", path,
+                          strerror(errno));
+        goto out;
+    }
+    if (write_all(fd, b.p, b.len) || fsync(fd)) {
+        st = qg_error_set(err, QG_ERR_IO, "state file %s: write failed: %s; the previous file is kept", path,
+                          strerror(errno));
+        close(fd);
+        unlink(tmp);
+        goto out;
+    }
+    if (close(fd) || rename(tmp, path)) {
+        st = qg_error_set(err, QG_ERR_IO, "state file %s: cannot replace it: %s; the previous file is kept", path,
+                          strerror(errno));
+        unlink(tmp);
+        goto out;
+    }
+    /* Make the rename itself durable. */
+    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+out:
+    free(b.p);
+    free(tmp);
+    free(dir);
+    return st;
+}
+
+qg_status qg_observer_load(qg_observer *o, const char *path, qg_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return qg_error_set(err, QG_ERR_IO, "state file %s: cannot open: %s", path, strerror(errno));
+    buf b = {0};
+    unsigned char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+        if (put(&b, chunk, got)) {
+            fclose(f);
+            free(b.p);
+            return qg_error_set(err, QG_ERR_NOMEM, "state file %s: out of memory", path);
+        }
+    int rerr = ferror(f);
+    fclose(f);
+    qg_status st = QG_OK;
+    const size_t header = 8 + 4 * 4 + 8 * 3 + 4 * 2 + 8;
+    if (rerr) {
+        st = qg_error_set(err, QG_ERR_IO, "state file %s: read failed", path);
+        goto out;
+    }
+    if (b.len < 8 || memcmp(b.p, STATE_MAGIC, 8) != 0) {
+        st = qg_error_set(err, QG_ERR_FORMAT, "state file %s: not a qgen observer state (bad magic); expected a file "
+                                              "written by qgen observe --state", path);
+        goto out;
+    }
+    if (b.len < header + 8) {
+        st = qg_error_set(err, QG_ERR_FORMAT, "state file %s: truncated (%zu bytes); expected at least %zu", path,
+                          b.len, header + 8);
+        goto out;
+    }
+    uint32_t version = get_u32(b.p + 8);
+    if (version != STATE_VERSION) {
+        st = qg_error_set(err, QG_ERR_FORMAT, "state file %s: format version %u; expected %u", path, version,
+                          STATE_VERSION);
+        goto out;
+    }
+    uint64_t channels = get_u64(b.p + 8 + 16 + 16);
+    uint32_t bins = get_u32(b.p + 8 + 16 + 24);
+    if (channels > (1u << 30) || bins > (1u << 20) ||
+        b.len != header + 8 * (size_t)channels + 4 * (size_t)bins + 8) {
+        st = qg_error_set(err, QG_ERR_FORMAT, "state file %s: size %zu does not match its header; the file is "
+                                              "truncated or corrupt", path, b.len);
+        goto out;
+    }
+    if (XXH64(b.p, b.len - 8, 0) != get_u64(b.p + b.len - 8)) {
+        st = qg_error_set(err, QG_ERR_FORMAT, "state file %s: checksum mismatch; the file is corrupt", path);
+        goto out;
+    }
+    uint32_t type = get_u32(b.p + 12), dtype = get_u32(b.p + 16), qscheme = get_u32(b.p + 20);
+    int64_t qmin = (int64_t)get_u64(b.p + 24), qmax = (int64_t)get_u64(b.p + 32);
+    if (type != (uint32_t)o->spec.observer.type || dtype != (uint32_t)o->spec.dtype ||
+        qscheme != (uint32_t)o->spec.qscheme || qmin != o->spec.quant_min || qmax != o->spec.quant_max ||
+        channels != o->channels || bins != hist_bins(o)) {
+        const char *tn = qg_observer_type_name((qg_observer_type)type), *dn = qg_dtype_name((qg_dtype)dtype);
+        st = qg_error_set(err, QG_ERR_FORMAT,
+                          "state file %s: written for observer %s, dtype %s, range %lld..%lld, %llu channels; "
+                          "expected observer %s, dtype %s, range %lld..%lld, %zu channels (spec \"%s\")",
+                          path, tn ? tn : "?", dn ? dn : "?", (long long)qmin, (long long)qmax,
+                          (unsigned long long)channels, qg_observer_type_name(o->spec.observer.type),
+                          qg_dtype_name(o->spec.dtype), (long long)o->spec.quant_min, (long long)o->spec.quant_max,
+                          o->channels, o->spec.name);
+        goto out;
+    }
+    const unsigned char *p = b.p + header;
+    o->batches = get_u64(b.p + header - 8);
+    for (size_t c = 0; c < channels; c++, p += 4)
+        o->min[c] = get_f32(p);
+    for (size_t c = 0; c < channels; c++, p += 4)
+        o->max[c] = get_f32(p);
+    for (size_t i = 0; i < bins; i++, p += 4)
+        o->hist[i] = get_f32(p);
+out:
+    free(b.p);
+    return st;
+}

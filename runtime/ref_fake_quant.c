@@ -1,0 +1,96 @@
+/* Reference quantize, dequantize, fake_quant and its backward: the oracle
+ * every generated kernel is compared with, bit for bit. */
+#include <math.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+size_t qg_mask_bytes(const qg_spec *spec, size_t n) { return spec->compat_mask ? (n + 7) / 8 : n; }
+
+qg_status qg_qparams_validate(const qg_spec *sp, const qg_qparams *qp, qg_error *err) {
+    size_t want = qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1;
+    if (qp->channels != want)
+        return qg_error_set(err, QG_ERR_INVALID, "qparams: got %zu channels; expected %zu (channel_len of spec \"%s\")",
+                            qp->channels, want, sp->name);
+    if (qp->inner == 0)
+        return qg_error_set(err, QG_ERR_INVALID, "qparams.inner: got 0; expected >= 1");
+    for (size_t c = 0; c < qp->channels; c++) {
+        float s = qp->scale[c];
+        if (!(s > 0.0f) || !isfinite(s))
+            return qg_error_set(err, QG_ERR_INVALID, "scale[%zu]: got %g; expected a finite value > 0", c, (double)s);
+        if (sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS) {
+            if (!qp->zero_point_float || !isfinite(qp->zero_point_float[c]))
+                return qg_error_set(err, QG_ERR_INVALID, "zero_point[%zu]: expected a finite float zero point", c);
+            continue;
+        }
+        int32_t z = qp->zero_point[c];
+        if (z < sp->quant_min || z > sp->quant_max)
+            return qg_error_set(err, QG_ERR_INVALID, "zero_point[%zu]: got %d; expected a value in %lld..%lld", c, (int)z,
+                                (long long)sp->quant_min, (long long)sp->quant_max);
+    }
+    return QG_OK;
+}
+
+static void store_q(qg_dtype d, void *q, size_t i, int64_t v) {
+    switch (d) {
+    case QG_QINT8: ((int8_t *)q)[i] = (int8_t)v; break;
+    case QG_QUINT8: ((uint8_t *)q)[i] = (uint8_t)v; break;
+    case QG_QINT16: ((int16_t *)q)[i] = (int16_t)v; break;
+    case QG_QINT32: ((int32_t *)q)[i] = (int32_t)v; break;
+    }
+}
+
+static int64_t load_q(qg_dtype d, const void *q, size_t i) {
+    switch (d) {
+    case QG_QINT8: return ((const int8_t *)q)[i];
+    case QG_QUINT8: return ((const uint8_t *)q)[i];
+    case QG_QINT16: return ((const int16_t *)q)[i];
+    case QG_QINT32: default: return ((const int32_t *)q)[i];
+    }
+}
+
+void qg_ref_quantize(const qg_spec *sp, const float *x, void *q, size_t n, const qg_qparams *qp) {
+    for (size_t i = 0; i < n; i++) {
+        qg_chan ch = qg_chan_of(sp, qp, qg_channel_of(i, qp->inner, qp->channels));
+        bool in_range;
+        store_q(sp->dtype, q, i, qg_quant_elem(sp, &ch, x[i], &in_range));
+    }
+}
+
+void qg_ref_dequantize(const qg_spec *sp, const void *q, float *x, size_t n, const qg_qparams *qp) {
+    for (size_t i = 0; i < n; i++) {
+        qg_chan ch = qg_chan_of(sp, qp, qg_channel_of(i, qp->inner, qp->channels));
+        x[i] = qg_dequant_elem(&ch, load_q(sp->dtype, q, i));
+    }
+}
+
+void qg_ref_fake_quant(const qg_spec *sp, const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
+    if (mask && sp->compat_mask)
+        memset(mask, 0, qg_mask_bytes(sp, n));
+    for (size_t i = 0; i < n; i++) {
+        qg_chan ch = qg_chan_of(sp, qp, qg_channel_of(i, qp->inner, qp->channels));
+        float xi = x[i];
+        bool in_range;
+        int64_t q = qg_quant_elem(sp, &ch, xi, &in_range);
+        float out = qg_dequant_elem(&ch, q);
+        if (isnan(xi))
+            out = sp->nan_policy == QG_NAN_PROPAGATE ? xi : 0.0f;
+        y[i] = out;
+        bool m = sp->saturate ? in_range : true;
+        if (isnan(xi))
+            m = false;
+        if (!mask)
+            continue;
+        if (sp->compat_mask)
+            mask[i / 8] |= (uint8_t)((m ? 1u : 0u) << (i % 8));
+        else
+            mask[i] = m ? 1 : 0;
+    }
+}
+
+void qg_ref_fake_quant_backward(const qg_spec *sp, const float *dy, const uint8_t *mask, float *dx, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        bool m = sp->compat_mask ? (mask[i / 8] >> (i % 8)) & 1u : mask[i] != 0;
+        dx[i] = m ? dy[i] : 0.0f;
+    }
+}

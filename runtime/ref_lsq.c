@@ -1,0 +1,57 @@
+/* LSQ (learnable scale) reference, torch 1.13's
+ * _fake_quantize_learnable_per_{tensor,channel}_affine and their backward.
+ * Element values follow torch's fp32 expressions; the per-channel sums of
+ * ds and dz are accumulated in double. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "rt_internal.h"
+
+static float clampf_range(const qg_spec *sp, float v) {
+    float lo = (float)sp->quant_min, hi = (float)sp->quant_max;
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The integer zero point torch derives from a learnable float one: forward
+ * rounds half to even; the per-tensor backward truncates z + 0.5 instead,
+ * the per-channel backward rounds half to even again. */
+static float lsq_zero_point(const qg_spec *sp, float zf, bool backward) {
+    if (backward && !qg_qscheme_is_per_channel(sp->qscheme))
+        return truncf(clampf_range(sp, zf + 0.5f));
+    return clampf_range(sp, nearbyintf(zf));
+}
+
+void qg_ref_lsq_forward(const qg_spec *sp, const float *x, float *y, size_t n, const float *scale,
+                        const float *zero_point_f, size_t channels, size_t inner) {
+    int32_t *z = malloc((channels ? channels : 1) * sizeof(int32_t));
+    if (!z)
+        return;
+    for (size_t c = 0; c < channels; c++)
+        z[c] = (int32_t)lsq_zero_point(sp, zero_point_f[c], false);
+    qg_qparams qp = {scale, z, NULL, channels, inner ? inner : 1};
+    qg_ref_fake_quant(sp, x, y, NULL, n, &qp);
+    free(z);
+}
+
+void qg_ref_lsq_backward(const qg_spec *sp, const float *x, const float *dy, size_t n, const float *scale,
+                         const float *zero_point_f, size_t channels, size_t inner, float g, qg_lsq_grads *out) {
+    const float qmin = (float)sp->quant_min, qmax = (float)sp->quant_max;
+    for (size_t c = 0; c < channels; c++)
+        out->ds[c] = out->dz[c] = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = qg_channel_of(i, inner ? inner : 1, channels);
+        const float s = scale[c], inv = 1.0f / s;
+        const float z = lsq_zero_point(sp, zero_point_f[c], true);
+        const float xi = x[i], d = dy[i];
+        const float xq = qg_round_mode(sp->rounding, z + xi * inv);
+        const bool below = xq < qmin, above = xq > qmax;
+        out->dx[i] = below || above ? 0.0f : d;
+        if (below || above) {
+            out->dz[c] += (double)(d * -1.0f * s * g);
+            out->ds[c] += (double)(d * ((below ? qmin : qmax) - z) * g);
+        } else {
+            const float xfq = (xq - z) * s;
+            out->ds[c] += (double)(d * (xfq - xi) * inv * g);
+        }
+    }
+}

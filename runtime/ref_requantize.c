@@ -1,0 +1,90 @@
+/* Bias quantization and requantization of int32 accumulators: the PTQ path.
+ * Two schemes: fp32 (multiply by m = s_in * s_w / s_out in fp32) and
+ * fixed point (gemmlowp/TFLite: a Q31 multiplier and a rounding shift). */
+#include <math.h>
+#include <stdint.h>
+
+#include "rt_internal.h"
+
+static int32_t clamp_i32(double v) {
+    return v <= (double)INT32_MIN ? INT32_MIN : v >= (double)INT32_MAX ? INT32_MAX : (int32_t)v;
+}
+
+void qg_ref_quantize_bias(const float *bias, int32_t *bq, size_t channels, float s_in, const float *s_w) {
+    for (size_t c = 0; c < channels; c++) {
+        float inv = 1.0f / (s_in * s_w[c]);
+        float b = bias[c];
+        bq[c] = isnan(b) ? 0 : clamp_i32((double)nearbyintf(b * inv));
+    }
+}
+
+void qg_quantize_multiplier(double m, int32_t *mult, int *shift) {
+    if (!(m > 0.0)) {
+        *mult = 0;
+        *shift = 0;
+        return;
+    }
+    int e;
+    double frac = frexp(m, &e); /* m = frac * 2^e, frac in [0.5, 1) */
+    int64_t q = (int64_t)round(frac * 2147483648.0);
+    if (q == (int64_t)1 << 31) { /* frac rounded up to 1.0 */
+        q /= 2;
+        e++;
+    }
+    if (e < -31) {
+        q = 0;
+        e = 0;
+    }
+    *mult = (int32_t)q;
+    *shift = e;
+}
+
+/* round(a * b / 2^31), saturating the one overflowing case. */
+static int32_t rounding_doubling_high_mul(int32_t a, int32_t b) {
+    if (a == INT32_MIN && b == INT32_MIN)
+        return INT32_MAX;
+    int64_t ab = (int64_t)a * (int64_t)b;
+    int64_t nudge = ab >= 0 ? (int64_t)1 << 30 : 1 - ((int64_t)1 << 30);
+    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+}
+
+/* x / 2^e rounded to nearest, ties away from zero. */
+static int32_t rounding_shift_right(int32_t x, int e) {
+    if (e <= 0)
+        return x;
+    int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
+    int32_t rem = x & mask;
+    int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> e) + (rem > threshold ? 1 : 0);
+}
+
+int32_t qg_multiply_by_quantized_multiplier(int32_t x, int32_t mult, int shift) {
+    int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+    int32_t xs = clamp_i32((double)x * (double)((int64_t)1 << left));
+    return rounding_shift_right(rounding_doubling_high_mul(xs, mult), right);
+}
+
+void qg_ref_requantize(const qg_spec *sp, const int32_t *acc, void *y, size_t n, const qg_requant_params *rp) {
+    for (size_t i = 0; i < n; i++) {
+        size_t c = qg_channel_of(i, rp->inner ? rp->inner : 1, rp->channels);
+        int64_t a = (int64_t)acc[i] + (rp->bias_q ? rp->bias_q[c] : 0);
+        double v;
+        if (sp->requant == QG_REQUANT_FIXED_POINT) {
+            int32_t mult;
+            int shift;
+            qg_quantize_multiplier((double)rp->s_in * (double)rp->s_w[c] / (double)rp->s_out, &mult, &shift);
+            v = (double)qg_multiply_by_quantized_multiplier(clamp_i32((double)a), mult, shift);
+        } else {
+            float m = rp->s_in * rp->s_w[c] / rp->s_out;
+            v = (double)qg_round_mode(sp->rounding, (float)a * m);
+        }
+        v += rp->z_out;
+        int64_t q = v < (double)sp->quant_min ? sp->quant_min : v > (double)sp->quant_max ? sp->quant_max : (int64_t)v;
+        switch (sp->dtype) {
+        case QG_QINT8: ((int8_t *)y)[i] = (int8_t)q; break;
+        case QG_QUINT8: ((uint8_t *)y)[i] = (uint8_t)q; break;
+        case QG_QINT16: ((int16_t *)y)[i] = (int16_t)q; break;
+        case QG_QINT32: ((int32_t *)y)[i] = (int32_t)q; break;
+        }
+    }
+}

@@ -1,0 +1,87 @@
+/* Internal helpers shared by the reference ops: one element's arithmetic,
+ * written once so every op agrees with SEMANTICS.md by construction. */
+#ifndef QGEN_RT_INTERNAL_H
+#define QGEN_RT_INTERNAL_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "qgen/runtime.h"
+
+/* Rounds an fp32 value to an integral fp32 value in the spec's mode.
+ * half_up is Horizon's floor(t + 0.5) with the addition done in fp32. */
+static inline float qg_round_mode(qg_rounding mode, float t) {
+    switch (mode) {
+    case QG_ROUND_HALF_UP:
+        return floorf(t + 0.5f);
+    case QG_ROUND_HALF_AWAY:
+        return roundf(t);
+    case QG_ROUND_HALF_EVEN:
+    default:
+        return nearbyintf(t);
+    }
+}
+
+/* One channel's parameters, with the reciprocal computed the one way every
+ * kernel computes it. */
+typedef struct qg_chan {
+    float s, inv;
+    int32_t z;  /* integer zero point */
+    float zf;   /* float zero point (float_qparams) */
+    bool fzp;   /* float_qparams scheme */
+} qg_chan;
+
+static inline qg_chan qg_chan_of(const qg_spec *sp, const qg_qparams *qp, size_t c) {
+    qg_chan ch;
+    ch.s = qp->scale[c];
+    ch.inv = 1.0f / ch.s;
+    ch.fzp = sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
+    ch.zf = ch.fzp && qp->zero_point_float ? qp->zero_point_float[c] : 0.0f;
+    ch.z = !ch.fzp && qp->zero_point ? qp->zero_point[c] : 0;
+    return ch;
+}
+
+static inline size_t qg_channel_of(size_t i, size_t inner, size_t channels) {
+    return channels <= 1 ? 0 : (i / inner) % channels;
+}
+
+/* q for x, clamped to [qmin, qmax]; *in_range is the gradient mask bit
+ * (qmin <= r + z <= qmax before clamping). The integer add and clamp are
+ * done in double, where they are exact for every fp32 r. */
+static inline int64_t qg_quant_elem(const qg_spec *sp, const qg_chan *ch, float x, bool *in_range) {
+    float t = sp->scale_op == QG_SCALE_DIV ? x / ch->s : x * ch->inv;
+    if (ch->fzp)
+        t = t + ch->zf; /* zero point added before rounding */
+    if (isnan(t)) {
+        *in_range = false;
+        if (ch->fzp) {
+            float zr = nearbyintf(ch->zf);
+            return zr < (float)sp->quant_min ? sp->quant_min : zr > (float)sp->quant_max ? sp->quant_max : (int64_t)zr;
+        }
+        return ch->z;
+    }
+    double v = (double)qg_round_mode(sp->rounding, t);
+    if (!ch->fzp)
+        v += (double)ch->z;
+    if (v < (double)sp->quant_min) {
+        *in_range = false;
+        return sp->quant_min;
+    }
+    if (v > (double)sp->quant_max) {
+        *in_range = false;
+        return sp->quant_max;
+    }
+    *in_range = true;
+    return (int64_t)v;
+}
+
+/* fl((q - z) * s) as torch evaluates it: q - z exactly, the product in
+ * double, one rounding to fp32. Identical to the fp32 product whenever
+ * q - z is exact in fp32 (every 8- and 16-bit dtype). */
+static inline float qg_dequant_elem(const qg_chan *ch, int64_t q) {
+    double d = ch->fzp ? (double)q - (double)ch->zf : (double)(q - (int64_t)ch->z);
+    return (float)(d * (double)ch->s);
+}
+
+#endif

@@ -1,0 +1,43 @@
+/* The JSON spellings of the spec's enums, and per-dtype facts. */
+#include "qgen/spec.h"
+
+#define NAME_OF(table, v) ((unsigned)(v) < sizeof(table) / sizeof(table[0]) ? table[v] : NULL)
+
+static const char *const dtype_names[] = {"qint8", "quint8", "qint16", "qint32"};
+static const char *const qscheme_names[] = {"per_tensor_affine", "per_tensor_symmetric", "per_channel_affine",
+                                            "per_channel_symmetric", "per_channel_affine_float_qparams"};
+static const char *const rounding_names[] = {"half_even", "half_up", "half_away"};
+static const char *const scale_op_names[] = {"mul_inv", "div"};
+static const char *const nan_names[] = {"zero_point", "propagate"};
+static const char *const requant_names[] = {"fp32", "fixed_point"};
+static const char *const observer_names[] = {"minmax",    "moving_average_minmax", "per_channel_minmax",
+                                             "moving_average_per_channel_minmax",
+                                             "histogram", "fixed_qparams",         "placeholder"};
+static const char *const isa_names[] = {"scalar", "avx2", "avx512", "neon", "rvv"};
+
+const char *qg_dtype_name(qg_dtype d) { return NAME_OF(dtype_names, d); }
+const char *qg_qscheme_name(qg_qscheme s) { return NAME_OF(qscheme_names, s); }
+const char *qg_rounding_name(qg_rounding r) { return NAME_OF(rounding_names, r); }
+const char *qg_scale_op_name(qg_scale_op s) { return NAME_OF(scale_op_names, s); }
+const char *qg_nan_policy_name(qg_nan_policy p) { return NAME_OF(nan_names, p); }
+const char *qg_requant_name(qg_requant_scheme r) { return NAME_OF(requant_names, r); }
+const char *qg_observer_type_name(qg_observer_type t) { return NAME_OF(observer_names, t); }
+const char *qg_isa_name(qg_isa isa) { return NAME_OF(isa_names, isa); }
+
+void qg_dtype_range(qg_dtype d, int64_t *qmin, int64_t *qmax) {
+    switch (d) {
+    case QG_QINT8: *qmin = -128; *qmax = 127; return;
+    case QG_QUINT8: *qmin = 0; *qmax = 255; return;
+    case QG_QINT16: *qmin = -32768; *qmax = 32767; return;
+    case QG_QINT32: default: *qmin = INT32_MIN; *qmax = INT32_MAX; return;
+    }
+}
+
+size_t qg_dtype_size(qg_dtype d) {
+    switch (d) {
+    case QG_QINT8:
+    case QG_QUINT8: return 1;
+    case QG_QINT16: return 2;
+    case QG_QINT32: default: return 4;
+    }
+}

@@ -1,0 +1,105 @@
+/* Cross-field rules of a spec. Every message names the field, the value and
+ * what was expected. */
+#include <ctype.h>
+#include <math.h>
+#include <string.h>
+
+#include "qgen/spec.h"
+
+static bool is_c_identifier(const char *s) {
+    if (!s[0] || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return false;
+    for (const char *p = s; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_'))
+            return false;
+    return true;
+}
+
+static bool observer_is_per_channel(qg_observer_type t) {
+    return t == QG_OBS_PER_CHANNEL_MINMAX || t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
+}
+
+qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
+    if (!is_c_identifier(sp->name))
+        return qg_error_set(err, QG_ERR_INVALID, "name: got \"%s\"; expected a C identifier ([A-Za-z_][A-Za-z0-9_]*)",
+                            sp->name);
+    if (!qg_dtype_name(sp->dtype))
+        return qg_error_set(err, QG_ERR_INVALID, "dtype: got %d; expected qint8, quint8, qint16 or qint32", (int)sp->dtype);
+    int64_t dmin, dmax;
+    qg_dtype_range(sp->dtype, &dmin, &dmax);
+    if (sp->given_quant_min > sp->given_quant_max)
+        return qg_error_set(err, QG_ERR_INVALID, "quant_min: got %lld > quant_max %lld; expected quant_min <= quant_max",
+                            (long long)sp->given_quant_min, (long long)sp->given_quant_max);
+    if (sp->given_quant_min < dmin || sp->given_quant_min > dmax)
+        return qg_error_set(err, QG_ERR_INVALID, "quant_min: got %lld; expected a value in %s's range %lld..%lld",
+                            (long long)sp->given_quant_min, qg_dtype_name(sp->dtype), (long long)dmin, (long long)dmax);
+    if (sp->given_quant_max < dmin || sp->given_quant_max > dmax)
+        return qg_error_set(err, QG_ERR_INVALID, "quant_max: got %lld; expected a value in %s's range %lld..%lld",
+                            (long long)sp->given_quant_max, qg_dtype_name(sp->dtype), (long long)dmin, (long long)dmax);
+    if (sp->given_quant_min > 0)
+        return qg_error_set(err, QG_ERR_INVALID, "quant_min: got %lld; expected quant_min <= 0 (0 must be in the range)",
+                            (long long)sp->given_quant_min);
+    if (sp->given_quant_max < 0)
+        return qg_error_set(err, QG_ERR_INVALID, "quant_max: got %lld; expected quant_max >= 0 (0 must be in the range)",
+                            (long long)sp->given_quant_max);
+    if (sp->reduce_range && sp->dtype == QG_QINT32)
+        return qg_error_set(err, QG_ERR_INVALID, "reduce_range: got true; expected false for qint32");
+    int64_t emin = sp->given_quant_min, emax = sp->given_quant_max;
+    if (sp->reduce_range) {
+        /* Python's floor division, as torch halves the range. */
+        emin = emin >= 0 ? emin / 2 : -((-emin + 1) / 2);
+        emax = emax >= 0 ? emax / 2 : -((-emax + 1) / 2);
+    }
+    if (sp->quant_min != emin || sp->quant_max != emax)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "quant_min/quant_max: effective range %lld..%lld does not follow from %lld..%lld with "
+                            "reduce_range=%s; expected %lld..%lld",
+                            (long long)sp->quant_min, (long long)sp->quant_max, (long long)sp->given_quant_min,
+                            (long long)sp->given_quant_max, sp->reduce_range ? "true" : "false", (long long)emin,
+                            (long long)emax);
+    if (!qg_qscheme_name(sp->qscheme))
+        return qg_error_set(err, QG_ERR_INVALID, "qscheme: got %d; expected a known qscheme", (int)sp->qscheme);
+    bool per_channel = qg_qscheme_is_per_channel(sp->qscheme);
+    if (per_channel && sp->channel_len < 1)
+        return qg_error_set(err, QG_ERR_INVALID, "channel_len: got %zu; expected >= 1 for qscheme %s", sp->channel_len,
+                            qg_qscheme_name(sp->qscheme));
+    if (!per_channel && sp->channel_len != 1)
+        return qg_error_set(err, QG_ERR_INVALID, "channel_len: got %zu; expected 1 for qscheme %s", sp->channel_len,
+                            qg_qscheme_name(sp->qscheme));
+    if (!qg_rounding_name(sp->rounding) || !qg_scale_op_name(sp->scale_op) || !qg_nan_policy_name(sp->nan_policy) ||
+        !qg_requant_name(sp->requant))
+        return qg_error_set(err, QG_ERR_INVALID, "rounding/scale_op/nan/requant: out-of-range enum value");
+    const qg_observer_spec *o = &sp->observer;
+    const char *oname = qg_observer_type_name(o->type);
+    if (!oname)
+        return qg_error_set(err, QG_ERR_INVALID, "observer.type: got %d; expected a known observer", (int)o->type);
+    if (observer_is_per_channel(o->type) && !per_channel)
+        return qg_error_set(err, QG_ERR_INVALID, "observer.type: got \"%s\"; expected a per-tensor observer for qscheme %s",
+                            oname, qg_qscheme_name(sp->qscheme));
+    if (!observer_is_per_channel(o->type) && o->type != QG_OBS_PLACEHOLDER && per_channel)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "observer.type: got \"%s\"; expected per_channel_minmax, "
+                            "moving_average_per_channel_minmax or placeholder for qscheme %s",
+                            oname, qg_qscheme_name(sp->qscheme));
+    if (!(o->averaging_constant > 0.0f && o->averaging_constant <= 1.0f))
+        return qg_error_set(err, QG_ERR_INVALID, "observer.averaging_constant: got %g; expected a value in (0, 1]",
+                            (double)o->averaging_constant);
+    if (!(o->eps > 0.0f) || !isfinite(o->eps))
+        return qg_error_set(err, QG_ERR_INVALID, "observer.eps: got %g; expected a finite value > 0", (double)o->eps);
+    if (o->bins < 1 || o->bins > (1 << 20))
+        return qg_error_set(err, QG_ERR_INVALID, "observer.bins: got %d; expected 1..1048576", o->bins);
+    if (o->upsample_rate < 1 || o->upsample_rate > 4096)
+        return qg_error_set(err, QG_ERR_INVALID, "observer.upsample_rate: got %d; expected 1..4096", o->upsample_rate);
+    if (o->type == QG_OBS_FIXED_QPARAMS) {
+        if (!(o->fixed_scale > 0.0f) || !isfinite(o->fixed_scale))
+            return qg_error_set(err, QG_ERR_INVALID, "observer.scale: got %g; expected a finite value > 0",
+                                (double)o->fixed_scale);
+        if (o->fixed_zero_point < sp->quant_min || o->fixed_zero_point > sp->quant_max)
+            return qg_error_set(err, QG_ERR_INVALID, "observer.zero_point: got %d; expected a value in %lld..%lld",
+                                (int)o->fixed_zero_point, (long long)sp->quant_min, (long long)sp->quant_max);
+    }
+    if (sp->targets == 0 || sp->targets >= (1u << QG_ISA_COUNT))
+        return qg_error_set(err, QG_ERR_INVALID, "targets: got an empty or unknown set; expected some of scalar, avx2, "
+                                                 "avx512, neon, rvv");
+    return QG_OK;
+}

@@ -1,0 +1,28 @@
+/* Error recording shared by libqgen_rt and libqgen. */
+#include "qgen/status.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+qg_status qg_error_set(qg_error *err, qg_status code, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+        err->code = code;
+    }
+    return code;
+}
+
+const char *qg_status_name(qg_status s) {
+    switch (s) {
+    case QG_OK: return "ok";
+    case QG_ERR_INVALID: return "invalid input";
+    case QG_ERR_IO: return "i/o error";
+    case QG_ERR_FORMAT: return "bad file format";
+    case QG_ERR_STATE: return "wrong state";
+    case QG_ERR_NOMEM: return "out of memory";
+    }
+    return "unknown status";
+}
