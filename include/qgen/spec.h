@@ -115,6 +115,22 @@ size_t qg_dtype_size(qg_dtype d);
  * builds a qg_spec by hand. */
 qg_status qg_spec_validate(const qg_spec *spec, qg_error *err);
 
+/* ---- JSON (provided by libqgen, not by the runtime) -------------------
+ *
+ * Loading layers three sources, later ones winning: the preset named by the
+ * spec's "base" field, the spec's own fields, then `sets`, each "key=value"
+ * with key a field name or "observer.<field>" and value JSON (a bare word
+ * is taken as a string). Errors name the file, line and column, the field,
+ * the value and what was expected. */
+qg_status qg_spec_load_file(const char *path, const char *const *sets, size_t nsets, qg_spec *out, qg_error *err);
+qg_status qg_spec_load_string(const char *json, const char *origin, const char *const *sets, size_t nsets,
+                              qg_spec *out, qg_error *err);
+/* The resolved spec as canonical JSON (fixed key order, every field, 2-space
+ * indent, trailing newline). The caller frees it with free(). */
+char *qg_spec_to_json(const qg_spec *spec);
+/* Names of the built-in presets usable as "base", NULL-terminated. */
+const char *const *qg_spec_preset_names(void);
+
 #ifdef __cplusplus
 }
 #endif

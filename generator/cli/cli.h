@@ -1,0 +1,36 @@
+/* Shared pieces of the qgen command-line tool. Every command returns the
+ * process exit code: 0 on success, 2 on bad input (message on stderr). */
+#ifndef QGEN_CLI_H
+#define QGEN_CLI_H
+
+#include <stddef.h>
+
+#include "../npy.h"
+#include "qgen/runtime.h"
+
+#define QG_EXIT_OK 0
+#define QG_EXIT_BAD_INPUT 2
+#define QG_MAX_SETS 64
+
+int qg_cmd_spec(int argc, char **argv);
+int qg_cmd_run(int argc, char **argv);
+int qg_cmd_observe(int argc, char **argv);
+
+/* Prints "qgen: <message>" to stderr and returns QG_EXIT_BAD_INPUT. */
+int qg_cli_fail(const qg_error *err);
+int qg_cli_failf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* Parses "v" or "v1,v2,..." into at most `cap` floats or ints. */
+int qg_cli_floats(const char *opt, const char *text, float *out, size_t cap, size_t *count);
+int qg_cli_ints(const char *opt, const char *text, int32_t *out, size_t cap, size_t *count);
+
+/* Channel layout of an array for a spec: (channels, inner) from ch_axis,
+ * checking the array's extent along it against channel_len. */
+qg_status qg_cli_layout(const qg_spec *sp, const qg_npy *a, const char *path, size_t *channels, size_t *inner,
+                        qg_error *err);
+
+#endif

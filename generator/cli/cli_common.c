@@ -1,0 +1,82 @@
+/* Helpers every qgen command uses: errors, number lists, channel layouts. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+int qg_cli_fail(const qg_error *err) {
+    fprintf(stderr, "qgen: %s\n", err->message);
+    return QG_EXIT_BAD_INPUT;
+}
+
+int qg_cli_failf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("qgen: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return QG_EXIT_BAD_INPUT;
+}
+
+int qg_cli_floats(const char *opt, const char *text, float *out, size_t cap, size_t *count) {
+    const char *p = text;
+    *count = 0;
+    while (*p) {
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (end == p || errno || (*end && *end != ','))
+            return qg_cli_failf("%s: got \"%s\"; expected a number or a comma-separated list of numbers", opt, text);
+        if (*count == cap)
+            return qg_cli_failf("%s: more than %zu values", opt, cap);
+        out[(*count)++] = (float)v;
+        p = *end ? end + 1 : end;
+    }
+    if (*count == 0)
+        return qg_cli_failf("%s: got an empty value; expected a number", opt);
+    return QG_EXIT_OK;
+}
+
+int qg_cli_ints(const char *opt, const char *text, int32_t *out, size_t cap, size_t *count) {
+    const char *p = text;
+    *count = 0;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || errno || (*end && *end != ',') || v < INT32_MIN || v > INT32_MAX)
+            return qg_cli_failf("%s: got \"%s\"; expected an integer or a comma-separated list of integers", opt,
+                                text);
+        if (*count == cap)
+            return qg_cli_failf("%s: more than %zu values", opt, cap);
+        out[(*count)++] = (int32_t)v;
+        p = *end ? end + 1 : end;
+    }
+    if (*count == 0)
+        return qg_cli_failf("%s: got an empty value; expected an integer", opt);
+    return QG_EXIT_OK;
+}
+
+qg_status qg_cli_layout(const qg_spec *sp, const qg_npy *a, const char *path, size_t *channels, size_t *inner,
+                        qg_error *err) {
+    *channels = 1;
+    *inner = 1;
+    if (!qg_qscheme_is_per_channel(sp->qscheme))
+        return QG_OK;
+    int axis = sp->ch_axis < 0 ? sp->ch_axis + a->ndim : sp->ch_axis;
+    if (axis < 0 || axis >= a->ndim)
+        return qg_error_set(err, QG_ERR_INVALID, "%s: ch_axis %d is outside an array of %d dimensions (spec \"%s\")",
+                            path, sp->ch_axis, a->ndim, sp->name);
+    if (a->shape[axis] != sp->channel_len)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "%s: %zu entries along ch_axis %d; expected channel_len %zu (spec \"%s\")", path,
+                            a->shape[axis], sp->ch_axis, sp->channel_len, sp->name);
+    *channels = sp->channel_len;
+    for (int d = axis + 1; d < a->ndim; d++)
+        *inner *= a->shape[d];
+    return QG_OK;
+}

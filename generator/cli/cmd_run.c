@@ -1,0 +1,396 @@
+/* qgen run: one op of the reference semantics on .npy files. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: qgen run --spec S --op OP --in X.npy --out Y.npy [options]\n"
+    "\n"
+    "ops and what they read and write:\n"
+    "  quantize             --in x (float32)          --out q (spec dtype)\n"
+    "  dequantize           --in q (spec dtype)       --out x (float32)\n"
+    "  fake_quant           --in x                    --out y [--mask m (uint8 out)]\n"
+    "  fake_quant_backward  --in dy --mask m          --out dx\n"
+    "  fused_train_step     --in x [--state F]        --out y [--mask m]; prints qparams\n"
+    "  lsq_forward          --in x                    --out y (float --zero-point)\n"
+    "  lsq_backward         --in x --grad dy          --out dx; prints ds, dz [--grad-factor g]\n"
+    "  quantize_bias        --in b (float32, one per channel) --s-in S --s-w W,...  --out bq (int32)\n"
+    "  requantize           --in acc (int32) --s-in S --s-w W,... --s-out S [--bias bq.npy]\n"
+    "                       --zero-point Z (output zero point)   --out y (spec dtype)\n"
+    "\n"
+    "qparams: --scale s[,s...] --zero-point z[,z...] (one per channel), or --state F\n"
+    "(an observer state from qgen observe). --set key=value overrides spec fields.\n";
+
+enum { MAXCH = 1 << 16 };
+
+typedef struct run_args {
+    const char *spec, *op, *in, *out, *mask, *state, *grad, *bias;
+    const char *scale, *zero_point, *s_in, *s_w, *s_out, *grad_factor;
+    const char *sets[QG_MAX_SETS];
+    size_t nsets;
+} run_args;
+
+static int parse_args(int argc, char **argv, run_args *a) {
+    static const struct option opts[] = {
+        {"spec", required_argument, 0, 'S'},  {"op", required_argument, 0, 'o'},
+        {"in", required_argument, 0, 'i'},    {"out", required_argument, 0, 'O'},
+        {"mask", required_argument, 0, 'm'},  {"state", required_argument, 0, 't'},
+        {"grad", required_argument, 0, 'g'},  {"bias", required_argument, 0, 'b'},
+        {"scale", required_argument, 0, 'c'}, {"zero-point", required_argument, 0, 'z'},
+        {"s-in", required_argument, 0, '1'},  {"s-w", required_argument, 0, '2'},
+        {"s-out", required_argument, 0, '3'}, {"grad-factor", required_argument, 0, 'f'},
+        {"set", required_argument, 0, 's'},   {"help", no_argument, 0, 'h'},
+        {0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'S': a->spec = optarg; break;
+        case 'o': a->op = optarg; break;
+        case 'i': a->in = optarg; break;
+        case 'O': a->out = optarg; break;
+        case 'm': a->mask = optarg; break;
+        case 't': a->state = optarg; break;
+        case 'g': a->grad = optarg; break;
+        case 'b': a->bias = optarg; break;
+        case 'c': a->scale = optarg; break;
+        case 'z': a->zero_point = optarg; break;
+        case '1': a->s_in = optarg; break;
+        case '2': a->s_w = optarg; break;
+        case '3': a->s_out = optarg; break;
+        case 'f': a->grad_factor = optarg; break;
+        case 's':
+            if (a->nsets == QG_MAX_SETS)
+                return qg_cli_failf("--set: more than %d overrides", QG_MAX_SETS);
+            a->sets[a->nsets++] = optarg;
+            break;
+        case 'h': fputs(usage, stdout); return -1;
+        default: return qg_cli_failf("run: bad option; see qgen run --help");
+        }
+    }
+    if (optind != argc)
+        return qg_cli_failf("run: unexpected argument \"%s\"; see qgen run --help", argv[optind]);
+    if (!a->spec || !a->op || !a->in || !a->out)
+        return qg_cli_failf("run: --spec, --op, --in and --out are required; see qgen run --help");
+    return QG_EXIT_OK;
+}
+
+static qg_npy_dtype npy_of(qg_dtype d) {
+    switch (d) {
+    case QG_QINT8: return QG_NPY_I8;
+    case QG_QUINT8: return QG_NPY_U8;
+    case QG_QINT16: return QG_NPY_I16;
+    case QG_QINT32: default: return QG_NPY_I32;
+    }
+}
+
+static int expect_dtype(const char *path, const qg_npy *a, qg_npy_dtype want, const char *why) {
+    if (a->dtype == want)
+        return QG_EXIT_OK;
+    return qg_cli_failf("%s: dtype %s; expected %s (%s)", path, qg_npy_dtype_name(a->dtype), qg_npy_dtype_name(want),
+                        why);
+}
+
+/* Working buffers of one run, freed together. */
+typedef struct run_ctx {
+    qg_spec sp;
+    qg_npy x;
+    size_t channels, inner;
+    float scale[MAXCH], zf[MAXCH];
+    int32_t zp[MAXCH];
+    size_t nscale;
+} run_ctx;
+
+/* --scale/--zero-point, or the qparams of a saved observer state. */
+static int load_qparams(const run_args *a, run_ctx *r, bool float_zp, qg_qparams *qp) {
+    qg_error err;
+    size_t nz = 0;
+    int rc;
+    if (a->state && !a->scale) {
+        qg_observer *obs;
+        if (qg_observer_create(&r->sp, &obs, &err))
+            return qg_cli_fail(&err);
+        if (qg_observer_load(obs, a->state, &err) || qg_observer_qparams(obs, r->scale, r->zp, r->zf, &err)) {
+            qg_observer_destroy(obs);
+            return qg_cli_fail(&err);
+        }
+        qg_observer_destroy(obs);
+        r->nscale = nz = r->channels;
+    } else {
+        if (!a->scale || !a->zero_point)
+            return qg_cli_failf("run --op %s: qparams needed; give --scale and --zero-point, or --state", a->op);
+        if ((rc = qg_cli_floats("--scale", a->scale, r->scale, MAXCH, &r->nscale)))
+            return rc;
+        if ((rc = qg_cli_floats("--zero-point", a->zero_point, r->zf, MAXCH, &nz)))
+            return rc;
+        for (size_t i = 0; i < nz; i++) {
+            if (!float_zp && (r->zf[i] != nearbyintf(r->zf[i]) || fabsf(r->zf[i]) > 2147483520.0f))
+                return qg_cli_failf("--zero-point: got %g; expected an integer zero point for qscheme %s",
+                                    (double)r->zf[i], qg_qscheme_name(r->sp.qscheme));
+            r->zp[i] = float_zp ? 0 : (int32_t)r->zf[i];
+        }
+    }
+    if (r->nscale != r->channels || nz != r->channels)
+        return qg_cli_failf("--scale/--zero-point: got %zu and %zu values; expected %zu (channel_len of spec \"%s\")",
+                            r->nscale, nz, r->channels, r->sp.name);
+    qg_qparams q = {r->scale, r->zp, float_zp ? r->zf : NULL, r->channels, r->inner};
+    *qp = q;
+    return QG_EXIT_OK;
+}
+
+static int write_out(const char *path, qg_npy_dtype d, const qg_npy *shape_of, const void *data) {
+    qg_error err;
+    if (qg_npy_write(path, d, shape_of->shape, shape_of->ndim, data, &err))
+        return qg_cli_fail(&err);
+    return QG_EXIT_OK;
+}
+
+static int write_mask(const char *path, const qg_spec *sp, size_t n, const uint8_t *mask, const qg_npy *x) {
+    if (!sp->compat_mask)
+        return write_out(path, QG_NPY_U8, x, mask);
+    size_t bytes = qg_mask_bytes(sp, n);
+    qg_error err;
+    if (qg_npy_write(path, QG_NPY_U8, &bytes, 1, mask, &err))
+        return qg_cli_fail(&err);
+    return QG_EXIT_OK;
+}
+
+static int op_requant_family(const run_args *a, run_ctx *r) {
+    int rc;
+    float s_in, s_w[MAXCH], s_out;
+    size_t n1, nw, n3;
+    if (!a->s_in || !a->s_w)
+        return qg_cli_failf("run --op %s: --s-in and --s-w are required", a->op);
+    if ((rc = qg_cli_floats("--s-in", a->s_in, &s_in, 1, &n1)) || (rc = qg_cli_floats("--s-w", a->s_w, s_w, MAXCH, &nw)))
+        return rc;
+    for (size_t i = 0; i < nw; i++)
+        if (!(s_w[i] > 0.0f) || !isfinite(s_w[i]) || !(s_in > 0.0f) || !isfinite(s_in))
+            return qg_cli_failf("--s-in/--s-w: got %g and %g; expected finite scales > 0", (double)s_in,
+                                (double)s_w[i]);
+    if (strcmp(a->op, "quantize_bias") == 0) {
+        if ((rc = expect_dtype(a->in, &r->x, QG_NPY_F32, "float bias")))
+            return rc;
+        if (r->x.count != nw)
+            return qg_cli_failf("%s: %zu biases; expected one per --s-w value (%zu)", a->in, r->x.count, nw);
+        int32_t *bq = malloc((nw ? nw : 1) * sizeof(int32_t));
+        if (!bq)
+            return qg_cli_failf("out of memory");
+        qg_ref_quantize_bias(r->x.data, bq, nw, s_in, s_w);
+        rc = write_out(a->out, QG_NPY_I32, &r->x, bq);
+        free(bq);
+        return rc;
+    }
+    if ((rc = expect_dtype(a->in, &r->x, QG_NPY_I32, "int32 accumulators")))
+        return rc;
+    if (!a->s_out || (rc = qg_cli_floats("--s-out", a->s_out, &s_out, 1, &n3)))
+        return a->s_out ? rc : qg_cli_failf("run --op requantize: --s-out is required");
+    if (!(s_out > 0.0f) || !isfinite(s_out))
+        return qg_cli_failf("--s-out: got %g; expected a finite scale > 0", (double)s_out);
+    int32_t zo = 0;
+    size_t nz = 0;
+    if (a->zero_point && (rc = qg_cli_ints("--zero-point", a->zero_point, &zo, 1, &nz)))
+        return rc;
+    if (zo < r->sp.quant_min || zo > r->sp.quant_max)
+        return qg_cli_failf("--zero-point: got %d; expected a value in %lld..%lld", (int)zo,
+                            (long long)r->sp.quant_min, (long long)r->sp.quant_max);
+    size_t channels = nw, inner = 1;
+    if (nw > 1) {
+        /* Per output channel along the spec's ch_axis (NCHW: axis 1). */
+        qg_spec tmp = r->sp;
+        tmp.qscheme = QG_PER_CHANNEL_SYMMETRIC;
+        tmp.channel_len = nw;
+        qg_error err;
+        if (qg_cli_layout(&tmp, &r->x, a->in, &channels, &inner, &err))
+            return qg_cli_fail(&err);
+    }
+    qg_npy bias = {0};
+    if (a->bias) {
+        qg_error err;
+        if (qg_npy_read(a->bias, &bias, &err))
+            return qg_cli_fail(&err);
+        if ((rc = expect_dtype(a->bias, &bias, QG_NPY_I32, "quantized int32 bias")) || bias.count != nw) {
+            free(bias.data);
+            return rc ? rc : qg_cli_failf("%s: %zu biases; expected %zu", a->bias, bias.count, nw);
+        }
+    }
+    qg_requant_params rp = {s_in, s_w, bias.data, s_out, zo, channels, inner};
+    void *y = malloc(r->x.count * qg_dtype_size(r->sp.dtype) + 1);
+    if (!y) {
+        free(bias.data);
+        return qg_cli_failf("out of memory");
+    }
+    qg_ref_requantize(&r->sp, r->x.data, y, r->x.count, &rp);
+    rc = write_out(a->out, npy_of(r->sp.dtype), &r->x, y);
+    free(y);
+    free(bias.data);
+    return rc;
+}
+
+static int run_op(const run_args *a, run_ctx *r) {
+    const qg_spec *sp = &r->sp;
+    const size_t n = r->x.count;
+    qg_error err;
+    qg_qparams qp;
+    int rc;
+    bool float_zp = sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
+    const char *op = a->op;
+    if (strcmp(op, "quantize_bias") == 0 || strcmp(op, "requantize") == 0)
+        return op_requant_family(a, r);
+    bool is_q = strcmp(op, "quantize") == 0, is_dq = strcmp(op, "dequantize") == 0,
+         is_fq = strcmp(op, "fake_quant") == 0, is_bw = strcmp(op, "fake_quant_backward") == 0,
+         is_fused = strcmp(op, "fused_train_step") == 0, is_lsqf = strcmp(op, "lsq_forward") == 0,
+         is_lsqb = strcmp(op, "lsq_backward") == 0;
+    if (!(is_q || is_dq || is_fq || is_bw || is_fused || is_lsqf || is_lsqb))
+        return qg_cli_failf("--op: got \"%s\"; expected quantize, dequantize, fake_quant, fake_quant_backward, "
+                            "fused_train_step, lsq_forward, lsq_backward, quantize_bias or requantize",
+                            op);
+    if ((rc = expect_dtype(a->in, &r->x, is_dq ? npy_of(sp->dtype) : QG_NPY_F32,
+                           is_dq ? "the spec's dtype" : "float32 input")))
+        return rc;
+    if (qg_cli_layout(sp, &r->x, a->in, &r->channels, &r->inner, &err))
+        return qg_cli_fail(&err);
+    float *fout = malloc(n * sizeof(float) + 1);
+    uint8_t *mask = malloc(n + 1);
+    void *qout = malloc(n * qg_dtype_size(sp->dtype) + 1);
+    if (!fout || !mask || !qout) {
+        rc = qg_cli_failf("out of memory");
+        goto out;
+    }
+    if (is_bw) {
+        qg_npy m;
+        if (!a->mask) {
+            rc = qg_cli_failf("run --op fake_quant_backward: --mask (from fake_quant) is required");
+            goto out;
+        }
+        if (qg_npy_read(a->mask, &m, &err)) {
+            rc = qg_cli_fail(&err);
+            goto out;
+        }
+        size_t want = qg_mask_bytes(sp, n);
+        if ((rc = expect_dtype(a->mask, &m, QG_NPY_U8, "a mask from fake_quant")) || m.count != want) {
+            free(m.data);
+            if (!rc)
+                rc = qg_cli_failf("%s: %zu mask bytes; expected %zu for %zu elements (%s mask)", a->mask, m.count,
+                                  want, n, sp->compat_mask ? "packed" : "byte");
+            goto out;
+        }
+        qg_ref_fake_quant_backward(sp, r->x.data, m.data, fout, n);
+        free(m.data);
+        rc = write_out(a->out, QG_NPY_F32, &r->x, fout);
+        goto out;
+    }
+    if (is_fused) {
+        qg_observer *obs;
+        if (qg_observer_create(sp, &obs, &err) ||
+            (a->state && access(a->state, F_OK) == 0 && qg_observer_load(obs, a->state, &err)) ||
+            qg_ref_fused_train_step(obs, r->x.data, fout, mask, n, r->inner, r->scale, r->zp, &err) ||
+            (a->state && qg_observer_save(obs, a->state, &err))) {
+            qg_observer_destroy(obs);
+            rc = qg_cli_fail(&err);
+            goto out;
+        }
+        qg_observer_destroy(obs);
+        size_t nch = qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1;
+        printf("{\"scale\": [");
+        for (size_t i = 0; i < nch; i++)
+            printf("%s%.9g", i ? ", " : "", (double)r->scale[i]);
+        printf("], \"zero_point\": [");
+        for (size_t i = 0; i < nch; i++)
+            printf("%s%d", i ? ", " : "", (int)r->zp[i]);
+        printf("]}\n");
+        rc = write_out(a->out, QG_NPY_F32, &r->x, fout);
+        if (!rc && a->mask)
+            rc = write_mask(a->mask, sp, n, mask, &r->x);
+        goto out;
+    }
+    if ((rc = load_qparams(a, r, float_zp || is_lsqf || is_lsqb, &qp)))
+        goto out;
+    if (is_lsqf || is_lsqb) {
+        if (is_lsqf) {
+            qg_ref_lsq_forward(sp, r->x.data, fout, n, r->scale, r->zf, r->channels, r->inner);
+            rc = write_out(a->out, QG_NPY_F32, &r->x, fout);
+            goto out;
+        }
+        qg_npy dy;
+        float g = 1.0f;
+        size_t ng;
+        if (!a->grad) {
+            rc = qg_cli_failf("run --op lsq_backward: --grad dy.npy is required");
+            goto out;
+        }
+        if (a->grad_factor && (rc = qg_cli_floats("--grad-factor", a->grad_factor, &g, 1, &ng)))
+            goto out;
+        if (qg_npy_read(a->grad, &dy, &err)) {
+            rc = qg_cli_fail(&err);
+            goto out;
+        }
+        if ((rc = expect_dtype(a->grad, &dy, QG_NPY_F32, "float32 gradient")) || dy.count != n) {
+            free(dy.data);
+            if (!rc)
+                rc = qg_cli_failf("%s: %zu elements; expected %zu like %s", a->grad, dy.count, n, a->in);
+            goto out;
+        }
+        double ds[MAXCH], dz[MAXCH];
+        qg_lsq_grads gr = {fout, ds, dz};
+        qg_ref_lsq_backward(sp, r->x.data, dy.data, n, r->scale, r->zf, r->channels, r->inner, g, &gr);
+        free(dy.data);
+        printf("{\"ds\": [");
+        for (size_t i = 0; i < r->channels; i++)
+            printf("%s%.9g", i ? ", " : "", ds[i]);
+        printf("], \"dz\": [");
+        for (size_t i = 0; i < r->channels; i++)
+            printf("%s%.9g", i ? ", " : "", dz[i]);
+        printf("]}\n");
+        rc = write_out(a->out, QG_NPY_F32, &r->x, fout);
+        goto out;
+    }
+    if (qg_qparams_validate(sp, &qp, &err)) {
+        rc = qg_cli_fail(&err);
+        goto out;
+    }
+    if (is_q) {
+        qg_ref_quantize(sp, r->x.data, qout, n, &qp);
+        rc = write_out(a->out, npy_of(sp->dtype), &r->x, qout);
+    } else if (is_dq) {
+        qg_ref_dequantize(sp, r->x.data, fout, n, &qp);
+        rc = write_out(a->out, QG_NPY_F32, &r->x, fout);
+    } else {
+        qg_ref_fake_quant(sp, r->x.data, fout, a->mask ? mask : NULL, n, &qp);
+        rc = write_out(a->out, QG_NPY_F32, &r->x, fout);
+        if (!rc && a->mask)
+            rc = write_mask(a->mask, sp, n, mask, &r->x);
+    }
+out:
+    free(fout);
+    free(mask);
+    free(qout);
+    return rc;
+}
+
+int qg_cmd_run(int argc, char **argv) {
+    run_args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? QG_EXIT_OK : rc;
+    run_ctx *r = calloc(1, sizeof *r);
+    if (!r)
+        return qg_cli_failf("out of memory");
+    qg_error err;
+    if (qg_spec_load_file(a.spec, a.sets, a.nsets, &r->sp, &err)) {
+        free(r);
+        return qg_cli_fail(&err);
+    }
+    if (qg_npy_read(a.in, &r->x, &err)) {
+        free(r);
+        return qg_cli_fail(&err);
+    }
+    rc = run_op(&a, r);
+    free(r->x.data);
+    free(r);
+    return rc;
+}

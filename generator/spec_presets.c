@@ -1,0 +1,58 @@
+/* Built-in presets a spec can name as "base". The torch ones are the QAT
+ * defaults of torch 1.13 (torch.ao.quantization.get_default_qat_qconfig,
+ * version 1: FusedMovingAvgObsFakeQuantize); the test suite checks them
+ * against torch itself. Horizon's are its documented symmetric
+ * FakeQuantize: clamp(floor(x / scale + 0.5), qmin, qmax) * scale. */
+#include <stddef.h>
+#include <string.h>
+
+#include "spec_internal.h"
+
+#define TORCH_ACT(reduce)                                                                                              \
+    "{\"dtype\":\"quint8\",\"qscheme\":\"per_tensor_affine\",\"quant_min\":0,\"quant_max\":255,"                       \
+    "\"reduce_range\":" reduce ",\"fast_training\":true,"                                                              \
+    "\"observer\":{\"type\":\"moving_average_minmax\",\"averaging_constant\":0.01}}"
+#define TORCH_WEIGHT_PER_CHANNEL                                                                                       \
+    "{\"dtype\":\"qint8\",\"qscheme\":\"per_channel_symmetric\",\"quant_min\":-128,\"quant_max\":127,"                 \
+    "\"ch_axis\":0,\"fast_training\":true,"                                                                            \
+    "\"observer\":{\"type\":\"moving_average_per_channel_minmax\",\"averaging_constant\":0.01}}"
+#define TORCH_WEIGHT_PER_TENSOR                                                                                        \
+    "{\"dtype\":\"qint8\",\"qscheme\":\"per_tensor_symmetric\",\"quant_min\":-128,\"quant_max\":127,"                  \
+    "\"fast_training\":true,"                                                                                          \
+    "\"observer\":{\"type\":\"moving_average_minmax\",\"averaging_constant\":0.01}}"
+#define HORIZON(dt)                                                                                                    \
+    "{\"dtype\":\"" dt "\",\"qscheme\":\"per_tensor_symmetric\",\"rounding\":\"half_up\",\"scale_op\":\"div\","        \
+    "\"observer\":{\"type\":\"moving_average_minmax\",\"averaging_constant\":0.01}}"
+
+static const struct {
+    const char *name;
+    const char *json;
+} presets[] = {
+    {"torch.fbgemm.activation", TORCH_ACT("true")},
+    {"torch.fbgemm.weight", TORCH_WEIGHT_PER_CHANNEL},
+    {"torch.x86.activation", TORCH_ACT("true")},
+    {"torch.x86.weight", TORCH_WEIGHT_PER_CHANNEL},
+    {"torch.qnnpack.activation", TORCH_ACT("false")},
+    {"torch.qnnpack.weight", TORCH_WEIGHT_PER_TENSOR},
+    {"torch.onednn.activation", TORCH_ACT("false")},
+    {"torch.onednn.weight", TORCH_WEIGHT_PER_CHANNEL},
+    {"horizon.qint8", HORIZON("qint8")},
+    {"horizon.qint16", HORIZON("qint16")},
+};
+
+#define N_PRESETS (sizeof presets / sizeof presets[0])
+
+const char *qg_preset_json(const char *name) {
+    for (size_t i = 0; i < N_PRESETS; i++)
+        if (strcmp(presets[i].name, name) == 0)
+            return presets[i].json;
+    return NULL;
+}
+
+const char *const *qg_spec_preset_names(void) {
+    static const char *names[N_PRESETS + 1];
+    for (size_t i = 0; i < N_PRESETS; i++)
+        names[i] = presets[i].name;
+    names[N_PRESETS] = NULL;
+    return names;
+}
