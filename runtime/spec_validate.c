@@ -44,6 +44,9 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
                             (long long)sp->given_quant_max);
     if (sp->reduce_range && sp->dtype == QG_QINT32)
         return qg_error_set(err, QG_ERR_INVALID, "reduce_range: got true; expected false for qint32");
+    if (sp->reduce_range && sp->dtype == QG_QUINT8 && qg_qscheme_is_symmetric(sp->qscheme))
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "reduce_range: got true; expected false for symmetric quint8 (torch cannot reduce that range)");
     int64_t emin = sp->given_quant_min, emax = sp->given_quant_max;
     if (sp->reduce_range) {
         /* Python's floor division, as torch halves the range. */
