@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages qgen needs, only those missing.
+# Usage: scripts/install-deps.sh   (as root, or with sudo available)
+set -euo pipefail
+
+packages=(
+  # build
+  cmake make gcc pkg-config
+  # libraries
+  libjansson-dev libxxhash-dev libcunit1-dev
+  # LLVM 19: C API, libclang, cross compilers and linker
+  llvm-19-dev libclang-19-dev clang-19 lld-19 libclang-rt-19-dev
+  # foreign ISAs: cross libc and qemu-user
+  qemu-user libc6-dev-arm64-cross libc6-dev-riscv64-cross gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu
+  # reference and benchmark peers
+  python3 python3-numpy python3-torch libxnnpack-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    sudo=(sudo)
+  else
+    echo "install-deps: missing packages (${missing[*]}) and not root; install them as root" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,328 @@
+/* The qgen CLI end to end: good runs agree with the library, bad input of
+ * every kind exits 2 with a message naming the field or file, the value and
+ * what was expected, and never crashes. */
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../test_util.h"
+#include "npy.h"
+#include "qgen/runtime.h"
+
+static char out_text[16384], err_text[16384];
+
+static void slurp(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+}
+
+/* Runs qgen with the NULL-terminated arguments; returns its exit status
+ * (128 + signal when it crashed), stdout and stderr in out_text/err_text. */
+static size_t read_bytes(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, cap, f) : 0;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static int qgen(const char *first, ...) {
+    const char *argv[32] = {QGEN_BIN, first};
+    int argc = 2;
+    va_list ap;
+    va_start(ap, first);
+    const char *a;
+    while ((a = va_arg(ap, const char *)) && argc < 31)
+        argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+    char out_path[512], err_path[512];
+    snprintf(out_path, sizeof out_path, "%s/stdout.txt", TEST_TMP);
+    snprintf(err_path, sizeof err_path, "%s/stderr.txt", TEST_TMP);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600), e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(QGEN_BIN, (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    slurp(out_path, out_text, sizeof out_text);
+    slurp(err_path, err_text, sizeof err_text);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static const char *tmp(const char *name) {
+    static char bufs[8][512];
+    static int k;
+    char *p = bufs[k++ % 8];
+    snprintf(p, 512, "%s/%s", TEST_TMP, name);
+    return p;
+}
+
+static void write_text(const char *name, const char *text) {
+    FILE *f = fopen(tmp(name), "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static void write_f32(const char *name, const float *x, size_t n) {
+    qg_error err;
+    if (qg_npy_write(tmp(name), QG_NPY_F32, &n, 1, x, &err) != QG_OK) {
+        fprintf(stderr, "setup: %s\n", err.message);
+        exit(2);
+    }
+}
+
+static const float X[] = {-1.3f, -0.26f, 0.0f, 0.25f, 0.75f, 2.5f, 100.0f, -100.0f, 0.1f, 1.7f};
+
+static void setup(void) {
+    mkdir(TEST_TMP, 0700);
+    write_text("act.json", "{\"name\": \"act\", \"dtype\": \"quint8\",\n \"observer\": {\"type\": \"minmax\"}}\n");
+    write_text("w.json", "{\"name\": \"w\", \"dtype\": \"qint8\", \"qscheme\": \"per_channel_symmetric\",\n"
+                         " \"ch_axis\": 0, \"channel_len\": 2}\n");
+    write_f32("x.npy", X, 10);
+}
+
+static void test_help_and_usage(void) {
+    CU_ASSERT_EQUAL(qgen("--help", NULL), 0);
+    ASSERT_CONTAINS(out_text, "spec show", "run", "observe");
+    CU_ASSERT_EQUAL(qgen("run", "--help", NULL), 0);
+    ASSERT_CONTAINS(out_text, "fake_quant_backward", "requantize");
+    CU_ASSERT_EQUAL(qgen("observe", "--help", NULL), 0);
+    CU_ASSERT_EQUAL(qgen("spec", "--help", NULL), 0);
+    CU_ASSERT_EQUAL(qgen("frobnicate", NULL), 2);
+    ASSERT_CONTAINS(err_text, "unknown command \"frobnicate\"");
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), NULL), 2);
+    ASSERT_CONTAINS(err_text, "--in and --out are required");
+}
+
+static void test_spec_commands(void) {
+    CU_ASSERT_EQUAL(qgen("spec", "show", tmp("act.json"), "--set", "dtype=qint8", NULL), 0);
+    ASSERT_CONTAINS(out_text, "\"dtype\": \"qint8\"", "\"name\": \"act\"");
+    /* show is deterministic and its output reads back to itself */
+    char first[16384];
+    memcpy(first, out_text, sizeof first);
+    write_text("shown.json", first);
+    CU_ASSERT_EQUAL(qgen("spec", "show", tmp("shown.json"), NULL), 0);
+    CU_ASSERT_STRING_EQUAL(out_text, first);
+    CU_ASSERT_EQUAL(qgen("spec", "check", tmp("act.json"), NULL), 0);
+    ASSERT_CONTAINS(out_text, "ok", "range 0..255");
+    CU_ASSERT_EQUAL(qgen("spec", "presets", NULL), 0);
+    ASSERT_CONTAINS(out_text, "torch.fbgemm.activation", "horizon.qint16");
+
+    write_text("bad.json", "{\"name\": \"a\",\n  \"dtype\": \"qint8\",,\n}");
+    CU_ASSERT_EQUAL(qgen("spec", "check", tmp("bad.json"), NULL), 2);
+    ASSERT_CONTAINS(err_text, "bad.json:2:", "malformed JSON");
+    write_text("typo.json", "{\"name\": \"a\",\n  \"qshceme\": \"per_tensor_affine\"}");
+    CU_ASSERT_EQUAL(qgen("spec", "check", tmp("typo.json"), NULL), 2);
+    ASSERT_CONTAINS(err_text, "typo.json:2:3", "unknown field \"qshceme\"", "did you mean \"qscheme\"");
+    CU_ASSERT_EQUAL(qgen("spec", "check", tmp("act.json"), "--set", "quant_min=5", "--set", "quant_max=9", NULL), 2);
+    ASSERT_CONTAINS(err_text, "--set quant_min=5", "0 must be in the range");
+    CU_ASSERT_EQUAL(qgen("spec", "check", tmp("nope.json"), NULL), 2);
+    ASSERT_CONTAINS(err_text, "nope.json", "cannot open");
+}
+
+static void test_run_matches_library(void) {
+    CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant", "--in", tmp("x.npy"), "--scale",
+                               "0.05", "--zero-point", "7", "--out", tmp("y.npy"), "--mask", tmp("m.npy"), NULL),
+                          0);
+    qg_npy y, m;
+    qg_error err;
+    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("y.npy"), &y, &err), QG_OK);
+    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("m.npy"), &m, &err), QG_OK);
+    qg_spec sp;
+    qg_spec_load_file(tmp("act.json"), NULL, 0, &sp, &err);
+    const float s = 0.05f;
+    const int32_t z = 7;
+    qg_qparams qp = {&s, &z, NULL, 1, 1};
+    float want[10];
+    uint8_t wm[10];
+    qg_ref_fake_quant(&sp, X, want, wm, 10, &qp);
+    CU_ASSERT_TRUE(y.count == 10 && y.dtype == QG_NPY_F32 && memcmp(y.data, want, sizeof want) == 0);
+    CU_ASSERT_TRUE(m.count == 10 && memcmp(m.data, wm, 10) == 0);
+    free(y.data);
+    free(m.data);
+
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant_backward", "--in", tmp("x.npy"),
+                         "--mask", tmp("m.npy"), "--out", tmp("dx.npy"), NULL),
+                    0);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "quantize", "--in", tmp("x.npy"), "--scale", "0.05",
+                         "--zero-point", "7", "--out", tmp("q.npy"), NULL),
+                    0);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "dequantize", "--in", tmp("q.npy"), "--scale",
+                         "0.05", "--zero-point", "7", "--out", tmp("dq.npy"), NULL),
+                    0);
+    qg_npy dq;
+    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("dq.npy"), &dq, &err), QG_OK);
+    CU_ASSERT_EQUAL(memcmp(dq.data, want, sizeof want), 0); /* dequantize(quantize(x)) == fake_quant(x) */
+    free(dq.data);
+
+    /* observe with a state file, then run from that state */
+    unlink(tmp("st.bin"));
+    CU_ASSERT_EQUAL(qgen("observe", "--spec", tmp("act.json"), "--in", tmp("x.npy"), "--state", tmp("st.bin"), NULL),
+                    0);
+    ASSERT_CONTAINS(out_text, "\"scale\": [0.784313738]", "\"zero_point\": [128]");
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fused_train_step", "--in", tmp("x.npy"), "--state",
+                         tmp("st.bin"), "--out", tmp("fy.npy"), NULL),
+                    0);
+    ASSERT_CONTAINS(out_text, "\"scale\": [0.784313738]");
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "quantize", "--in", tmp("x.npy"), "--state",
+                         tmp("st.bin"), "--out", tmp("q2.npy"), NULL),
+                    0);
+
+    /* the PTQ bias path */
+    const float b[] = {0.5f, 0.5f};
+    write_f32("b.npy", b, 2);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "quantize_bias", "--in", tmp("b.npy"), "--s-in",
+                         "0.02", "--s-w", "0.01,0.01", "--out", tmp("bq.npy"), NULL),
+                    0);
+    int32_t acc[2 * 4] = {0};
+    size_t shape[4] = {1, 2, 2, 2};
+    CU_ASSERT_EQUAL(qg_npy_write(tmp("acc.npy"), QG_NPY_I32, shape, 4, acc, &err), QG_OK);
+    write_text("out.json", "{\"name\": \"out\", \"ch_axis\": 1}");
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("out.json"), "--op", "requantize", "--in", tmp("acc.npy"), "--s-in",
+                         "0.02", "--s-w", "0.01,0.01", "--s-out", "0.0019607844", "--bias", tmp("bq.npy"), "--out",
+                         tmp("yq.npy"), NULL),
+                    0);
+    qg_npy yq;
+    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("yq.npy"), &yq, &err), QG_OK);
+    CU_ASSERT_TRUE(yq.dtype == QG_NPY_U8 && yq.count == 8);
+    for (size_t i = 0; i < yq.count; i++)
+        CU_ASSERT_EQUAL(((uint8_t *)yq.data)[i], 255);
+    free(yq.data);
+}
+
+static void test_bad_qparams_and_data(void) {
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant", "--in", tmp("x.npy"), "--scale", "0",
+                         "--zero-point", "7", "--out", tmp("y.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "scale[0]", "got 0", "finite value > 0");
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant", "--in", tmp("x.npy"), "--scale", "nan",
+                         "--zero-point", "7", "--out", tmp("y.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "scale[0]", "nan");
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant", "--in", tmp("x.npy"), "--scale",
+                         "0.1", "--zero-point", "300", "--out", tmp("y.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "zero_point[0]", "300", "0..255");
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant", "--in", tmp("x.npy"), "--scale",
+                         "0.1", "--zero-point", "2.5", "--out", tmp("y.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "--zero-point", "2.5", "integer");
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "frob", "--in", tmp("x.npy"), "--out",
+                         tmp("y.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "--op", "frob", "fake_quant");
+
+    /* channel_len mismatch: 5 rows along ch_axis 0, spec says 2 */
+    float w[15] = {0};
+    size_t shape[2] = {5, 3};
+    qg_error err;
+    qg_npy_write(tmp("w5.npy"), QG_NPY_F32, shape, 2, w, &err);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("w.json"), "--op", "fake_quant", "--in", tmp("w5.npy"), "--scale",
+                         "0.1,0.2", "--zero-point", "0,0", "--out", tmp("y.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "w5.npy", "5 entries along ch_axis 0", "channel_len 2");
+    CU_ASSERT_EQUAL(qgen("observe", "--spec", tmp("w.json"), "--in", tmp("w5.npy"), NULL), 2);
+    ASSERT_CONTAINS(err_text, "channel_len 2");
+    size_t shape2[2] = {2, 3};
+    qg_npy_write(tmp("w2.npy"), QG_NPY_F32, shape2, 2, w, &err);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("w.json"), "--op", "fake_quant", "--in", tmp("w2.npy"), "--scale", "0.1",
+                         "--zero-point", "0", "--out", tmp("y.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "got 1 and 1 values", "expected 2");
+
+    /* NaN in observed data: error, state file untouched */
+    unlink(tmp("nan.state"));
+    CU_ASSERT_EQUAL(qgen("observe", "--spec", tmp("act.json"), "--in", tmp("x.npy"), "--state", tmp("nan.state"), NULL),
+                    0);
+    char before[4096], after[4096];
+    size_t nb = read_bytes(tmp("nan.state"), before, sizeof before);
+    float xn[3] = {1.0f, NAN, 2.0f};
+    write_f32("nan.npy", xn, 3);
+    CU_ASSERT_EQUAL(qgen("observe", "--spec", tmp("act.json"), "--in", tmp("nan.npy"), "--state", tmp("nan.state"),
+                         NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "NaN at element 1", "state kept");
+    size_t na = read_bytes(tmp("nan.state"), after, sizeof after);
+    CU_ASSERT_TRUE(nb > 64 && na == nb && memcmp(before, after, nb) == 0);
+
+    /* corrupt state file */
+    FILE *f = fopen(tmp("nan.state"), "r+b");
+    fseek(f, 70, SEEK_SET);
+    fputc(0x55, f);
+    fclose(f);
+    CU_ASSERT_EQUAL(qgen("observe", "--spec", tmp("act.json"), "--in", tmp("x.npy"), "--state", tmp("nan.state"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "nan.state", "checksum");
+}
+
+static void test_bad_npy(void) {
+    /* truncated: a valid header claiming 10 floats, 3 present */
+    qg_error err;
+    size_t n = 10;
+    qg_npy_write(tmp("t.npy"), QG_NPY_F32, &n, 1, X, &err);
+    struct stat st;
+    stat(tmp("t.npy"), &st);
+    CU_ASSERT_EQUAL(truncate(tmp("t.npy"), st.st_size - 28), 0);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant", "--in", tmp("t.npy"), "--scale", "0.1",
+                         "--zero-point", "0", "--out", tmp("y.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "t.npy", "truncated data", "12 of 40 bytes");
+    /* wrong dtype: float64 header */
+    write_text("f64.npy", "\x93NUMPY\x01");
+    FILE *f = fopen(tmp("f64.npy"), "wb");
+    const char hdr[] = "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }";
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(sizeof hdr), 0};
+    fwrite(pre, 1, 10, f);
+    fwrite(hdr, 1, sizeof hdr - 1, f);
+    fputc('\n', f);
+    double one = 1.0;
+    fwrite(&one, 8, 1, f);
+    fclose(f);
+    CU_ASSERT_EQUAL(qgen("observe", "--spec", tmp("act.json"), "--in", tmp("f64.npy"), NULL), 2);
+    ASSERT_CONTAINS(err_text, "f64.npy", "'<f8'", "expected float32");
+    /* an int8 array where float32 is expected */
+    int8_t q[3] = {1, 2, 3};
+    size_t n3 = 3;
+    qg_npy_write(tmp("i8.npy"), QG_NPY_I8, &n3, 1, q, &err);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant", "--in", tmp("i8.npy"), "--scale",
+                         "0.1", "--zero-point", "0", "--out", tmp("y.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "i8.npy", "dtype int8", "expected float32");
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "dequantize", "--in", tmp("i8.npy"), "--scale", "0.1",
+                         "--zero-point", "0", "--out", tmp("y.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "dtype int8", "expected uint8");
+    write_text("junk.npy", "hello");
+    CU_ASSERT_EQUAL(qgen("observe", "--spec", tmp("act.json"), "--in", tmp("junk.npy"), NULL), 2);
+    ASSERT_CONTAINS(err_text, "junk.npy", "not a .npy file");
+    /* an output that cannot be written leaves nothing behind */
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant", "--in", tmp("x.npy"), "--scale", "0.1",
+                         "--zero-point", "0", "--out", "/nonexistent-dir/y.npy", NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "/nonexistent-dir/y.npy");
+}
+
+int main(void) {
+    setup();
+    static const qg_test tests[] = {
+        {"help and usage", test_help_and_usage},
+        {"spec show/check/presets", test_spec_commands},
+        {"run and observe agree with the library", test_run_matches_library},
+        {"bad qparams and data exit 2 with a clear message", test_bad_qparams_and_data},
+        {"bad .npy files", test_bad_npy},
+    };
+    return QG_RUN("cli", tests);
+}

@@ -1,0 +1,44 @@
+/* Small helpers shared by the CUnit suites. */
+#ifndef QGEN_TEST_UTIL_H
+#define QGEN_TEST_UTIL_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+/* Asserts that `text` contains every one of the NULL-terminated needles,
+ * printing the text when one is missing. */
+static inline void qg_assert_contains_impl(const char *text, const char *const *needles, const char *file, int line) {
+    for (const char *const *n = needles; *n; n++) {
+        int found = text && strstr(text, *n) != NULL;
+        if (!found)
+            fprintf(stderr, "\n%s:%d: expected \"%s\" in: %s\n", file, line, *n, text ? text : "(null)");
+        CU_assertImplementation(found, (unsigned)line, "message contains expected text", file, "", CU_FALSE);
+    }
+}
+#define ASSERT_CONTAINS(text, ...)                                                                                     \
+    qg_assert_contains_impl((text), (const char *const[]){__VA_ARGS__, NULL}, __FILE__, __LINE__)
+
+typedef struct qg_test {
+    const char *name;
+    void (*fn)(void);
+} qg_test;
+
+/* Registers one suite of tests, runs it verbosely, returns the exit code. */
+static inline int qg_run_suite(const char *suite, const qg_test *tests, size_t count) {
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    CU_pSuite s = CU_add_suite(suite, NULL, NULL);
+    for (size_t i = 0; i < count; i++)
+        CU_add_test(s, tests[i].name, tests[i].fn);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}
+
+#define QG_RUN(suite, tests) qg_run_suite(suite, tests, sizeof(tests) / sizeof((tests)[0]))
+
+#endif
