@@ -14,12 +14,12 @@
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *const top_fields[] = {"name",          "base",        "dtype",      "qscheme",   "ch_axis",
-                                         "channel_len",   "quant_min",   "quant_max",  "reduce_range", "saturate",
-                                         "compat_mask",   "in_place",    "fast_training", "rounding", "scale_op",
-                                         "nan",           "requant",     "observer",   "targets"};
-static const char *const observer_fields[] = {"type", "averaging_constant", "eps", "bins", "upsample_rate", "scale",
-                                              "zero_point"};
+static const char *const top_fields[] = {"name",        "base",      "dtype",         "qscheme",      "ch_axis",
+                                         "channel_len", "quant_min", "quant_max",     "reduce_range", "saturate",
+                                         "compat_mask", "in_place",  "fast_training", "rounding",     "scale_op",
+                                         "nan",         "requant",   "observer",      "targets"};
+static const char *const observer_fields[] = {"type",  "averaging_constant", "eps", "bins", "upsample_rate",
+                                              "scale", "zero_point"};
 
 typedef struct ctx {
     const char *origin; /* file name, for messages */
@@ -89,8 +89,8 @@ static qg_status field_error(const ctx *c, const char *path, const json_t *value
     char where[300];
     locate(c, path, where, sizeof where);
     char *v = value ? json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-    qg_status st = qg_error_set(c->err, QG_ERR_INVALID, "%s: %s: got %s; expected %s", where, path,
-                                v ? v : "nothing", expected);
+    qg_status st =
+        qg_error_set(c->err, QG_ERR_INVALID, "%s: %s: got %s; expected %s", where, path, v ? v : "nothing", expected);
     free(v);
     return st;
 }
@@ -221,8 +221,8 @@ static qg_status convert_targets(const ctx *c, json_t *v, qg_spec *sp) {
             static const char *const isas[] = {"scalar", "avx2", "avx512", "neon", "rvv"};
             const char *near = json_is_string(e) ? qg_closest_name(json_string_value(e), isas, COUNT(isas)) : NULL;
             char expected[160];
-            snprintf(expected, sizeof expected, "one of scalar, avx2, avx512, neon, rvv%s%s%s", near ? " (did you mean \"" : "",
-                     near ? near : "", near ? "\"?)" : "");
+            snprintf(expected, sizeof expected, "one of scalar, avx2, avx512, neon, rvv%s%s%s",
+                     near ? " (did you mean \"" : "", near ? near : "", near ? "\"?)" : "");
             return field_error(c, "targets", e, expected);
         }
         set |= 1u << isa;
@@ -401,8 +401,8 @@ static qg_status apply_set(ctx *c, json_t *merged, const char *arg) {
     return QG_OK;
 }
 
-qg_status qg_spec_load_string(const char *text, const char *origin, const char *const *sets, size_t nsets,
-                              qg_spec *out, qg_error *err) {
+qg_status qg_spec_load_string(const char *text, const char *origin, const char *const *sets, size_t nsets, qg_spec *out,
+                              qg_error *err) {
     ctx c = {origin ? origin : "<spec>", text, NULL, json_object(), err};
     json_error_t jerr;
     json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr), *merged = NULL;

@@ -87,10 +87,11 @@ qg_status qg_observer_update(qg_observer *o, const float *x, size_t n, size_t in
                                 "observed data: NaN at element %zu; expected finite values (observer state kept)", i);
     if (o->channels > 1 || is_per_channel_observer(t)) {
         if (inner == 0 || n % (inner * o->channels) != 0)
-            return qg_error_set(err, QG_ERR_INVALID,
-                                "observed data: %zu elements with inner %zu do not split into channel_len %zu channels; "
-                                "expected a multiple of channel_len * inner = %zu",
-                                n, inner, o->channels, inner * o->channels);
+            return qg_error_set(
+                err, QG_ERR_INVALID,
+                "observed data: %zu elements with inner %zu do not split into channel_len %zu channels; "
+                "expected a multiple of channel_len * inner = %zu",
+                n, inner, o->channels, inner * o->channels);
         float *cmin = malloc(o->channels * sizeof(float)), *cmax = malloc(o->channels * sizeof(float));
         if (!cmin || !cmax) {
             free(cmin);
@@ -144,8 +145,7 @@ qg_status qg_observer_qparams(const qg_observer *o, float *scale, int32_t *zero_
         qg_hist_search(o, &lo, &hi);
         return qg_calculate_qparams(sp, &lo, &hi, 1, scale, zero_point, zero_point_float, err);
     }
-    default:
-        return qg_calculate_qparams(sp, o->min, o->max, o->channels, scale, zero_point, zero_point_float, err);
+    default: return qg_calculate_qparams(sp, o->min, o->max, o->channels, scale, zero_point, zero_point_float, err);
     }
 }
 

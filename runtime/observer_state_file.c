@@ -46,7 +46,8 @@ static int put(buf *b, const void *src, size_t n) {
 }
 
 static int put_u32(buf *b, uint32_t v) {
-    unsigned char le[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16), (unsigned char)(v >> 24)};
+    unsigned char le[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+                           (unsigned char)(v >> 24)};
     return put(b, le, 4);
 }
 
@@ -172,8 +173,10 @@ qg_status qg_observer_load(qg_observer *o, const char *path, qg_error *err) {
         goto out;
     }
     if (b.len < 8 || memcmp(b.p, STATE_MAGIC, 8) != 0) {
-        st = qg_error_set(err, QG_ERR_FORMAT, "state file %s: not a qgen observer state (bad magic); expected a file "
-                                              "written by qgen observe --state", path);
+        st = qg_error_set(err, QG_ERR_FORMAT,
+                          "state file %s: not a qgen observer state (bad magic); expected a file "
+                          "written by qgen observe --state",
+                          path);
         goto out;
     }
     if (b.len < header + 8) {
@@ -189,10 +192,11 @@ qg_status qg_observer_load(qg_observer *o, const char *path, qg_error *err) {
     }
     uint64_t channels = get_u64(b.p + 8 + 16 + 16);
     uint32_t bins = get_u32(b.p + 8 + 16 + 24);
-    if (channels > (1u << 30) || bins > (1u << 20) ||
-        b.len != header + 8 * (size_t)channels + 4 * (size_t)bins + 8) {
-        st = qg_error_set(err, QG_ERR_FORMAT, "state file %s: size %zu does not match its header; the file is "
-                                              "truncated or corrupt", path, b.len);
+    if (channels > (1u << 30) || bins > (1u << 20) || b.len != header + 8 * (size_t)channels + 4 * (size_t)bins + 8) {
+        st = qg_error_set(err, QG_ERR_FORMAT,
+                          "state file %s: size %zu does not match its header; the file is "
+                          "truncated or corrupt",
+                          path, b.len);
         goto out;
     }
     if (XXH64(b.p, b.len - 8, 0) != get_u64(b.p + b.len - 8)) {

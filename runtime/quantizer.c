@@ -110,9 +110,7 @@ qg_status qg_quantizer_apply(const qg_quantizer *q, const float *x, float *y, si
     switch (q->state) {
     case QG_STATE_ACTIVATED:
     case QG_STATE_BAKED:
-    case QG_STATE_PASSIVE:
-        fake_quant_with(q, x, y, n, inner);
-        return QG_OK;
+    case QG_STATE_PASSIVE: fake_quant_with(q, x, y, n, inner); return QG_OK;
     default:
         if (y != x)
             memmove(y, x, n * sizeof(float));
@@ -139,8 +137,7 @@ qg_status qg_quantizer_bake(qg_quantizer *q, float *param, size_t n, size_t inne
 
 qg_status qg_quantizer_dequantize(qg_quantizer *q, qg_error *err) {
     switch (q->state) {
-    case QG_STATE_DEQUANTIZED:
-        return QG_OK; /* repeating it is harmless */
+    case QG_STATE_DEQUANTIZED: return QG_OK; /* repeating it is harmless */
     case QG_STATE_BAKED:
         memcpy(q->param, q->original, q->n * sizeof(float));
         /* fall through */
@@ -149,8 +146,7 @@ qg_status qg_quantizer_dequantize(qg_quantizer *q, qg_error *err) {
         q->before_dequant = q->state;
         q->state = QG_STATE_DEQUANTIZED;
         return QG_OK;
-    default:
-        return wrong_state(q, "dequantize()", err);
+    default: return wrong_state(q, "dequantize()", err);
     }
 }
 
@@ -168,7 +164,6 @@ qg_status qg_quantizer_restore(qg_quantizer *q, qg_error *err) {
         q->param = NULL;
         q->state = QG_STATE_ACTIVATED;
         return QG_OK;
-    default:
-        return wrong_state(q, "restore()", err);
+    default: return wrong_state(q, "restore()", err);
     }
 }

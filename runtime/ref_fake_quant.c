@@ -25,8 +25,8 @@ qg_status qg_qparams_validate(const qg_spec *sp, const qg_qparams *qp, qg_error 
         }
         int32_t z = qp->zero_point[c];
         if (z < sp->quant_min || z > sp->quant_max)
-            return qg_error_set(err, QG_ERR_INVALID, "zero_point[%zu]: got %d; expected a value in %lld..%lld", c, (int)z,
-                                (long long)sp->quant_min, (long long)sp->quant_max);
+            return qg_error_set(err, QG_ERR_INVALID, "zero_point[%zu]: got %d; expected a value in %lld..%lld", c,
+                                (int)z, (long long)sp->quant_min, (long long)sp->quant_max);
     }
     return QG_OK;
 }
@@ -45,7 +45,8 @@ static int64_t load_q(qg_dtype d, const void *q, size_t i) {
     case QG_QINT8: return ((const int8_t *)q)[i];
     case QG_QUINT8: return ((const uint8_t *)q)[i];
     case QG_QINT16: return ((const int16_t *)q)[i];
-    case QG_QINT32: default: return ((const int32_t *)q)[i];
+    case QG_QINT32:
+    default: return ((const int32_t *)q)[i];
     }
 }
 

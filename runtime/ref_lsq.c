@@ -44,7 +44,7 @@ void qg_ref_lsq_backward(const qg_spec *sp, const float *x, const float *dy, siz
         const float z = lsq_zero_point(sp, zero_point_f[c], true);
         const float xi = x[i], d = dy[i];
         const float xq = qg_round_mode(sp->rounding, z + xi * inv);
-        const bool below = xq < qmin, above = xq > qmax;
+        const bool below = xq<qmin, above = xq> qmax;
         out->dx[i] = below || above ? 0.0f : d;
         if (below || above) {
             out->dz[c] += (double)(d * -1.0f * s * g);

@@ -13,13 +13,10 @@
  * half_up is Horizon's floor(t + 0.5) with the addition done in fp32. */
 static inline float qg_round_mode(qg_rounding mode, float t) {
     switch (mode) {
-    case QG_ROUND_HALF_UP:
-        return floorf(t + 0.5f);
-    case QG_ROUND_HALF_AWAY:
-        return roundf(t);
+    case QG_ROUND_HALF_UP: return floorf(t + 0.5f);
+    case QG_ROUND_HALF_AWAY: return roundf(t);
     case QG_ROUND_HALF_EVEN:
-    default:
-        return nearbyintf(t);
+    default: return nearbyintf(t);
     }
 }
 
@@ -27,9 +24,9 @@ static inline float qg_round_mode(qg_rounding mode, float t) {
  * kernel computes it. */
 typedef struct qg_chan {
     float s, inv;
-    int32_t z;  /* integer zero point */
-    float zf;   /* float zero point (float_qparams) */
-    bool fzp;   /* float_qparams scheme */
+    int32_t z; /* integer zero point */
+    float zf;  /* float zero point (float_qparams) */
+    bool fzp;  /* float_qparams scheme */
 } qg_chan;
 
 static inline qg_chan qg_chan_of(const qg_spec *sp, const qg_qparams *qp, size_t c) {

@@ -10,9 +10,9 @@ static const char *const rounding_names[] = {"half_even", "half_up", "half_away"
 static const char *const scale_op_names[] = {"mul_inv", "div"};
 static const char *const nan_names[] = {"zero_point", "propagate"};
 static const char *const requant_names[] = {"fp32", "fixed_point"};
-static const char *const observer_names[] = {"minmax",    "moving_average_minmax", "per_channel_minmax",
-                                             "moving_average_per_channel_minmax",
-                                             "histogram", "fixed_qparams",         "placeholder"};
+static const char *const observer_names[] = {
+    "minmax",    "moving_average_minmax", "per_channel_minmax", "moving_average_per_channel_minmax",
+    "histogram", "fixed_qparams",         "placeholder"};
 static const char *const isa_names[] = {"scalar", "avx2", "avx512", "neon", "rvv"};
 
 const char *qg_dtype_name(qg_dtype d) { return NAME_OF(dtype_names, d); }
@@ -26,10 +26,23 @@ const char *qg_isa_name(qg_isa isa) { return NAME_OF(isa_names, isa); }
 
 void qg_dtype_range(qg_dtype d, int64_t *qmin, int64_t *qmax) {
     switch (d) {
-    case QG_QINT8: *qmin = -128; *qmax = 127; return;
-    case QG_QUINT8: *qmin = 0; *qmax = 255; return;
-    case QG_QINT16: *qmin = -32768; *qmax = 32767; return;
-    case QG_QINT32: default: *qmin = INT32_MIN; *qmax = INT32_MAX; return;
+    case QG_QINT8:
+        *qmin = -128;
+        *qmax = 127;
+        return;
+    case QG_QUINT8:
+        *qmin = 0;
+        *qmax = 255;
+        return;
+    case QG_QINT16:
+        *qmin = -32768;
+        *qmax = 32767;
+        return;
+    case QG_QINT32:
+    default:
+        *qmin = INT32_MIN;
+        *qmax = INT32_MAX;
+        return;
     }
 }
 
@@ -38,6 +51,7 @@ size_t qg_dtype_size(qg_dtype d) {
     case QG_QINT8:
     case QG_QUINT8: return 1;
     case QG_QINT16: return 2;
-    case QG_QINT32: default: return 4;
+    case QG_QINT32:
+    default: return 4;
     }
 }

@@ -24,11 +24,13 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
         return qg_error_set(err, QG_ERR_INVALID, "name: got \"%s\"; expected a C identifier ([A-Za-z_][A-Za-z0-9_]*)",
                             sp->name);
     if (!qg_dtype_name(sp->dtype))
-        return qg_error_set(err, QG_ERR_INVALID, "dtype: got %d; expected qint8, quint8, qint16 or qint32", (int)sp->dtype);
+        return qg_error_set(err, QG_ERR_INVALID, "dtype: got %d; expected qint8, quint8, qint16 or qint32",
+                            (int)sp->dtype);
     int64_t dmin, dmax;
     qg_dtype_range(sp->dtype, &dmin, &dmax);
     if (sp->given_quant_min > sp->given_quant_max)
-        return qg_error_set(err, QG_ERR_INVALID, "quant_min: got %lld > quant_max %lld; expected quant_min <= quant_max",
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "quant_min: got %lld > quant_max %lld; expected quant_min <= quant_max",
                             (long long)sp->given_quant_min, (long long)sp->given_quant_max);
     if (sp->given_quant_min < dmin || sp->given_quant_min > dmax)
         return qg_error_set(err, QG_ERR_INVALID, "quant_min: got %lld; expected a value in %s's range %lld..%lld",
@@ -37,16 +39,19 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
         return qg_error_set(err, QG_ERR_INVALID, "quant_max: got %lld; expected a value in %s's range %lld..%lld",
                             (long long)sp->given_quant_max, qg_dtype_name(sp->dtype), (long long)dmin, (long long)dmax);
     if (sp->given_quant_min > 0)
-        return qg_error_set(err, QG_ERR_INVALID, "quant_min: got %lld; expected quant_min <= 0 (0 must be in the range)",
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "quant_min: got %lld; expected quant_min <= 0 (0 must be in the range)",
                             (long long)sp->given_quant_min);
     if (sp->given_quant_max < 0)
-        return qg_error_set(err, QG_ERR_INVALID, "quant_max: got %lld; expected quant_max >= 0 (0 must be in the range)",
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "quant_max: got %lld; expected quant_max >= 0 (0 must be in the range)",
                             (long long)sp->given_quant_max);
     if (sp->reduce_range && sp->dtype == QG_QINT32)
         return qg_error_set(err, QG_ERR_INVALID, "reduce_range: got true; expected false for qint32");
     if (sp->reduce_range && sp->dtype == QG_QUINT8 && qg_qscheme_is_symmetric(sp->qscheme))
-        return qg_error_set(err, QG_ERR_INVALID,
-                            "reduce_range: got true; expected false for symmetric quint8 (torch cannot reduce that range)");
+        return qg_error_set(
+            err, QG_ERR_INVALID,
+            "reduce_range: got true; expected false for symmetric quint8 (torch cannot reduce that range)");
     int64_t emin = sp->given_quant_min, emax = sp->given_quant_max;
     if (sp->reduce_range) {
         /* Python's floor division, as torch halves the range. */
@@ -77,8 +82,9 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
     if (!oname)
         return qg_error_set(err, QG_ERR_INVALID, "observer.type: got %d; expected a known observer", (int)o->type);
     if (observer_is_per_channel(o->type) && !per_channel)
-        return qg_error_set(err, QG_ERR_INVALID, "observer.type: got \"%s\"; expected a per-tensor observer for qscheme %s",
-                            oname, qg_qscheme_name(sp->qscheme));
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "observer.type: got \"%s\"; expected a per-tensor observer for qscheme %s", oname,
+                            qg_qscheme_name(sp->qscheme));
     if (!observer_is_per_channel(o->type) && o->type != QG_OBS_PLACEHOLDER && per_channel)
         return qg_error_set(err, QG_ERR_INVALID,
                             "observer.type: got \"%s\"; expected per_channel_minmax, "
@@ -102,7 +108,8 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
                                 (int)o->fixed_zero_point, (long long)sp->quant_min, (long long)sp->quant_max);
     }
     if (sp->targets == 0 || sp->targets >= (1u << QG_ISA_COUNT))
-        return qg_error_set(err, QG_ERR_INVALID, "targets: got an empty or unknown set; expected some of scalar, avx2, "
-                                                 "avx512, neon, rvv");
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "targets: got an empty or unknown set; expected some of scalar, avx2, "
+                            "avx512, neon, rvv");
     return QG_OK;
 }

@@ -49,8 +49,7 @@ int qg_cli_ints(const char *opt, const char *text, int32_t *out, size_t cap, siz
         errno = 0;
         long long v = strtoll(p, &end, 10);
         if (end == p || errno || (*end && *end != ',') || v < INT32_MIN || v > INT32_MAX)
-            return qg_cli_failf("%s: got \"%s\"; expected an integer or a comma-separated list of integers", opt,
-                                text);
+            return qg_cli_failf("%s: got \"%s\"; expected an integer or a comma-separated list of integers", opt, text);
         if (*count == cap)
             return qg_cli_failf("%s: more than %zu values", opt, cap);
         out[(*count)++] = (int32_t)v;

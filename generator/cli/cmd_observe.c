@@ -17,12 +17,9 @@ static const char usage[] = "usage: qgen observe --spec S --in x.npy [--state FI
 int qg_cmd_observe(int argc, char **argv) {
     const char *spec_path = NULL, *in = NULL, *state = NULL, *sets[QG_MAX_SETS];
     size_t nsets = 0;
-    static const struct option opts[] = {{"spec", required_argument, 0, 'S'},
-                                         {"in", required_argument, 0, 'i'},
-                                         {"state", required_argument, 0, 't'},
-                                         {"set", required_argument, 0, 's'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0}};
+    static const struct option opts[] = {{"spec", required_argument, 0, 'S'},  {"in", required_argument, 0, 'i'},
+                                         {"state", required_argument, 0, 't'}, {"set", required_argument, 0, 's'},
+                                         {"help", no_argument, 0, 'h'},        {0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -65,15 +62,15 @@ int qg_cmd_observe(int argc, char **argv) {
     }
     if (qg_cli_layout(&sp, &x, in, &channels, &inner, &err) || qg_observer_create(&sp, &obs, &err) ||
         (state && access(state, F_OK) == 0 && qg_observer_load(obs, state, &err)) ||
-        qg_observer_update(obs, x.data, x.count, inner, &err) ||
-        qg_observer_qparams(obs, scale, zp, zf, &err) || (state && qg_observer_save(obs, state, &err))) {
+        qg_observer_update(obs, x.data, x.count, inner, &err) || qg_observer_qparams(obs, scale, zp, zf, &err) ||
+        (state && qg_observer_save(obs, state, &err))) {
         rc = qg_cli_fail(&err);
         goto out;
     }
-    size_t nobs = sp.observer.type == QG_OBS_PER_CHANNEL_MINMAX ||
-                          sp.observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX
-                      ? nch
-                      : 1;
+    size_t nobs =
+        sp.observer.type == QG_OBS_PER_CHANNEL_MINMAX || sp.observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX
+            ? nch
+            : 1;
     qg_observer_minmax(obs, mn, mx);
     printf("{\"name\": \"%s\", \"scale\": [", sp.name);
     for (size_t i = 0; i < nch; i++)

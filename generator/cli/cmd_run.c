@@ -36,16 +36,23 @@ typedef struct run_args {
 } run_args;
 
 static int parse_args(int argc, char **argv, run_args *a) {
-    static const struct option opts[] = {
-        {"spec", required_argument, 0, 'S'},  {"op", required_argument, 0, 'o'},
-        {"in", required_argument, 0, 'i'},    {"out", required_argument, 0, 'O'},
-        {"mask", required_argument, 0, 'm'},  {"state", required_argument, 0, 't'},
-        {"grad", required_argument, 0, 'g'},  {"bias", required_argument, 0, 'b'},
-        {"scale", required_argument, 0, 'c'}, {"zero-point", required_argument, 0, 'z'},
-        {"s-in", required_argument, 0, '1'},  {"s-w", required_argument, 0, '2'},
-        {"s-out", required_argument, 0, '3'}, {"grad-factor", required_argument, 0, 'f'},
-        {"set", required_argument, 0, 's'},   {"help", no_argument, 0, 'h'},
-        {0}};
+    static const struct option opts[] = {{"spec", required_argument, 0, 'S'},
+                                         {"op", required_argument, 0, 'o'},
+                                         {"in", required_argument, 0, 'i'},
+                                         {"out", required_argument, 0, 'O'},
+                                         {"mask", required_argument, 0, 'm'},
+                                         {"state", required_argument, 0, 't'},
+                                         {"grad", required_argument, 0, 'g'},
+                                         {"bias", required_argument, 0, 'b'},
+                                         {"scale", required_argument, 0, 'c'},
+                                         {"zero-point", required_argument, 0, 'z'},
+                                         {"s-in", required_argument, 0, '1'},
+                                         {"s-w", required_argument, 0, '2'},
+                                         {"s-out", required_argument, 0, '3'},
+                                         {"grad-factor", required_argument, 0, 'f'},
+                                         {"set", required_argument, 0, 's'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -85,7 +92,8 @@ static qg_npy_dtype npy_of(qg_dtype d) {
     case QG_QINT8: return QG_NPY_I8;
     case QG_QUINT8: return QG_NPY_U8;
     case QG_QINT16: return QG_NPY_I16;
-    case QG_QINT32: default: return QG_NPY_I32;
+    case QG_QINT32:
+    default: return QG_NPY_I32;
     }
 }
 
@@ -166,7 +174,8 @@ static int op_requant_family(const run_args *a, run_ctx *r) {
     size_t n1, nw, n3;
     if (!a->s_in || !a->s_w)
         return qg_cli_failf("run --op %s: --s-in and --s-w are required", a->op);
-    if ((rc = qg_cli_floats("--s-in", a->s_in, &s_in, 1, &n1)) || (rc = qg_cli_floats("--s-w", a->s_w, s_w, MAXCH, &nw)))
+    if ((rc = qg_cli_floats("--s-in", a->s_in, &s_in, 1, &n1)) ||
+        (rc = qg_cli_floats("--s-w", a->s_w, s_w, MAXCH, &nw)))
         return rc;
     for (size_t i = 0; i < nw; i++)
         if (!(s_w[i] > 0.0f) || !isfinite(s_w[i]) || !(s_in > 0.0f) || !isfinite(s_in))
@@ -196,8 +205,8 @@ static int op_requant_family(const run_args *a, run_ctx *r) {
     if (a->zero_point && (rc = qg_cli_ints("--zero-point", a->zero_point, &zo, 1, &nz)))
         return rc;
     if (zo < r->sp.quant_min || zo > r->sp.quant_max)
-        return qg_cli_failf("--zero-point: got %d; expected a value in %lld..%lld", (int)zo,
-                            (long long)r->sp.quant_min, (long long)r->sp.quant_max);
+        return qg_cli_failf("--zero-point: got %d; expected a value in %lld..%lld", (int)zo, (long long)r->sp.quant_min,
+                            (long long)r->sp.quant_max);
     size_t channels = nw, inner = 1;
     if (nw > 1) {
         /* Per output channel along the spec's ch_axis (NCHW: axis 1). */
@@ -275,8 +284,8 @@ static int run_op(const run_args *a, run_ctx *r) {
         if ((rc = expect_dtype(a->mask, &m, QG_NPY_U8, "a mask from fake_quant")) || m.count != want) {
             free(m.data);
             if (!rc)
-                rc = qg_cli_failf("%s: %zu mask bytes; expected %zu for %zu elements (%s mask)", a->mask, m.count,
-                                  want, n, sp->compat_mask ? "packed" : "byte");
+                rc = qg_cli_failf("%s: %zu mask bytes; expected %zu for %zu elements (%s mask)", a->mask, m.count, want,
+                                  n, sp->compat_mask ? "packed" : "byte");
             goto out;
         }
         qg_ref_fake_quant_backward(sp, r->x.data, m.data, fout, n);

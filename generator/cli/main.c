@@ -4,18 +4,17 @@
 
 #include "cli.h"
 
-static const char usage[] =
-    "usage: qgen <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  spec show FILE [--set k=v]...    print the resolved spec as canonical JSON\n"
-    "  spec check FILE [--set k=v]...   validate a spec\n"
-    "  spec presets                     list the presets a spec can name as \"base\"\n"
-    "  run --spec S --op OP ...         run one op's reference on .npy files\n"
-    "  observe --spec S --in X [--state F]\n"
-    "                                   feed data to the spec's observer, print qparams\n"
-    "\n"
-    "Every command takes --help. Exit status: 0 on success, 2 on bad input.\n";
+static const char usage[] = "usage: qgen <command> [options]\n"
+                            "\n"
+                            "commands:\n"
+                            "  spec show FILE [--set k=v]...    print the resolved spec as canonical JSON\n"
+                            "  spec check FILE [--set k=v]...   validate a spec\n"
+                            "  spec presets                     list the presets a spec can name as \"base\"\n"
+                            "  run --spec S --op OP ...         run one op's reference on .npy files\n"
+                            "  observe --spec S --in X [--state F]\n"
+                            "                                   feed data to the spec's observer, print qparams\n"
+                            "\n"
+                            "Every command takes --help. Exit status: 0 on success, 2 on bad input.\n";
 
 int main(int argc, char **argv) {
     if (argc < 2) {

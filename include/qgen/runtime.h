@@ -75,7 +75,7 @@ void qg_ref_quantize_bias(const float *bias, int32_t *bq, size_t channels, float
  * picks the fp32 or the fixed-point scheme (docs/semantics.md). */
 typedef struct qg_requant_params {
     float s_in;
-    const float *s_w; /* channels values */
+    const float *s_w;      /* channels values */
     const int32_t *bias_q; /* channels values, or NULL */
     float s_out;
     int32_t z_out;

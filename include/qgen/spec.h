@@ -123,8 +123,8 @@ qg_status qg_spec_validate(const qg_spec *spec, qg_error *err);
  * is taken as a string). Errors name the file, line and column, the field,
  * the value and what was expected. */
 qg_status qg_spec_load_file(const char *path, const char *const *sets, size_t nsets, qg_spec *out, qg_error *err);
-qg_status qg_spec_load_string(const char *json, const char *origin, const char *const *sets, size_t nsets,
-                              qg_spec *out, qg_error *err);
+qg_status qg_spec_load_string(const char *json, const char *origin, const char *const *sets, size_t nsets, qg_spec *out,
+                              qg_error *err);
 /* The resolved spec as canonical JSON (fixed key order, every field, 2-space
  * indent, trailing newline). The caller frees it with free(). */
 char *qg_spec_to_json(const qg_spec *spec);

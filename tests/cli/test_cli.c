@@ -49,7 +49,8 @@ static int qgen(const char *first, ...) {
     snprintf(err_path, sizeof err_path, "%s/stderr.txt", TEST_TMP);
     pid_t pid = fork();
     if (pid == 0) {
-        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600), e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+            e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         dup2(o, 1);
         dup2(e, 2);
         execv(QGEN_BIN, (char *const *)argv);
@@ -212,17 +213,16 @@ static void test_bad_qparams_and_data(void) {
                          "--zero-point", "7", "--out", tmp("y.npy"), NULL),
                     2);
     ASSERT_CONTAINS(err_text, "scale[0]", "nan");
-    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant", "--in", tmp("x.npy"), "--scale",
-                         "0.1", "--zero-point", "300", "--out", tmp("y.npy"), NULL),
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant", "--in", tmp("x.npy"), "--scale", "0.1",
+                         "--zero-point", "300", "--out", tmp("y.npy"), NULL),
                     2);
     ASSERT_CONTAINS(err_text, "zero_point[0]", "300", "0..255");
-    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant", "--in", tmp("x.npy"), "--scale",
-                         "0.1", "--zero-point", "2.5", "--out", tmp("y.npy"), NULL),
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant", "--in", tmp("x.npy"), "--scale", "0.1",
+                         "--zero-point", "2.5", "--out", tmp("y.npy"), NULL),
                     2);
     ASSERT_CONTAINS(err_text, "--zero-point", "2.5", "integer");
-    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "frob", "--in", tmp("x.npy"), "--out",
-                         tmp("y.npy"), NULL),
-                    2);
+    CU_ASSERT_EQUAL(
+        qgen("run", "--spec", tmp("act.json"), "--op", "frob", "--in", tmp("x.npy"), "--out", tmp("y.npy"), NULL), 2);
     ASSERT_CONTAINS(err_text, "--op", "frob", "fake_quant");
 
     /* channel_len mismatch: 5 rows along ch_axis 0, spec says 2 */
@@ -251,9 +251,8 @@ static void test_bad_qparams_and_data(void) {
     size_t nb = read_bytes(tmp("nan.state"), before, sizeof before);
     float xn[3] = {1.0f, NAN, 2.0f};
     write_f32("nan.npy", xn, 3);
-    CU_ASSERT_EQUAL(qgen("observe", "--spec", tmp("act.json"), "--in", tmp("nan.npy"), "--state", tmp("nan.state"),
-                         NULL),
-                    2);
+    CU_ASSERT_EQUAL(
+        qgen("observe", "--spec", tmp("act.json"), "--in", tmp("nan.npy"), "--state", tmp("nan.state"), NULL), 2);
     ASSERT_CONTAINS(err_text, "NaN at element 1", "state kept");
     size_t na = read_bytes(tmp("nan.state"), after, sizeof after);
     CU_ASSERT_TRUE(nb > 64 && na == nb && memcmp(before, after, nb) == 0);
@@ -301,8 +300,8 @@ static void test_bad_npy(void) {
                          "0.1", "--zero-point", "0", "--out", tmp("y.npy"), NULL),
                     2);
     ASSERT_CONTAINS(err_text, "i8.npy", "dtype int8", "expected float32");
-    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "dequantize", "--in", tmp("i8.npy"), "--scale", "0.1",
-                         "--zero-point", "0", "--out", tmp("y.npy"), NULL),
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "dequantize", "--in", tmp("i8.npy"), "--scale",
+                         "0.1", "--zero-point", "0", "--out", tmp("y.npy"), NULL),
                     2);
     ASSERT_CONTAINS(err_text, "dtype int8", "expected uint8");
     write_text("junk.npy", "hello");

@@ -140,7 +140,7 @@ static void cq_free(cq *q) {
 
 /* Runs fn on every segment (each length torch saw on its own). */
 #define FOR_SEGMENTS(c, off, n)                                                                                        \
-    for (size_t si_ = 0, off = 0, n = 0; si_ < json_array_size(json_object_get(c, "segments")); si_++, off += n)        \
+    for (size_t si_ = 0, off = 0, n = 0; si_ < json_array_size(json_object_get(c, "segments")); si_++, off += n)       \
         if ((n = (size_t)json_integer_value(json_array_get(json_object_get(c, "segments"), si_))), 1)
 
 /* ---- element-wise ops ------------------------------------------------------- */
@@ -261,9 +261,9 @@ static void run_observe(json_t *c) {
     size_t bad = 0;
     json_array_foreach(json_object_get(c, "steps"), i, step) {
         qg_npy x = load(step, "x");
-        CU_ASSERT_EQUAL(qg_observer_update(obs, x.data, x.count, (size_t)json_integer_value(json_object_get(step, "inner")),
-                                           &err),
-                        QG_OK);
+        CU_ASSERT_EQUAL(
+            qg_observer_update(obs, x.data, x.count, (size_t)json_integer_value(json_object_get(step, "inner")), &err),
+            QG_OK);
         CU_ASSERT_EQUAL(qg_observer_qparams(obs, s, zp, zf, &err), QG_OK);
         qg_observer_minmax(obs, mn, mx);
         float *wmn = floats_of(json_object_get(step, "min")), *wmx = floats_of(json_object_get(step, "max")),
@@ -339,7 +339,8 @@ static void run_fused(json_t *c) {
         float *got = malloc(x.count * sizeof(float) + 4);
         uint8_t *mask = malloc(x.count + 8);
         CU_ASSERT_EQUAL(qg_ref_fused_train_step(obs, x.data, got, mask, x.count,
-                                                (size_t)json_integer_value(json_object_get(step, "inner")), s, zp, &err),
+                                                (size_t)json_integer_value(json_object_get(step, "inner")), s, zp,
+                                                &err),
                         QG_OK);
         bad += compare("y", id_of(c), got, y.data, y.count, 4);
         CU_ASSERT_EQUAL(qg_mask_bytes(&sp, x.count), m.count);
@@ -384,7 +385,8 @@ static void run_lsq(json_t *c) {
     qg_ref_lsq_forward(&sp, x.data, goty, x.count, scale, zf, ch, inner);
     qg_lsq_grads gr = {gotdx, ds, dz};
     qg_ref_lsq_backward(&sp, x.data, dy.data, x.count, scale, zf, ch, inner, g, &gr);
-    size_t bad = compare("y", id_of(c), goty, y.data, y.count, 4) + compare("dx", id_of(c), gotdx, dx.data, dx.count, 4);
+    size_t bad =
+        compare("y", id_of(c), goty, y.data, y.count, 4) + compare("dx", id_of(c), gotdx, dx.data, dx.count, 4);
     for (size_t k = 0; k < ch; k++) {
         double wds = json_real_value(json_array_get(json_object_get(c, "ds"), k));
         double wdz = json_real_value(json_array_get(json_object_get(c, "dz"), k));
@@ -418,16 +420,17 @@ static void run_preset(json_t *c) {
     qg_spec sp;
     qg_error err;
     CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(text, "preset", NULL, 0, &sp, &err), QG_OK);
-    bool ok = strcmp(qg_dtype_name(sp.dtype), json_string_value(json_object_get(c, "dtype"))) == 0 &&
-              strcmp(qg_qscheme_name(sp.qscheme), json_string_value(json_object_get(c, "qscheme"))) == 0 &&
-              sp.quant_min == json_integer_value(json_object_get(c, "quant_min")) &&
-              sp.quant_max == json_integer_value(json_object_get(c, "quant_max")) &&
-              strcmp(qg_observer_type_name(sp.observer.type), json_string_value(json_object_get(c, "observer"))) == 0 &&
-              sp.observer.averaging_constant ==
-                  bits_to_float(json_integer_value(json_array_get(json_object_get(c, "averaging_constant"), 0))) &&
-              sp.observer.eps == bits_to_float(json_integer_value(json_array_get(json_object_get(c, "eps"), 0))) &&
-              sp.fast_training == json_is_true(json_object_get(c, "fused")) &&
-              (!qg_qscheme_is_per_channel(sp.qscheme) || sp.ch_axis == json_integer_value(json_object_get(c, "ch_axis")));
+    bool ok =
+        strcmp(qg_dtype_name(sp.dtype), json_string_value(json_object_get(c, "dtype"))) == 0 &&
+        strcmp(qg_qscheme_name(sp.qscheme), json_string_value(json_object_get(c, "qscheme"))) == 0 &&
+        sp.quant_min == json_integer_value(json_object_get(c, "quant_min")) &&
+        sp.quant_max == json_integer_value(json_object_get(c, "quant_max")) &&
+        strcmp(qg_observer_type_name(sp.observer.type), json_string_value(json_object_get(c, "observer"))) == 0 &&
+        sp.observer.averaging_constant ==
+            bits_to_float(json_integer_value(json_array_get(json_object_get(c, "averaging_constant"), 0))) &&
+        sp.observer.eps == bits_to_float(json_integer_value(json_array_get(json_object_get(c, "eps"), 0))) &&
+        sp.fast_training == json_is_true(json_object_get(c, "fused")) &&
+        (!qg_qscheme_is_per_channel(sp.qscheme) || sp.ch_axis == json_integer_value(json_object_get(c, "ch_axis")));
     if (!ok)
         fprintf(stderr, "\n  preset %s differs from torch's qconfig\n", id_of(c));
     elements_compared++;
@@ -445,7 +448,8 @@ static void run_conv_bias(json_t *c) {
     int32_t bq[2];
     qg_ref_quantize_bias(bias, bq, 2, s_in[0], s_w);
     json_t *shape = json_object_get(c, "out_shape");
-    size_t inner = (size_t)(json_integer_value(json_array_get(shape, 2)) * json_integer_value(json_array_get(shape, 3)));
+    size_t inner =
+        (size_t)(json_integer_value(json_array_get(shape, 2)) * json_integer_value(json_array_get(shape, 3)));
     size_t n = 2 * inner;
     int32_t *acc = calloc(n, sizeof(int32_t)); /* all-zero weights: every accumulator is 0 */
     uint8_t *q = malloc(n);

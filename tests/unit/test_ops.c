@@ -184,7 +184,8 @@ static void test_calculate_qparams(void) {
 static void test_observers(void) {
     qg_error err;
     qg_observer *o;
-    qg_spec ma = spec_of("{\"name\":\"a\",\"observer\":{\"type\":\"moving_average_minmax\",\"averaging_constant\":0.5}}");
+    qg_spec ma =
+        spec_of("{\"name\":\"a\",\"observer\":{\"type\":\"moving_average_minmax\",\"averaging_constant\":0.5}}");
     CU_ASSERT_EQUAL_FATAL(qg_observer_create(&ma, &o, &err), QG_OK);
     const float b1[] = {-1.0f, 0.5f, 1.0f}, b2[] = {-3.0f, 5.0f};
     float mn, mx, s;
@@ -206,7 +207,8 @@ static void test_observers(void) {
     CU_ASSERT_EQUAL(mn, INFINITY);
     qg_observer_destroy(o);
 
-    qg_spec pc = spec_of("{\"name\":\"w\",\"dtype\":\"qint8\",\"qscheme\":\"per_channel_symmetric\",\"channel_len\":2}");
+    qg_spec pc =
+        spec_of("{\"name\":\"w\",\"dtype\":\"qint8\",\"qscheme\":\"per_channel_symmetric\",\"channel_len\":2}");
     CU_ASSERT_EQUAL_FATAL(qg_observer_create(&pc, &o, &err), QG_OK);
     const float w[] = {1, -2, 3, 4, -8, 0.5f}; /* inner 3: ch0 = {1,-2,3}, ch1 = {4,-8,0.5} */
     CU_ASSERT_EQUAL(qg_observer_update(o, w, 5, 3, &err), QG_ERR_INVALID);
@@ -273,7 +275,7 @@ static void test_fused_step(void) {
     uint8_t m = 0;
     CU_ASSERT_EQUAL(qg_ref_fused_train_step(o, x, y, &m, 5, 1, &s, &z, &err), QG_OK);
     CU_ASSERT_EQUAL(s, 4.0f / 255.0f);
-    CU_ASSERT_EQUAL(z, 64); /* 0 - rint(-1 / (4/255)) = rint(63.75) */
+    CU_ASSERT_EQUAL(z, 64);   /* 0 - rint(-1 / (4/255)) = rint(63.75) */
     CU_ASSERT_EQUAL(m, 0x1F); /* every element inside the observed range */
     qg_observer_destroy(o);
 }
@@ -308,7 +310,7 @@ static void test_requantize_and_bias(void) {
     CU_ASSERT_TRUE(mult == (1 << 30) && shift == -1);
     qg_quantize_multiplier(0.5, &mult, &shift);
     CU_ASSERT_EQUAL(qg_multiply_by_quantized_multiplier(100, mult, shift), 50);
-    CU_ASSERT_EQUAL(qg_multiply_by_quantized_multiplier(3, mult, shift), 2);   /* 1.5 rounds away */
+    CU_ASSERT_EQUAL(qg_multiply_by_quantized_multiplier(3, mult, shift), 2); /* 1.5 rounds away */
     /* gemmlowp's doubling high multiply nudges ties upward: -1.5 -> -1. */
     CU_ASSERT_EQUAL(qg_multiply_by_quantized_multiplier(-3, mult, shift), -1);
     qg_quantize_multiplier(0.25, &mult, &shift);
@@ -397,7 +399,7 @@ static void test_quantizer_states(void) {
     CU_ASSERT_EQUAL(memcmp(w, fq, sizeof w), 0);
     CU_ASSERT_EQUAL(qg_quantizer_dequantize(qz, &err), QG_OK);
     CU_ASSERT_EQUAL(qg_quantizer_state(qz), QG_STATE_DEQUANTIZED);
-    CU_ASSERT_EQUAL(memcmp(w, orig, sizeof w), 0); /* float values back */
+    CU_ASSERT_EQUAL(memcmp(w, orig, sizeof w), 0);             /* float values back */
     CU_ASSERT_EQUAL(qg_quantizer_dequantize(qz, &err), QG_OK); /* harmless twice */
     CU_ASSERT_EQUAL(memcmp(w, orig, sizeof w), 0);
     qg_quantizer_apply(qz, orig, y, 4, 1, &err);

@@ -29,9 +29,8 @@ static void test_defaults(void) {
     CU_ASSERT_EQUAL(sp.observer.eps, 0x1p-23f);
     CU_ASSERT_EQUAL(sp.observer.bins, 2048);
     CU_ASSERT_EQUAL(sp.targets, (1u << QG_ISA_COUNT) - 1);
-    CU_ASSERT_EQUAL_FATAL(load("{\"name\": \"w\", \"qscheme\": \"per_channel_symmetric\", \"channel_len\": 8}", &sp,
-                               &err),
-                          QG_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        load("{\"name\": \"w\", \"qscheme\": \"per_channel_symmetric\", \"channel_len\": 8}", &sp, &err), QG_OK);
     CU_ASSERT_EQUAL(sp.observer.type, QG_OBS_PER_CHANNEL_MINMAX); /* default follows the qscheme */
 }
 
@@ -115,36 +114,49 @@ typedef struct bad_case {
 static void test_bad_specs(void) {
     static const bad_case cases[] = {
         {"{\"name\": \"a\",\n \"dtype\": \"qint8\"", NULL, {"s.json:2:", "malformed JSON"}},
-        {"{\"name\": \"a\",\n  \"dtyp\": \"qint8\"}", NULL, {"s.json:2:3", "unknown field \"dtyp\"", "did you mean \"dtype\""}},
-        {"{\"name\": \"a\", \"observer\": {\"averaging_constnt\": 0.1}}", NULL,
+        {"{\"name\": \"a\",\n  \"dtyp\": \"qint8\"}",
+         NULL,
+         {"s.json:2:3", "unknown field \"dtyp\"", "did you mean \"dtype\""}},
+        {"{\"name\": \"a\", \"observer\": {\"averaging_constnt\": 0.1}}",
+         NULL,
          {"observer.averaging_constnt", "did you mean \"averaging_constant\""}},
         {"{\"name\": \"a\",\n\"dtype\": \"qint9\"}", NULL, {"s.json:2:1", "dtype", "\"qint9\"", "qint8, quint8"}},
         {"{\"name\": \"a\", \"dtype\": 8}", NULL, {"dtype: got 8", "expected one of"}},
         {"{\"name\": \"a\", \"saturate\": \"yes\"}", NULL, {"saturate", "\"yes\"", "true or false"}},
         {"{\"name\": \"a\", \"channel_len\": 2.5}", NULL, {"channel_len", "2.5", "an integer"}},
-        {"{\"name\": \"a\", \"quant_min\": 10, \"quant_max\": -10, \"dtype\": \"qint8\"}", NULL,
+        {"{\"name\": \"a\", \"quant_min\": 10, \"quant_max\": -10, \"dtype\": \"qint8\"}",
+         NULL,
          {"quant_min", "10", "quant_min <= quant_max"}},
-        {"{\"name\": \"a\", \"dtype\": \"qint8\", \"quant_min\": -200, \"quant_max\": 100}", NULL,
+        {"{\"name\": \"a\", \"dtype\": \"qint8\", \"quant_min\": -200, \"quant_max\": 100}",
+         NULL,
          {"quant_min", "-200", "-128..127"}},
-        {"{\"name\": \"a\", \"dtype\": \"quint8\", \"quant_min\": 1, \"quant_max\": 100}", NULL,
+        {"{\"name\": \"a\", \"dtype\": \"quint8\", \"quant_min\": 1, \"quant_max\": 100}",
+         NULL,
          {"quant_min", "got 1", "0 must be in the range"}},
-        {"{\"name\": \"a\", \"dtype\": \"qint8\", \"quant_min\": -100, \"quant_max\": -1}", NULL,
+        {"{\"name\": \"a\", \"dtype\": \"qint8\", \"quant_min\": -100, \"quant_max\": -1}",
+         NULL,
          {"quant_max", "-1", "0 must be in the range"}},
         {"{\"name\": \"a\", \"quant_min\": 0}", NULL, {"quant_max", "together"}},
-        {"{\"name\": \"a\", \"observer\": {\"type\": \"fixed_qparams\", \"scale\": 0.1, \"zero_point\": 300}}", NULL,
+        {"{\"name\": \"a\", \"observer\": {\"type\": \"fixed_qparams\", \"scale\": 0.1, \"zero_point\": 300}}",
+         NULL,
          {"observer.zero_point", "300", "0..255"}},
-        {"{\"name\": \"a\", \"observer\": {\"type\": \"fixed_qparams\", \"scale\": -0.1}}", NULL,
+        {"{\"name\": \"a\", \"observer\": {\"type\": \"fixed_qparams\", \"scale\": -0.1}}",
+         NULL,
          {"observer.scale", "-0.1", "> 0"}},
         {"{\"name\": \"a\", \"observer\": {\"type\": \"fixed_qparams\"}}", NULL, {"observer.scale", "fixed_qparams"}},
-        {"{\"name\": \"a\", \"channel_len\": 4}", NULL, {"channel_len", "4", "expected 1 for qscheme per_tensor_affine"}},
+        {"{\"name\": \"a\", \"channel_len\": 4}",
+         NULL,
+         {"channel_len", "4", "expected 1 for qscheme per_tensor_affine"}},
         {"{\"name\": \"a\", \"qscheme\": \"per_channel_affine\", \"channel_len\": 4, \"observer\": {\"type\": "
          "\"minmax\"}}",
          NULL,
          {"observer.type", "minmax", "per_channel_minmax"}},
-        {"{\"name\": \"a\", \"observer\": {\"type\": \"per_channel_minmax\"}}", NULL,
+        {"{\"name\": \"a\", \"observer\": {\"type\": \"per_channel_minmax\"}}",
+         NULL,
          {"observer.type", "per-tensor observer"}},
         {"{\"name\": \"a\", \"observer\": {\"averaging_constant\": 0}}", NULL, {"averaging_constant", "(0, 1]"}},
-        {"{\"name\": \"a\", \"base\": \"torch.fbgem.activation\"}", NULL,
+        {"{\"name\": \"a\", \"base\": \"torch.fbgem.activation\"}",
+         NULL,
          {"base", "torch.fbgem.activation", "did you mean torch.fbgemm.activation"}},
         {"{\"name\": \"1a\"}", NULL, {"name", "\"1a\"", "C identifier"}},
         {"{\"dtype\": \"qint8\"}", NULL, {"name", "got nothing", "C identifier"}},
