@@ -126,6 +126,18 @@ qg_status qg_observer_update(qg_observer *o, const float *x, size_t n, size_t in
     return QG_OK;
 }
 
+qg_status qg_observer_fold(qg_observer *o, const float *batch_min, const float *batch_max, qg_error *err) {
+    qg_observer_type t = o->spec.observer.type;
+    if (t == QG_OBS_HISTOGRAM)
+        return qg_error_set(err, QG_ERR_STATE, "observer.type: histogram needs the data, not its min/max; use update()");
+    if (t == QG_OBS_FIXED_QPARAMS || t == QG_OBS_PLACEHOLDER)
+        return QG_OK;
+    for (size_t c = 0; c < o->channels; c++)
+        fold(o, c, batch_min[c], batch_max[c]);
+    o->batches++;
+    return QG_OK;
+}
+
 qg_status qg_observer_qparams(const qg_observer *o, float *scale, int32_t *zero_point, float *zero_point_float,
                               qg_error *err) {
     const qg_spec *sp = &o->spec;

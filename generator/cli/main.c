@@ -11,7 +11,9 @@ static const char usage[] = "usage: qgen <command> [options]\n"
                             "  spec check FILE [--set k=v]...   validate a spec\n"
                             "  spec presets                     list the presets a spec can name as \"base\"\n"
                             "  run --spec S --op OP ...         run one op's reference on .npy files\n"
-                            "  observe --spec S --in X [--state F]\n"
+                            "  generate --spec S --targets LIST -o DIR\n"
+    "                                   write the spec's kernels as C for each ISA\n"
+    "  observe --spec S --in X [--state F]\n"
                             "                                   feed data to the spec's observer, print qparams\n"
                             "\n"
                             "Every command takes --help. Exit status: 0 on success, 2 on bad input.\n";
@@ -36,6 +38,8 @@ int main(int argc, char **argv) {
         return qg_cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "observe") == 0)
         return qg_cmd_observe(argc - 1, argv + 1);
-    fprintf(stderr, "qgen: unknown command \"%s\"; expected spec, run or observe\n\n%s", cmd, usage);
+    if (strcmp(cmd, "generate") == 0)
+        return qg_cmd_generate(argc - 1, argv + 1);
+    fprintf(stderr, "qgen: unknown command \"%s\"; expected spec, generate, run or observe\n\n%s", cmd, usage);
     return QG_EXIT_BAD_INPUT;
 }

@@ -99,6 +99,10 @@ void qg_observer_reset(qg_observer *obs);
 /* Observes n values; element i is in channel (i / inner) % channel_len.
  * NaN in x is refused with an error and the state is left unchanged. */
 qg_status qg_observer_update(qg_observer *obs, const float *x, size_t n, size_t inner, qg_error *err);
+/* Folds one batch's min/max (already reduced, NaN-free; channel_len values
+ * for per-channel observers, else 1) into the state, as update() does. The
+ * generated observe kernels reduce, then call this. */
+qg_status qg_observer_fold(qg_observer *obs, const float *batch_min, const float *batch_max, qg_error *err);
 /* scale/zero_point hold channel_len values (1 for per-tensor). */
 qg_status qg_observer_qparams(const qg_observer *obs, float *scale, int32_t *zero_point, float *zero_point_float,
                               qg_error *err);
@@ -116,6 +120,11 @@ qg_status qg_observer_load(qg_observer *obs, const char *path, qg_error *err);
  * scale/zero_point receive the new qparams (channel_len values). */
 qg_status qg_ref_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n, size_t inner,
                                   float *scale, int32_t *zero_point, qg_error *err);
+
+/* ---- CPU ------------------------------------------------------------------ */
+
+/* Whether this CPU and OS can run kernels of `isa` (scalar: always). */
+bool qg_cpu_has(qg_isa isa);
 
 /* ---- quantizer states (PPQ's TensorQuantizationConfig) ----------------- */
 

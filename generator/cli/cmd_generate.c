@@ -1,0 +1,62 @@
+/* qgen generate: a spec's kernels as C files for the chosen ISAs. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "qgen/generate.h"
+
+static const char usage[] =
+    "usage: qgen generate --spec S [--emit c] [--targets LIST] -o DIR [--set key=value]...\n"
+    "\n"
+    "Writes DIR/NAME.h, DIR/NAME_<isa>.c per ISA and DIR/NAME_dispatch.c.\n"
+    "  --targets  all, or a comma-separated list of scalar, avx2, avx512, neon, rvv\n"
+    "             (default: the spec's targets; scalar is always added as the fallback)\n"
+    "  --emit     c (the C backend with intrinsics)\n";
+
+int qg_cmd_generate(int argc, char **argv) {
+    const char *spec_path = NULL, *emit = "c", *targets = NULL, *out = NULL, *sets[QG_MAX_SETS];
+    size_t nsets = 0;
+    static const struct option opts[] = {{"spec", required_argument, 0, 'S'}, {"emit", required_argument, 0, 'e'},
+                                         {"targets", required_argument, 0, 't'}, {"set", required_argument, 0, 's'},
+                                         {"help", no_argument, 0, 'h'},          {0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'S': spec_path = optarg; break;
+        case 'e': emit = optarg; break;
+        case 't': targets = optarg; break;
+        case 'o': out = optarg; break;
+        case 's':
+            if (nsets == QG_MAX_SETS)
+                return qg_cli_failf("--set: more than %d overrides", QG_MAX_SETS);
+            sets[nsets++] = optarg;
+            break;
+        case 'h': fputs(usage, stdout); return QG_EXIT_OK;
+        default: return qg_cli_failf("generate: bad option; see qgen generate --help");
+        }
+    }
+    if (!spec_path || !out)
+        return qg_cli_failf("generate: --spec and -o are required; see qgen generate --help");
+    if (strcmp(emit, "c") != 0)
+        return qg_cli_failf("--emit: got \"%s\"; expected c", emit);
+    qg_spec sp;
+    qg_error err;
+    if (qg_spec_load_file(spec_path, sets, nsets, &sp, &err))
+        return qg_cli_fail(&err);
+    unsigned set = 0;
+    if (targets && qg_parse_targets(targets, &set, &err))
+        return qg_cli_fail(&err);
+    /* The command as given, for the files' headers. */
+    char command[2048] = "qgen";
+    for (int i = 0; i < argc; i++) {
+        strncat(command, " ", sizeof command - strlen(command) - 1);
+        strncat(command, argv[i], sizeof command - strlen(command) - 1);
+    }
+    qg_generate_options opt = {out, set, command};
+    if (qg_generate_c(&sp, &opt, &err))
+        return qg_cli_fail(&err);
+    return QG_EXIT_OK;
+}

@@ -1,0 +1,139 @@
+/* The C backend's files around the kernels: the public header and the
+ * dispatcher that picks the best ISA of the CPU on first call. */
+#include "emit_c.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define P(...) qg_text_printf(t, __VA_ARGS__)
+#define S(s) qg_text_puts(t, s)
+
+static const char *arch_guard(qg_isa isa) {
+    switch (isa) {
+    case QG_ISA_AVX2: return "defined(__x86_64__) || defined(__i386__)";
+    case QG_ISA_AVX512: return "defined(__x86_64__)";
+    case QG_ISA_NEON: return "defined(__aarch64__)";
+    case QG_ISA_RVV: return "defined(__riscv)";
+    default: return "1";
+    }
+}
+
+static size_t channels_of(const qg_spec *sp) { return qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1; }
+
+static void declare_ops(qg_text *t, const char *n, const char *suffix) {
+    P("void %s_quantize%s(const float *x, %s_q_t *q, size_t n, const qg_qparams *qp);\n", n, suffix, n);
+    P("void %s_dequantize%s(const %s_q_t *q, float *x, size_t n, const qg_qparams *qp);\n", n, suffix, n);
+    P("void %s_fake_quant%s(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp);\n", n, suffix);
+    P("void %s_fake_quant_backward%s(const float *dy, const uint8_t *mask, float *dx, size_t n);\n", n, suffix);
+    P("qg_status %s_observe%s(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err);\n", n, suffix);
+}
+
+qg_status qg_emit_header(const qg_spec *sp, const char *banner, qg_text *t, qg_error *err) {
+    const char *n = sp->name;
+    S(banner);
+    S(" */\n");
+    P("#ifndef %s_QGEN_H\n#define %s_QGEN_H\n\n", n, n);
+    S("#include <stddef.h>\n#include <stdint.h>\n\n#include \"qgen/runtime.h\"\n\n");
+    S("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+    P("typedef %s %s_q_t;\n\n", qg_q_type(sp->dtype), n);
+    P("#define %s_QUANT_MIN (%lldLL)\n#define %s_QUANT_MAX (%lldLL)\n#define %s_CHANNELS %zu\n\n", n,
+      (long long)sp->quant_min, n, (long long)sp->quant_max, n, channels_of(sp));
+    S("/* Dispatching entry points: the best ISA this CPU has, chosen on first\n"
+      " * call (QGEN_ISA=<isa> in the environment forces one). Element i belongs\n"
+      " * to channel (i / qp->inner) % qp->channels; mask may be NULL and is ");
+    S(sp->compat_mask ? "packed,\n * 1 bit per element, LSB first. */\n" : "one\n * byte per element. */\n");
+    declare_ops(t, n, "");
+    P("/* observe, calculate_qparams and fake_quant in one call; scale and\n"
+      " * zero_point receive the new qparams (%s_CHANNELS values). */\n",
+      n);
+    P("qg_status %s_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,\n"
+      "    size_t inner, float *scale, int32_t *zero_point, qg_error *err);\n",
+      n);
+    P("/* The ISA the dispatcher chose, e.g. \"avx2\". */\nconst char *%s_isa(void);\n\n", n);
+    S("/* Per-ISA variants, for tests and benchmarks. */\n");
+    for (int isa = 0; isa < QG_ISA_COUNT; isa++) {
+        if (!(sp->targets & (1u << isa)))
+            continue;
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "__%s", qg_isa_name((qg_isa)isa));
+        declare_ops(t, n, suffix);
+    }
+    S("\n#ifdef __cplusplus\n}\n#endif\n#endif\n");
+    return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
+}
+
+qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg_error *err) {
+    const char *n = sp->name;
+    S(banner);
+    S(" */\n");
+    S("#include <stdatomic.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
+    P("#include \"%s.h\"\n\n", n);
+    P("typedef struct %s_kernels {\n", n);
+    S("    const char *isa;\n    qg_isa id;\n");
+    P("    void (*quantize)(const float *, %s_q_t *, size_t, const qg_qparams *);\n", n);
+    P("    void (*dequantize)(const %s_q_t *, float *, size_t, const qg_qparams *);\n", n);
+    S("    void (*fake_quant)(const float *, float *, uint8_t *, size_t, const qg_qparams *);\n");
+    S("    void (*fake_quant_backward)(const float *, const uint8_t *, float *, size_t);\n");
+    S("    qg_status (*observe)(const float *, size_t, size_t, qg_observer *, qg_error *);\n");
+    P("} %s_kernels;\n\n", n);
+    P("#define %s_ENTRY(isa, id)                                                              \\\n", n);
+    P("    {#isa, id, %s_quantize__##isa, %s_dequantize__##isa, %s_fake_quant__##isa,  \\\n", n, n, n);
+    P("     %s_fake_quant_backward__##isa, %s_observe__##isa}\n\n", n, n);
+    S("/* Best first; scalar, always generated, is the fallback. */\n");
+    P("static const %s_kernels %s_table[] = {\n", n, n);
+    static const qg_isa order[] = {QG_ISA_AVX512, QG_ISA_AVX2, QG_ISA_NEON, QG_ISA_RVV};
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+        qg_isa isa = order[k];
+        if (!(sp->targets & (1u << isa)))
+            continue;
+        P("#if %s\n    %s_ENTRY(%s, QG_ISA_%s),\n#endif\n", arch_guard(isa), n, qg_isa_name(isa),
+          isa == QG_ISA_AVX512 ? "AVX512" : isa == QG_ISA_AVX2 ? "AVX2" : isa == QG_ISA_NEON ? "NEON" : "RVV");
+    }
+    P("    %s_ENTRY(scalar, QG_ISA_SCALAR),\n};\n\n", n);
+    P("static _Atomic(const %s_kernels *) %s_active;\n\n", n, n);
+    P("static const %s_kernels *%s_pick(void) {\n", n, n);
+    P("    const %s_kernels *k = atomic_load_explicit(&%s_active, memory_order_acquire);\n", n, n);
+    S("    if (k)\n        return k;\n");
+    P("    const size_t count = sizeof %s_table / sizeof %s_table[0];\n", n, n);
+    S("    const char *want = getenv(\"QGEN_ISA\");\n");
+    S("    if (want && *want) {\n");
+    S("        for (size_t i = 0; i < count && !k; i++)\n");
+    P("            if (strcmp(%s_table[i].isa, want) == 0)\n                k = &%s_table[i];\n", n, n);
+    S("        if (!k)\n");
+    P("            fprintf(stderr, \"qgen: QGEN_ISA=%%s: spec %s has no %%s kernels for this architecture; \"\n"
+      "                            \"choosing by CPU instead\\n\", want, want);\n",
+      n);
+    S("        else if (!qg_cpu_has(k->id))\n");
+    S("            fprintf(stderr, \"qgen: QGEN_ISA=%s: this CPU does not report %s; running it as asked\\n\", want,\n"
+      "                    want);\n");
+    S("    }\n");
+    S("    for (size_t i = 0; i < count && !k; i++)\n");
+    P("        if (qg_cpu_has(%s_table[i].id))\n            k = &%s_table[i];\n", n, n);
+    P("    atomic_store_explicit(&%s_active, k, memory_order_release);\n", n);
+    S("    return k;\n}\n\n");
+    P("void %s_quantize(const float *x, %s_q_t *q, size_t n, const qg_qparams *qp) { %s_pick()->quantize(x, q, n, "
+      "qp); }\n",
+      n, n, n);
+    P("void %s_dequantize(const %s_q_t *q, float *x, size_t n, const qg_qparams *qp) {\n"
+      "    %s_pick()->dequantize(q, x, n, qp);\n}\n",
+      n, n, n);
+    P("void %s_fake_quant(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp) {\n"
+      "    %s_pick()->fake_quant(x, y, mask, n, qp);\n}\n",
+      n, n);
+    P("void %s_fake_quant_backward(const float *dy, const uint8_t *mask, float *dx, size_t n) {\n"
+      "    %s_pick()->fake_quant_backward(dy, mask, dx, n);\n}\n",
+      n, n);
+    P("qg_status %s_observe(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {\n"
+      "    return %s_pick()->observe(x, n, inner, obs, err);\n}\n",
+      n, n);
+    P("qg_status %s_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,\n"
+      "    size_t inner, float *scale, int32_t *zero_point, qg_error *err) {\n",
+      n);
+    P("    qg_status st = %s_observe(x, n, inner, obs, err);\n", n);
+    S("    if (st == QG_OK)\n        st = qg_observer_qparams(obs, scale, zero_point, NULL, err);\n");
+    S("    if (st)\n        return st;\n");
+    P("    const qg_qparams qp = {scale, zero_point, NULL, %s_CHANNELS, inner ? inner : 1};\n", n);
+    P("    %s_fake_quant(x, y, mask, n, &qp);\n    return QG_OK;\n}\n", n);
+    P("const char *%s_isa(void) { return %s_pick()->isa; }\n", n, n);
+    return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
+}

@@ -1,0 +1,26 @@
+/* The C backend: spec -> NAME.h, NAME_<isa>.c per ISA, NAME_dispatch.c. */
+#ifndef QGEN_EMIT_C_H
+#define QGEN_EMIT_C_H
+
+#include "../text_buf.h"
+#include "isa_spelling.h"
+
+typedef struct emitter {
+    qg_text *t;
+    const qg_spec *sp;
+    const qg_isa_spelling *is;
+    const char *name;
+    int lanes;
+    bool scalable;
+    char lanes_str[8];
+} emitter;
+
+const char *qg_q_type(qg_dtype d);
+
+/* One ISA's kernels; `banner` opens the file (a comment naming the spec,
+ * the generator and the command). */
+qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg_text *t, qg_error *err);
+qg_status qg_emit_header(const qg_spec *sp, const char *banner, qg_text *t, qg_error *err);
+qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg_error *err);
+
+#endif

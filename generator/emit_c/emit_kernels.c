@@ -1,0 +1,630 @@
+/* The C backend's lowering of kernel plans for one ISA: a body per op (the
+ * plan, spelled with the ISA's intrinsics), a span that runs the body over
+ * a stretch of elements sharing one channel's parameters (full vectors,
+ * unrolled, then a tail that never touches memory outside the buffers), and
+ * the entry point that walks the channel layout. */
+#include <stdio.h>
+#include <string.h>
+
+#include "emit_c.h"
+
+#define P(...) qg_text_printf(e->t, __VA_ARGS__)
+#define S(s) qg_text_puts(e->t, s)
+
+static const char *const input_names[QG_IN_COUNT] = {"x", "q", "dy", "m", "s", "inv", "lo", "hi", "z"};
+
+static bool is_param(int in) { return in >= QG_IN_S; }
+
+static const char *kind_type(const emitter *e, qg_vkind k) {
+    return k == QG_VF ? e->is->vf : k == QG_VI ? e->is->vi : e->is->vm;
+}
+
+static const char *value_name(int v, char buf[][16], int slot) {
+    if (v < QG_IN_COUNT)
+        return input_names[v];
+    snprintf(buf[slot], 16, "t%d", v);
+    return buf[slot];
+}
+
+/* A float literal that reads back to exactly f. */
+static void float_literal(float f, char *out, size_t cap) {
+    snprintf(out, cap, "%.9g", (double)f);
+    if (!strpbrk(out, ".eEn"))
+        strncat(out, ".0", cap - strlen(out) - 1);
+    strncat(out, "f", cap - strlen(out) - 1);
+}
+
+static void spell(emitter *e, const char *fmt, const char *a, const char *b, const char *c) {
+    qg_text_spell(e->t, fmt, a, b, c);
+}
+
+const char *qg_q_type(qg_dtype d) {
+    static const char *const names[] = {"int8_t", "uint8_t", "int16_t", "int32_t"};
+    return names[d];
+}
+
+/* ---- body: the plan itself --------------------------------------------- */
+
+static void emit_body(emitter *e, const qg_plan *p) {
+    const char *op = qg_kernel_op_name(p->op);
+    const char *ret = p->out_q >= 0 ? e->is->vi : e->is->vf;
+    P("static inline %s %s_%s_body(", ret, e->name, op);
+    bool first = true;
+    for (int in = 0; in < QG_IN_COUNT; in++) {
+        if (!p->uses[in])
+            continue;
+        P("%s%s %s", first ? "" : ", ", kind_type(e, p->kind[in]), input_names[in]);
+        first = false;
+    }
+    if (p->out_mask >= 0)
+        P(", %s *mask_out", e->is->vm);
+    if (e->scalable)
+        S(", size_t vl");
+    S(") {\n");
+    char names[3][16];
+    for (int k = 0; k < p->nsteps; k++) {
+        const qg_step *st = &p->steps[k];
+        P("    const %s t%d = ", kind_type(e, p->kind[st->dst]), st->dst);
+        if (st->op == QG_OP_SPLAT_F) {
+            char lit[40];
+            float_literal(st->imm, lit, sizeof lit);
+            spell(e, e->is->op[st->op], lit, NULL, NULL);
+        } else {
+            spell(e, e->is->op[st->op], st->a >= 0 ? value_name(st->a, names, 0) : NULL,
+                  st->b >= 0 ? value_name(st->b, names, 1) : NULL, st->c >= 0 ? value_name(st->c, names, 2) : NULL);
+        }
+        S(";\n");
+    }
+    if (p->out_mask >= 0)
+        P("    *mask_out = t%d;\n", p->out_mask);
+    P("    return t%d;\n}\n\n", p->out_q >= 0 ? p->out_q : p->out_y);
+}
+
+/* ---- span: one channel's stretch of elements ----------------------------- */
+
+/* Pointer parameters of an op's span and entry, and which input they feed. */
+typedef struct op_io {
+    const char *in_decl, *in_name; /* e.g. "const float *x" */
+    const char *out_decl, *out_name;
+    bool in_is_q, out_is_q;
+    bool mask_in, mask_out;
+} op_io;
+
+static op_io io_of(const emitter *e, const qg_plan *p, char *qdecl_in, char *qdecl_out) {
+    op_io io = {0};
+    switch (p->op) {
+    case QG_K_QUANTIZE:
+        io.in_decl = "const float *x";
+        io.in_name = "x";
+        snprintf(qdecl_out, 96, "%s_q_t *q", e->name);
+        io.out_decl = qdecl_out;
+        io.out_name = "q";
+        io.out_is_q = true;
+        break;
+    case QG_K_DEQUANTIZE:
+        snprintf(qdecl_in, 96, "const %s_q_t *q", e->name);
+        io.in_decl = qdecl_in;
+        io.in_name = "q";
+        io.in_is_q = true;
+        io.out_decl = "float *y";
+        io.out_name = "y";
+        break;
+    case QG_K_FAKE_QUANT:
+        io.in_decl = "const float *x";
+        io.in_name = "x";
+        io.out_decl = "float *y";
+        io.out_name = "y";
+        io.mask_out = true;
+        break;
+    case QG_K_FAKE_QUANT_BACKWARD:
+    default:
+        io.in_decl = "const float *dy";
+        io.in_name = "dy";
+        io.out_decl = "float *dx";
+        io.out_name = "dx";
+        io.mask_in = true;
+        break;
+    }
+    return io;
+}
+
+/* The call of the body on one vector whose data input is `in_expr` and
+ * whose mask input is `mask_expr`; declares `res` and (for masks) `mres`. */
+static void emit_body_call(emitter *e, const qg_plan *p, const char *in_expr, const char *mask_expr, const char *res,
+                           const char *mres, const char *indent) {
+    if (p->out_mask >= 0)
+        P("%s%s %s;\n", indent, e->is->vm, mres);
+    P("%sconst %s %s = %s_%s_body(", indent, p->out_q >= 0 ? e->is->vi : e->is->vf, res, e->name,
+      qg_kernel_op_name(p->op));
+    bool first = true;
+    for (int in = 0; in < QG_IN_COUNT; in++) {
+        if (!p->uses[in])
+            continue;
+        const char *arg = in == QG_IN_MASK ? mask_expr : is_param(in) ? input_names[in] : in_expr;
+        P("%s%s", first ? "" : ", ", arg);
+        first = false;
+    }
+    if (p->out_mask >= 0)
+        P(", &%s", mres);
+    if (e->scalable)
+        S(", vl");
+    S(");\n");
+}
+
+/* Loads of one vector's data and mask inputs at element `at` of the buffers
+ * (fixed-width full vector, or an RVV strip). */
+static void load_expr(emitter *e, const op_io *io, const char *ptr, char *out, size_t cap) {
+    qg_text tmp = {0};
+    qg_text_spell(&tmp, io->in_is_q ? e->is->load_q[e->sp->dtype] : e->is->load_f, ptr, NULL, NULL);
+    snprintf(out, cap, "%s", tmp.p ? tmp.p : "");
+    qg_text_free(&tmp);
+}
+
+static void mask_in_expr(emitter *e, const char *at, const char *count, char *out, size_t cap) {
+    qg_text tmp = {0};
+    char inner[160];
+    if (e->sp->compat_mask) {
+        snprintf(inner, sizeof inner, "qg_ks_get_bits(mask, %s, (unsigned)%s)", at, count);
+        qg_text_spell(&tmp, e->is->bits_to_mask, inner, NULL, NULL);
+    } else if (e->is->load_mask_bytes) {
+        snprintf(inner, sizeof inner, "mask + %s", at);
+        qg_text_spell(&tmp, e->is->load_mask_bytes, inner, NULL, NULL);
+    } else {
+        snprintf(inner, sizeof inner, "qg_ks_bytes_to_bits(mask + %s, (unsigned)%s)", at, count);
+        qg_text_spell(&tmp, e->is->bits_to_mask, inner, NULL, NULL);
+    }
+    snprintf(out, cap, "%s", tmp.p ? tmp.p : "");
+    qg_text_free(&tmp);
+}
+
+static void emit_mask_store_full(emitter *e, const char *at, const char *count, const char *mres, const char *indent) {
+    P("%sif (mask)\n%s    ", indent, indent);
+    if (e->sp->compat_mask) {
+        P("qg_ks_put_bits(mask, %s, ", at);
+        spell(e, e->is->mask_to_bits, mres, NULL, NULL);
+        P(", (unsigned)%s);\n", count);
+    } else if (e->is->store_mask_bytes) {
+        char ptr[96];
+        snprintf(ptr, sizeof ptr, "mask + %s", at);
+        spell(e, e->is->store_mask_bytes, ptr, mres, NULL);
+        S(";\n");
+    } else {
+        P("qg_ks_bits_to_bytes(mask + %s, ", at);
+        spell(e, e->is->mask_to_bits, mres, NULL, NULL);
+        P(", (unsigned)%s);\n", count);
+    }
+}
+
+static void emit_store(emitter *e, const op_io *io, const char *ptr, const char *val, const char *indent) {
+    S(indent);
+    spell(e, io->out_is_q ? e->is->store_q[e->sp->dtype] : e->is->store_f, ptr, val, NULL);
+    S(";\n");
+}
+
+/* One full vector at element base + i + off. */
+static void emit_full_vector(emitter *e, const qg_plan *p, const op_io *io, int k, const char *off_expr,
+                             const char *indent) {
+    char at[96], ptr[128], in[320], mexpr[320] = "", res[16], mres[16];
+    snprintf(at, sizeof at, "base + i%s", off_expr);
+    snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at);
+    load_expr(e, io, ptr, in, sizeof in);
+    char count[16];
+    snprintf(count, sizeof count, "%s", e->scalable ? "vl" : e->lanes_str);
+    if (io->mask_in)
+        mask_in_expr(e, at, count, mexpr, sizeof mexpr);
+    snprintf(res, sizeof res, "r%d", k);
+    snprintf(mres, sizeof mres, "m%d", k);
+    emit_body_call(e, p, in, mexpr, res, mres, indent);
+    snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at);
+    emit_store(e, io, ptr, res, indent);
+    if (io->mask_out)
+        emit_mask_store_full(e, at, count, mres, indent);
+}
+
+static void emit_span_params(emitter *e, const qg_plan *p) {
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
+        if (!p->uses[in])
+            continue;
+        if (e->scalable)
+            P(", %s %s_", in == QG_IN_Z ? "int32_t" : "float", input_names[in]);
+        else
+            P(", %s %s", kind_type(e, p->kind[in]), input_names[in]);
+    }
+}
+
+/* RVV: splat the scalar parameters for this strip. */
+static void emit_rvv_param_splats(emitter *e, const qg_plan *p, const char *indent) {
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
+        if (!p->uses[in])
+            continue;
+        char src[16];
+        snprintf(src, sizeof src, "%s_", input_names[in]);
+        P("%sconst %s %s = ", indent, kind_type(e, p->kind[in]), input_names[in]);
+        spell(e, in == QG_IN_Z ? e->is->splat_i : e->is->op[QG_OP_SPLAT_F], src, NULL, NULL);
+        S(";\n");
+    }
+}
+
+static void emit_span(emitter *e, const qg_plan *p) {
+    char qin[96], qout[96];
+    op_io io = io_of(e, p, qin, qout);
+    const char *op = qg_kernel_op_name(p->op);
+    P("static inline void %s_%s_span(%s, %s%s, size_t base, size_t len", e->name, op, io.in_decl, io.out_decl,
+      io.mask_in ? ", const uint8_t *mask" : io.mask_out ? ", uint8_t *mask" : "");
+    emit_span_params(e, p);
+    S(") {\n");
+    if (e->scalable) {
+        S("    for (size_t i = 0; i < len;) {\n");
+        S("        const size_t vl = __riscv_vsetvl_e32m2(len - i);\n");
+        emit_rvv_param_splats(e, p, "        ");
+        emit_full_vector(e, p, &io, 0, "", "        ");
+        S("        i += vl;\n    }\n}\n\n");
+        return;
+    }
+    const int L = e->lanes, U = e->is->unroll;
+    S("    size_t i = 0;\n");
+    if (U > 1) {
+        P("    for (; i + %d <= len; i += %d) {\n", L * U, L * U);
+        for (int k = 0; k < U; k++) {
+            char off[32];
+            snprintf(off, sizeof off, k ? " + %d" : "", k * L);
+            emit_full_vector(e, p, &io, k, off, "        ");
+        }
+        S("    }\n");
+    }
+    P("    for (; i + %d <= len; i += %d) {\n", L, L);
+    emit_full_vector(e, p, &io, 0, "", "        ");
+    S("    }\n");
+    if (L > 1) {
+        /* The tail: through zeroed stack buffers, so no lane reads or
+         * writes outside the caller's arrays. */
+        const char *in_t = io.in_is_q ? qg_q_type(e->sp->dtype) : "float";
+        const char *out_t = io.out_is_q ? qg_q_type(e->sp->dtype) : "float";
+        S("    if (i < len) {\n");
+        S("        const size_t r = len - i;\n");
+        P("        %s inb[%d] = {0};\n        %s outb[%d];\n", in_t, L, out_t, L);
+        P("        memcpy(inb, %s + base + i, r * sizeof inb[0]);\n", io.in_name);
+        char in[320], mexpr[320] = "";
+        load_expr(e, &io, "inb", in, sizeof in);
+        if (io.mask_in) {
+            char at[32] = "base + i";
+            mask_in_expr(e, at, "r", mexpr, sizeof mexpr);
+            if (!e->sp->compat_mask) { /* bytes past r must not be read */
+                qg_text tmp = {0};
+                qg_text_spell(&tmp, e->is->bits_to_mask, "qg_ks_bytes_to_bits(mask + base + i, (unsigned)r)", NULL,
+                              NULL);
+                snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
+                qg_text_free(&tmp);
+            }
+        }
+        emit_body_call(e, p, in, mexpr, "rt", "mt", "        ");
+        emit_store(e, &io, "outb", "rt", "        ");
+        P("        memcpy(%s + base + i, outb, r * sizeof outb[0]);\n", io.out_name);
+        if (io.mask_out) {
+            S("        if (mask)\n            ");
+            P("%s(mask%s, ", e->sp->compat_mask ? "qg_ks_put_bits" : "qg_ks_bits_to_bytes",
+              e->sp->compat_mask ? ", base + i" : " + base + i");
+            spell(e, e->is->mask_to_bits, "mt", NULL, NULL);
+            S(", (unsigned)r);\n");
+        }
+        S("    }\n");
+    }
+    S("}\n\n");
+}
+
+/* ---- entry: the channel layout ------------------------------------------- */
+
+static void emit_param_values(emitter *e, const qg_plan *p, const char *c, const char *indent) {
+    const qg_spec *sp = e->sp;
+    bool fixed = sp->observer.type == QG_OBS_FIXED_QPARAMS;
+    if (fixed) {
+        char lit[40];
+        float_literal(sp->observer.fixed_scale, lit, sizeof lit);
+        P("%sconst float s0 = %s; /* fixed_qparams */\n", indent, lit);
+        P("%sconst int32_t z0 = %d;\n", indent, (int)sp->observer.fixed_zero_point);
+        P("%s(void)qp;\n", indent);
+    } else {
+        P("%sconst float s0 = qp->scale[%s];\n", indent, c);
+        P("%sconst int32_t z0 = qp->zero_point[%s];\n", indent, c);
+    }
+    P("%s(void)s0;\n%s(void)z0;\n", indent, indent);
+    (void)p;
+}
+
+/* Arguments passing one channel's parameters to a span. */
+static void emit_param_args(emitter *e, const qg_plan *p) {
+    static const char *const scalar_expr[QG_IN_COUNT] = {
+        [QG_IN_S] = "s0", [QG_IN_INV] = "1.0f / s0", [QG_IN_Z] = "z0"};
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
+        if (!p->uses[in])
+            continue;
+        char expr[96];
+        if (in == QG_IN_LO || in == QG_IN_HI)
+            snprintf(expr, sizeof expr, "(float)(%lldLL - (int64_t)z0)",
+                     (long long)(in == QG_IN_LO ? e->sp->quant_min : e->sp->quant_max));
+        else
+            snprintf(expr, sizeof expr, "%s", scalar_expr[in]);
+        if (e->scalable) {
+            P(", %s", expr);
+        } else {
+            S(", ");
+            spell(e, in == QG_IN_Z ? e->is->splat_i : e->is->op[QG_OP_SPLAT_F], expr, NULL, NULL);
+        }
+    }
+}
+
+static void emit_entry_signature(emitter *e, const qg_plan *p, const op_io *io) {
+    const char *op = qg_kernel_op_name(p->op);
+    P("void %s_%s__%s(%s, %s%s, size_t n%s)", e->name, op, e->is->name, io->in_decl,
+      p->op == QG_K_FAKE_QUANT_BACKWARD ? "const uint8_t *mask, " : "", io->out_decl,
+      p->op == QG_K_FAKE_QUANT_BACKWARD ? "" : ", const qg_qparams *qp");
+}
+
+/* The fake_quant entry's signature puts the mask between y and n. */
+static void emit_entry_open(emitter *e, const qg_plan *p, const op_io *io) {
+    if (p->op == QG_K_FAKE_QUANT)
+        P("void %s_fake_quant__%s(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp)",
+          e->name, e->is->name);
+    else if (p->op == QG_K_FAKE_QUANT_BACKWARD)
+        P("void %s_fake_quant_backward__%s(const float *dy, const uint8_t *mask, float *dx, size_t n)", e->name,
+          e->is->name);
+    else
+        emit_entry_signature(e, p, io);
+    S(" {\n");
+}
+
+static void emit_channels_last(emitter *e, const qg_plan *p, const op_io *io) {
+    const char *op = qg_kernel_op_name(p->op);
+    const char *mask_arg = io->mask_in || io->mask_out ? ", mask" : "";
+    P("        %s_chan__%s cp;\n", e->name, e->is->name);
+    P("        if (%s_chan_init__%s(&cp, qp)) {\n", e->name, e->is->name);
+    S("            for (size_t row = 0; row < n; row += C) {\n");
+    S("                const size_t m = n - row < C ? n - row : C;\n");
+    if (e->scalable) {
+        S("                for (size_t j = 0; j < m;) {\n");
+        S("                    const size_t vl = __riscv_vsetvl_e32m2(m - j);\n");
+    } else {
+        P("                for (size_t j = 0; j < m; j += %d) {\n", e->lanes);
+    }
+    /* parameter vectors loaded from the padded per-channel arrays */
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
+        if (!p->uses[in])
+            continue;
+        char ptr[32];
+        snprintf(ptr, sizeof ptr, "cp.%s + j", input_names[in]);
+        P("                    const %s %s = ", kind_type(e, p->kind[in]), input_names[in]);
+        spell(e, in == QG_IN_Z ? e->is->load_i : e->is->load_f, ptr, NULL, NULL);
+        S(";\n");
+    }
+    if (e->scalable) {
+        /* one strip, with the vectors above: the body directly */
+        char ptr[64], in[320], mexpr[320] = "";
+        snprintf(ptr, sizeof ptr, "%s + row + j", io->in_name);
+        load_expr(e, io, ptr, in, sizeof in);
+        emit_body_call(e, p, in, mexpr, "r0", "m0", "                    ");
+        snprintf(ptr, sizeof ptr, "%s + row + j", io->out_name);
+        emit_store(e, io, ptr, "r0", "                    ");
+        if (io->mask_out)
+            emit_mask_store_full(e, "row + j", "vl", "m0", "                    ");
+        S("                    j += vl;\n");
+    } else {
+        P("                    %s_%s_span(%s, %s%s, row + j, m - j < %d ? m - j : %d", e->name, op, io->in_name,
+          io->out_name, mask_arg, e->lanes, e->lanes);
+        for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
+            if (p->uses[in])
+                P(", %s", input_names[in]);
+        S(");\n");
+    }
+    S("                }\n            }\n");
+    P("            %s_chan_free__%s(&cp);\n", e->name, e->is->name);
+    S("            return;\n        }\n");
+    S("        /* out of memory for the parameter table: one element per run */\n");
+}
+
+static void emit_entry(emitter *e, const qg_plan *p) {
+    char qin[96], qout[96];
+    op_io io = io_of(e, p, qin, qout);
+    const char *op = qg_kernel_op_name(p->op);
+    const char *mask_arg = io.mask_in || io.mask_out ? ", mask" : "";
+    emit_entry_open(e, p, &io);
+    if (io.mask_out && e->sp->compat_mask)
+        S("    if (mask)\n        memset(mask, 0, (n + 7) / 8);\n");
+    if (p->op == QG_K_FAKE_QUANT_BACKWARD) {
+        P("    %s_%s_span(dy, dx, mask, 0, n);\n}\n\n", e->name, op);
+        return;
+    }
+    if (!qg_qscheme_is_per_channel(e->sp->qscheme)) {
+        emit_param_values(e, p, "0", "    ");
+        P("    %s_%s_span(%s, %s%s, 0, n", e->name, op, io.in_name, io.out_name, mask_arg);
+        emit_param_args(e, p);
+        S(");\n}\n\n");
+        return;
+    }
+    P("    const size_t C = %zu, inner = qp->inner;\n", e->sp->channel_len);
+    S("    if (inner == 1 && C > 1) {\n");
+    emit_channels_last(e, p, &io);
+    S("    }\n");
+    S("    const size_t run_len = inner ? inner : 1;\n");
+    S("    for (size_t run = 0, base = 0; base < n; run++, base += run_len) {\n");
+    S("        const size_t c = run % C, m = n - base < run_len ? n - base : run_len;\n");
+    emit_param_values(e, p, "c", "        ");
+    P("        %s_%s_span(%s, %s%s, base, m", e->name, op, io.in_name, io.out_name, mask_arg);
+    emit_param_args(e, p);
+    S(");\n    }\n}\n\n");
+}
+
+/* Per-channel parameter table for the channels-last layout, padded to a
+ * whole vector with harmless values (scale 1, bounds 0). */
+static void emit_chan_table(emitter *e) {
+    const char *n = e->name, *isa = e->is->name;
+    P("typedef struct %s_chan__%s {\n    float *s, *inv, *lo, *hi;\n    int32_t *z;\n} %s_chan__%s;\n\n", n, isa, n,
+      isa);
+    P("static int %s_chan_init__%s(%s_chan__%s *cp, const qg_qparams *qp) {\n", n, isa, n, isa);
+    P("    const size_t C = %zu, padded = (C + %d) / %d * %d;\n", e->sp->channel_len, e->lanes ? e->lanes - 1 : 0,
+      e->lanes ? e->lanes : 1, e->lanes ? e->lanes : 1);
+    S("    float *f = malloc(padded * (4 * sizeof(float) + sizeof(int32_t)));\n");
+    S("    if (!f)\n        return 0;\n");
+    S("    cp->s = f;\n    cp->inv = f + padded;\n    cp->lo = f + 2 * padded;\n    cp->hi = f + 3 * padded;\n");
+    S("    cp->z = (int32_t *)(f + 4 * padded);\n");
+    S("    for (size_t c = 0; c < padded; c++) {\n");
+    S("        const float s0 = c < C ? qp->scale[c] : 1.0f;\n");
+    S("        const int32_t z0 = c < C ? qp->zero_point[c] : 0;\n");
+    S("        cp->s[c] = s0;\n        cp->inv[c] = 1.0f / s0;\n        cp->z[c] = z0;\n");
+    P("        cp->lo[c] = c < C ? (float)(%lldLL - (int64_t)z0) : 0.0f;\n", (long long)e->sp->quant_min);
+    P("        cp->hi[c] = c < C ? (float)(%lldLL - (int64_t)z0) : 0.0f;\n", (long long)e->sp->quant_max);
+    S("    }\n    return 1;\n}\n\n");
+    P("static void %s_chan_free__%s(%s_chan__%s *cp) { free(cp->s); }\n\n", n, isa, n, isa);
+}
+
+/* ---- observe: min/max reductions --------------------------------------- */
+
+static void emit_minmax_span(emitter *e) {
+    const qg_isa_spelling *is = e->is;
+    P("/* min and max of x[0..len), len >= 1; returns 0 when x holds a NaN. */\n");
+    P("static int %s_minmax_span(const float *x, size_t len, float *mn, float *mx) {\n", e->name);
+    if (e->scalable) {
+        S("    const size_t vlmax = __riscv_vsetvlmax_e32m2();\n");
+        S("    vfloat32m2_t lo = __riscv_vfmv_v_f_f32m2(x[0], vlmax), hi = lo;\n");
+        S("    size_t nans = 0;\n");
+        S("    for (size_t i = 0; i < len;) {\n");
+        S("        const size_t vl = __riscv_vsetvl_e32m2(len - i);\n");
+        S("        const vfloat32m2_t v = __riscv_vle32_v_f32m2(x + i, vl);\n");
+        S("        lo = __riscv_vfmin_vv_f32m2_tu(lo, lo, v, vl);\n");
+        S("        hi = __riscv_vfmax_vv_f32m2_tu(hi, hi, v, vl);\n");
+        S("        nans += __riscv_vcpop_m_b16(__riscv_vmfne_vv_f32m2_b16(v, v, vl), vl);\n");
+        S("        i += vl;\n    }\n");
+        S("    const vfloat32m1_t seed = __riscv_vfmv_v_f_f32m1(x[0], 1);\n");
+        S("    *mn = __riscv_vfmv_f_s_f32m1_f32(__riscv_vfredmin_vs_f32m2_f32m1(lo, seed, vlmax));\n");
+        S("    *mx = __riscv_vfmv_f_s_f32m1_f32(__riscv_vfredmax_vs_f32m2_f32m1(hi, seed, vlmax));\n");
+        S("    return nans == 0;\n}\n\n");
+        return;
+    }
+    const int L = e->lanes;
+    P("    %s lo = ", is->vf);
+    spell(e, is->op[QG_OP_SPLAT_F], "x[0]", NULL, NULL);
+    P(", hi = lo;\n    %s ok = ", is->vm);
+    spell(e, is->op[QG_OP_ORDERED], "lo", NULL, NULL);
+    S(";\n    size_t i = 0;\n");
+    P("    for (;; i += %d) {\n", L);
+    P("        %s v;\n", is->vf);
+    P("        if (i + %d <= len) {\n            v = ", L);
+    spell(e, is->load_f, "x + i", NULL, NULL);
+    S(";\n        } else if (i < len) {\n");
+    P("            float buf[%d];\n", L);
+    P("            for (size_t k = 0; k < %d; k++) /* repeat x[i]: min and max are unchanged */\n", L);
+    S("                buf[k] = x[i + (i + k < len ? k : 0)];\n            v = ");
+    spell(e, is->load_f, "buf", NULL, NULL);
+    S(";\n        } else {\n            break;\n        }\n        lo = ");
+    spell(e, is->op[QG_OP_MIN_F], "lo", "v", NULL);
+    S(";\n        hi = ");
+    spell(e, is->op[QG_OP_MAX_F], "hi", "v", NULL);
+    S(";\n        ");
+    qg_text ordered = {0};
+    qg_text_spell(&ordered, is->op[QG_OP_ORDERED], "v", NULL, NULL);
+    S("ok = ");
+    spell(e, is->op[QG_OP_AND_M], "ok", ordered.p, NULL);
+    qg_text_free(&ordered);
+    S(";\n    }\n");
+    P("    float los[%d], his[%d];\n    ", L, L);
+    spell(e, is->store_f, "los", "lo", NULL);
+    S(";\n    ");
+    spell(e, is->store_f, "his", "hi", NULL);
+    S(";\n    *mn = los[0];\n    *mx = his[0];\n");
+    P("    for (size_t k = 1; k < %d; k++) {\n", L);
+    S("        *mn = los[k] < *mn ? los[k] : *mn;\n        *mx = his[k] > *mx ? his[k] : *mx;\n    }\n");
+    S("    return ");
+    spell(e, is->mask_to_bits, "ok", NULL, NULL);
+    P(" == %s;\n}\n\n", L == 64 ? "~0ull" : L == 1 ? "1u" : (L == 4 ? "0xFu" : L == 8 ? "0xFFu" : "0xFFFFu"));
+}
+
+static bool observer_vectorized(const qg_spec *sp) {
+    qg_observer_type t = sp->observer.type;
+    return t == QG_OBS_MINMAX || t == QG_OBS_MOVING_AVERAGE_MINMAX || t == QG_OBS_PER_CHANNEL_MINMAX ||
+           t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
+}
+
+static void emit_observe(emitter *e) {
+    const qg_spec *sp = e->sp;
+    P("qg_status %s_observe__%s(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {\n", e->name,
+      e->is->name);
+    if (!observer_vectorized(sp)) {
+        P("    /* %s observers keep no min/max to vectorize: the runtime observes. */\n",
+          qg_observer_type_name(sp->observer.type));
+        S("    return qg_observer_update(obs, x, n, inner, err);\n}\n\n");
+        return;
+    }
+    S("    if (n == 0)\n        return QG_OK;\n");
+    bool per_channel = sp->observer.type == QG_OBS_PER_CHANNEL_MINMAX ||
+                       sp->observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
+    if (!per_channel) {
+        S("    (void)inner;\n    float mn, mx;\n");
+        P("    if (!%s_minmax_span(x, n, &mn, &mx))\n", e->name);
+        S("        return qg_observer_update(obs, x, n, inner, err); /* reports the NaN, keeps the state */\n");
+        S("    return qg_observer_fold(obs, &mn, &mx, err);\n}\n\n");
+        return;
+    }
+    P("    const size_t C = %zu;\n", sp->channel_len);
+    S("    if (inner == 0 || n % (inner * C) != 0)\n");
+    S("        return qg_observer_update(obs, x, n, inner, err); /* reports the layout error */\n");
+    S("    float *mn = malloc(2 * C * sizeof(float));\n");
+    S("    if (!mn)\n        return qg_observer_update(obs, x, n, inner, err);\n");
+    S("    float *mx = mn + C;\n    int ok = 1;\n");
+    S("    for (size_t c = 0; c < C; c++) {\n        mn[c] = INFINITY;\n        mx[c] = -INFINITY;\n    }\n");
+    S("    if (inner == 1) {\n");
+    S("        for (size_t row = 0; row < n && ok; row += C)\n");
+    S("            for (size_t c = 0; c < C; c++) {\n");
+    S("                const float v = x[row + c];\n");
+    S("                ok &= v == v;\n");
+    S("                mn[c] = v < mn[c] ? v : mn[c];\n                mx[c] = v > mx[c] ? v : mx[c];\n");
+    S("            }\n");
+    S("    } else {\n");
+    S("        for (size_t run = 0, base = 0; base < n && ok; run++, base += inner) {\n");
+    S("            float a, b;\n");
+    P("            ok &= %s_minmax_span(x + base, inner, &a, &b);\n", e->name);
+    S("            const size_t c = run % C;\n");
+    S("            mn[c] = a < mn[c] ? a : mn[c];\n            mx[c] = b > mx[c] ? b : mx[c];\n");
+    S("        }\n    }\n");
+    S("    qg_status st = ok ? qg_observer_fold(obs, mn, mx, err) : qg_observer_update(obs, x, n, inner, err);\n");
+    S("    free(mn);\n    return st;\n}\n\n");
+}
+
+/* ---- the ISA file -------------------------------------------------------- */
+
+qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg_text *t, qg_error *err) {
+    emitter ev = {t, sp, qg_isa_spelling_of(isa), sp->name, 0, false, ""};
+    emitter *e = &ev;
+    e->lanes = e->is->lanes;
+    e->scalable = e->is->lanes == 0;
+    snprintf(e->lanes_str, sizeof e->lanes_str, "%d", e->lanes);
+    qg_status st = qg_plan_check_isa(sp, isa, err);
+    if (st)
+        return st;
+    S(banner);
+    P(" * ISA: %s; build flags: %s%s-ffp-contract=off\n */\n", e->is->name, e->is->cflags,
+      e->is->cflags[0] ? " " : "");
+    P("#include \"%s.h\"\n\n", sp->name);
+    P("#if %s\n\n", e->is->guard);
+    S("#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#endif\n\n");
+    S("#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
+    S(e->is->includes);
+    S("\n#include \"qgen/kernel_support.h\"\n\n");
+    S(e->is->helpers);
+    S("\n");
+    if (qg_qscheme_is_per_channel(sp->qscheme))
+        emit_chan_table(e);
+    for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD; op++) {
+        qg_plan plan;
+        if ((st = qg_plan_build(sp, op, &plan, err)))
+            return st;
+        P("/* ---- %s ---- */\n\n", qg_kernel_op_name(op));
+        emit_body(e, &plan);
+        emit_span(e, &plan);
+        emit_entry(e, &plan);
+    }
+    S("/* ---- observe ---- */\n\n");
+    if (observer_vectorized(sp))
+        emit_minmax_span(e);
+    emit_observe(e);
+    P("#else\ntypedef int %s_%s_not_this_architecture;\n#endif\n", sp->name, e->is->name);
+    return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
+}

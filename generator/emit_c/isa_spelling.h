@@ -1,0 +1,33 @@
+/* How one ISA spells the abstract operations of a kernel plan in C. The
+ * tables themselves are text in templates/<isa>.def. In every spelling $a,
+ * $b and $c stand for the operands; in RVV spellings `vl` is in scope. */
+#ifndef QGEN_ISA_SPELLING_H
+#define QGEN_ISA_SPELLING_H
+
+#include "../plan/kernel_plan.h"
+
+typedef struct qg_isa_spelling {
+    qg_isa isa;
+    const char *name;
+    const char *guard;    /* preprocessor condition for the architecture */
+    const char *cflags;   /* flags the ISA file needs (stated in its header) */
+    const char *includes; /* #include lines */
+    const char *helpers;  /* static inline helper functions, verbatim */
+    int lanes;            /* fp32 lanes per vector; 0 = scalable (RVV) */
+    int unroll;           /* vectors per main-loop iteration */
+    const char *vf, *vi, *vm;
+    const char *op[QG_OP_COUNT];
+    const char *splat_i;
+    const char *load_f, *store_f; /* $a pointer, $b value */
+    const char *load_i;           /* $a const int32_t * -> vi */
+    const char *load_q[4];        /* by qg_dtype; $a pointer -> vi */
+    const char *store_q[4];       /* $a pointer, $b vi */
+    const char *mask_to_bits;     /* vm -> uint64_t */
+    const char *bits_to_mask;     /* uint64_t -> vm */
+    const char *store_mask_bytes; /* $a uint8_t*, $b vm: one full vector; NULL = via bits */
+    const char *load_mask_bytes;  /* $a const uint8_t* -> vm; NULL = via bits */
+} qg_isa_spelling;
+
+const qg_isa_spelling *qg_isa_spelling_of(qg_isa isa);
+
+#endif

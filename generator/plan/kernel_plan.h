@@ -1,0 +1,100 @@
+/* Kernel plans: each op's per-vector arithmetic, described once as a short
+ * list of abstract vector operations with the spec folded in. The C backend
+ * spells every operation with the ISA's intrinsic (templates/<isa>.def); the
+ * loop skeletons around a plan live with the emitter. */
+#ifndef QGEN_KERNEL_PLAN_H
+#define QGEN_KERNEL_PLAN_H
+
+#include "qgen/spec.h"
+
+/* Value kinds: fp32 lanes, int32 lanes, lane masks. */
+typedef enum qg_vkind { QG_VF, QG_VI, QG_VM } qg_vkind;
+
+#define QG_PLAN_OPS(X)                                                                                                 \
+    X(ADD_F, QG_VF)                                                                                                    \
+    X(SUB_F, QG_VF)                                                                                                    \
+    X(MUL_F, QG_VF)                                                                                                    \
+    X(DIV_F, QG_VF)                                                                                                    \
+    X(MIN_F, QG_VF)                                                                                                    \
+    X(MAX_F, QG_VF)                                                                                                    \
+    X(ROUND_EVEN, QG_VF)                                                                                               \
+    X(FLOOR, QG_VF)                                                                                                    \
+    X(TRUNC, QG_VF)                                                                                                    \
+    X(COPYSIGN, QG_VF)                                                                                                 \
+    X(SPLAT_F, QG_VF)                                                                                                  \
+    X(CMP_GE, QG_VM)                                                                                                   \
+    X(CMP_LE, QG_VM)                                                                                                   \
+    X(ORDERED, QG_VM)                                                                                                  \
+    X(AND_M, QG_VM)                                                                                                    \
+    X(SELECT_F, QG_VF)                                                                                                 \
+    X(MASK_F, QG_VF)                                                                                                   \
+    X(CVT_F2I, QG_VI)                                                                                                  \
+    X(CVT_I2F, QG_VF)                                                                                                  \
+    X(ADD_I, QG_VI)                                                                                                    \
+    X(SUB_I, QG_VI)
+
+typedef enum qg_opcode {
+#define QG_OPCODE_ENUM(name, kind) QG_OP_##name,
+    QG_PLAN_OPS(QG_OPCODE_ENUM)
+#undef QG_OPCODE_ENUM
+        QG_OP_COUNT
+} qg_opcode;
+
+/* The ops a kernel can be generated for. */
+typedef enum qg_kernel_op {
+    QG_K_QUANTIZE,
+    QG_K_DEQUANTIZE,
+    QG_K_FAKE_QUANT,
+    QG_K_FAKE_QUANT_BACKWARD,
+    QG_K_OBSERVE,
+    QG_K_OP_COUNT
+} qg_kernel_op;
+
+const char *qg_kernel_op_name(qg_kernel_op op);
+const char *qg_opcode_name(qg_opcode op);
+
+/* Named inputs a plan reads (per vector, or per channel for parameters). */
+typedef enum qg_plan_input {
+    QG_IN_X,    /* fp32 data */
+    QG_IN_Q,    /* quantized data widened to int32 */
+    QG_IN_DY,   /* incoming gradient */
+    QG_IN_MASK, /* gradient mask, as lane mask */
+    QG_IN_S,    /* scale */
+    QG_IN_INV,  /* fl(1 / scale) */
+    QG_IN_LO,   /* qmin - z as fp32 */
+    QG_IN_HI,   /* qmax - z as fp32 */
+    QG_IN_Z,    /* zero point, int32 */
+    QG_IN_COUNT
+} qg_plan_input;
+
+#define QG_PLAN_MAX_STEPS 48
+#define QG_PLAN_MAX_VALUES (QG_IN_COUNT + QG_PLAN_MAX_STEPS)
+
+typedef struct qg_step {
+    qg_opcode op;
+    int dst, a, b, c; /* value ids; -1 when unused */
+    float imm;        /* SPLAT_F */
+} qg_step;
+
+/* Values 0..QG_IN_COUNT-1 are the inputs; steps define the rest in order. */
+typedef struct qg_plan {
+    qg_kernel_op op;
+    qg_step steps[QG_PLAN_MAX_STEPS];
+    int nsteps;
+    qg_vkind kind[QG_PLAN_MAX_VALUES];
+    int nvalues;
+    bool uses[QG_IN_COUNT];
+    int out_y;    /* fp32 result (fake_quant, dequantize, backward) or -1 */
+    int out_q;    /* int32 result (quantize) or -1 */
+    int out_mask; /* lane mask result (fake_quant) or -1 */
+} qg_plan;
+
+/* Builds the plan of `op` for `spec`. Observe has no per-element plan (its
+ * skeleton is a min/max reduction) and gets an empty one. */
+qg_status qg_plan_build(const qg_spec *spec, qg_kernel_op op, qg_plan *plan, qg_error *err);
+
+/* Whether a vector ISA can serve the spec (qint32 and float zero points are
+ * generated for scalar only); the message says why not. */
+qg_status qg_plan_check_isa(const qg_spec *spec, qg_isa isa, qg_error *err);
+
+#endif

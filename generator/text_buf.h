@@ -1,0 +1,26 @@
+/* A growable text buffer for emitters. Allocation failure is sticky and
+ * reported once by qg_text_ok(). */
+#ifndef QGEN_TEXT_BUF_H
+#define QGEN_TEXT_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct qg_text {
+    char *p;
+    size_t len, cap;
+    bool failed;
+} qg_text;
+
+void qg_text_printf(qg_text *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void qg_text_puts(qg_text *t, const char *s);
+/* Appends `fmt` with $a, $b and $c replaced by a, b and c. */
+void qg_text_spell(qg_text *t, const char *fmt, const char *a, const char *b, const char *c);
+bool qg_text_ok(const qg_text *t);
+void qg_text_free(qg_text *t);
+
+#endif

@@ -1,0 +1,50 @@
+/* Which ISAs this CPU (and its OS) can run: cpuid and xgetbv on x86, the
+ * auxiliary vector's HWCAP on aarch64 and riscv64. */
+#include "qgen/runtime.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+
+static unsigned long long xgetbv0(void) {
+    unsigned int lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((unsigned long long)hi << 32) | lo;
+}
+
+static bool x86_has(qg_isa isa) {
+    unsigned int a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return false;
+    const bool osxsave = c & (1u << 27), avx = c & (1u << 28);
+    if (!osxsave || !avx)
+        return false;
+    const unsigned long long xcr0 = xgetbv0();
+    if ((xcr0 & 0x6) != 0x6) /* the OS saves SSE and AVX state */
+        return false;
+    if (__get_cpuid_max(0, NULL) < 7)
+        return false;
+    __cpuid_count(7, 0, a, b, c, d);
+    const bool avx2 = b & (1u << 5), bmi2 = b & (1u << 8);
+    if (isa == QG_ISA_AVX2)
+        return avx2 && bmi2;
+    /* AVX-512 F, DQ, BW, VL, and the OS saving opmask and ZMM state */
+    const bool f = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30), vl = b & (1u << 31);
+    return isa == QG_ISA_AVX512 && f && dq && bw && vl && (xcr0 & 0xE0) == 0xE0;
+}
+#elif defined(__aarch64__) || defined(__riscv)
+#include <sys/auxv.h>
+#endif
+
+bool qg_cpu_has(qg_isa isa) {
+    if (isa == QG_ISA_SCALAR)
+        return true;
+#if defined(__x86_64__) || defined(__i386__)
+    return x86_has(isa);
+#elif defined(__aarch64__)
+    return isa == QG_ISA_NEON && (getauxval(AT_HWCAP) & (1u << 1)); /* HWCAP_ASIMD */
+#elif defined(__riscv)
+    return isa == QG_ISA_RVV && (getauxval(AT_HWCAP) & (1u << ('V' - 'A')));
+#else
+    return false;
+#endif
+}
