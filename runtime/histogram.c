@@ -20,7 +20,11 @@ static void histc(const float *x, size_t n, double lo_d, double hi_d, int bins, 
         float e = x[i];
         if (!(e >= lo && e <= hi))
             continue;
-        int64_t pos = (int64_t)((e - lo) * (float)bins / (hi - lo));
+        float where = (e - lo) * (float)bins / (hi - lo);
+        /* A range that overflows fp32 (data near +-FLT_MAX) makes `where`
+         * NaN or out of bounds; converting that to an integer is undefined
+         * (x86 and RISC-V disagree), so clamp in fp32 first. */
+        int64_t pos = where >= 0.0f ? (where < (float)bins ? (int64_t)where : bins) : 0;
         if (pos == bins)
             pos -= 1;
         out[pos] += 1.0f;
@@ -45,10 +49,13 @@ void qg_hist_update(qg_observer *o, const float *x, size_t n, float new_min, flo
     /* _adjust_min_max: a common grid where both histograms are exact. */
     float hbw = (max_val - min_val) / (float)((int64_t)bins * up);
     float span = (float)bins * hbw;
-    int64_t down = (int64_t)ceilf((cmax - cmin) / span);
+    float ratio = ceilf((cmax - cmin) / span);
+    /* bounded, and defined for an infinite or NaN ratio */
+    int64_t down = ratio >= 1.0f ? (ratio < 0x1p40f ? (int64_t)ratio : ((int64_t)1 << 40)) : 1;
     float e = (float)down * span - (cmax - cmin);
     cmax = cmax + e;
-    int64_t start = (int64_t)nearbyintf((min_val - cmin) / hbw);
+    float start_f = nearbyintf((min_val - cmin) / hbw);
+    int64_t start = start_f >= 0.0f ? (start_f < 0x1p50f ? (int64_t)start_f : ((int64_t)1 << 50)) : 0;
 
     float *combined = malloc((size_t)bins * sizeof(float));
     if (!combined)
@@ -60,22 +67,30 @@ void qg_hist_update(qg_observer *o, const float *x, size_t n, float new_min, flo
     } else {
         /* _combine_histograms: upsample the old histogram by `up`, place it
          * at `start` in a grid of bins*down cells, integrate in double and
-         * take every down-th cell. */
-        size_t cells = (size_t)bins * (size_t)down;
-        double acc = 0.0, prev_f32 = 0.0;
-        size_t b = 0;
-        for (size_t k = 0; k < cells && b < (size_t)bins; k++) {
-            int64_t src = (int64_t)k - start;
-            if (src >= 0 && src < (int64_t)bins * up)
-                acc += (double)o->hist[src / up];
-            if ((k + 1) % (size_t)down == 0) {
-                /* torch keeps the shifted integral in an fp32 tensor. */
-                double interp = (acc - prev_f32) / (double)up;
-                combined[b] = combined[b] + (float)interp;
-                prev_f32 = (double)(float)acc;
-                b++;
-            }
+         * take every down-th cell. The integral at a cell is computed from
+         * prefix sums instead of walking bins*down cells (down is unbounded
+         * when a batch widens a narrow range a lot). */
+        double *prefix = malloc(((size_t)bins + 1) * sizeof(double));
+        if (!prefix) {
+            free(combined);
+            return;
         }
+        prefix[0] = 0.0;
+        for (int j = 0; j < bins; j++)
+            prefix[j + 1] = prefix[j] + (double)o->hist[j];
+        const int64_t cells_old = (int64_t)bins * up;
+        double prev_f32 = 0.0;
+        for (int b = 0; b < bins; b++) {
+            int64_t m = (int64_t)(b + 1) * down - start; /* old cells at or before this cell */
+            m = m < 0 ? 0 : m > cells_old ? cells_old : m;
+            const int64_t whole = m / up, part = m % up;
+            double acc = prefix[whole] * (double)up + (whole < bins ? (double)part * (double)o->hist[whole] : 0.0);
+            /* torch keeps the shifted integral in an fp32 tensor. */
+            double interp = (acc - prev_f32) / (double)up;
+            combined[b] = combined[b] + (float)interp;
+            prev_f32 = (double)(float)acc;
+        }
+        free(prefix);
     }
     memcpy(o->hist, combined, (size_t)bins * sizeof(float));
     free(combined);

@@ -64,6 +64,10 @@ void qg_observer_minmax(const qg_observer *o, float *min, float *max) {
 /* Folds a batch's min/max into the running ones: plain min/max, or torch's
  * moving average min + c * (cur - min), each step rounded to fp32. */
 static void fold(qg_observer *o, size_t c, float cur_min, float cur_max) {
+    /* -0.0 and +0.0 compare equal, so which one a reduction returns depends
+     * on the order it visits them; +0.0 makes every order agree. */
+    cur_min += 0.0f;
+    cur_max += 0.0f;
     bool moving = o->spec.observer.type == QG_OBS_MOVING_AVERAGE_MINMAX ||
                   o->spec.observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
     bool first = o->min[c] == INFINITY && o->max[c] == -INFINITY;

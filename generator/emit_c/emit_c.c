@@ -18,6 +18,33 @@ static const char *arch_guard(qg_isa isa) {
     }
 }
 
+/* The resolved spec as a C initializer (floats in hex: exact). */
+static void emit_spec_literal(const qg_spec *sp, qg_text *t) {
+    const qg_observer_spec *o = &sp->observer;
+    P("const qg_spec %s_spec = {\n", sp->name);
+    P("    .name = \"%s\",\n    .dtype = %d, /* %s */\n    .qscheme = %d, /* %s */\n", sp->name, (int)sp->dtype,
+      qg_dtype_name(sp->dtype), (int)sp->qscheme, qg_qscheme_name(sp->qscheme));
+    P("    .ch_axis = %d,\n    .channel_len = %zu,\n", sp->ch_axis, sp->channel_len);
+    P("    .quant_min = %lldLL,\n    .quant_max = %lldLL,\n    .custom_range = %d,\n", (long long)sp->quant_min,
+      (long long)sp->quant_max, (int)sp->custom_range);
+    P("    .given_quant_min = %lldLL,\n    .given_quant_max = %lldLL,\n", (long long)sp->given_quant_min,
+      (long long)sp->given_quant_max);
+    P("    .reduce_range = %d,\n    .saturate = %d,\n    .compat_mask = %d,\n    .in_place = %d,\n",
+      (int)sp->reduce_range, (int)sp->saturate, (int)sp->compat_mask, (int)sp->in_place);
+    P("    .fast_training = %d,\n    .rounding = %d, /* %s */\n    .scale_op = %d, /* %s */\n",
+      (int)sp->fast_training, (int)sp->rounding, qg_rounding_name(sp->rounding), (int)sp->scale_op,
+      qg_scale_op_name(sp->scale_op));
+    P("    .nan_policy = %d,\n    .requant = %d,\n", (int)sp->nan_policy, (int)sp->requant);
+    P("    .observer = {.type = %d, /* %s */\n", (int)o->type, qg_observer_type_name(o->type));
+    P("                 .averaging_constant = %a, /* %.9g */\n", (double)o->averaging_constant,
+      (double)o->averaging_constant);
+    P("                 .eps = %a,\n                 .bins = %d,\n                 .upsample_rate = %d,\n",
+      (double)o->eps, o->bins, o->upsample_rate);
+    P("                 .fixed_scale = %a,\n                 .fixed_zero_point = %d},\n", (double)o->fixed_scale,
+      (int)o->fixed_zero_point);
+    P("    .targets = 0x%xu,\n};\n", sp->targets);
+}
+
 static size_t channels_of(const qg_spec *sp) { return qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1; }
 
 static void declare_ops(qg_text *t, const char *n, const char *suffix) {
@@ -49,7 +76,8 @@ qg_status qg_emit_header(const qg_spec *sp, const char *banner, qg_text *t, qg_e
     P("qg_status %s_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,\n"
       "    size_t inner, float *scale, int32_t *zero_point, qg_error *err);\n",
       n);
-    P("/* The ISA the dispatcher chose, e.g. \"avx2\". */\nconst char *%s_isa(void);\n\n", n);
+    P("/* The ISA the dispatcher chose, e.g. \"avx2\". */\nconst char *%s_isa(void);\n", n);
+    P("/* The resolved spec, for qg_observer_create() and friends. */\nextern const qg_spec %s_spec;\n\n", n);
     S("/* Per-ISA variants, for tests and benchmarks. */\n");
     for (int isa = 0; isa < QG_ISA_COUNT; isa++) {
         if (!(sp->targets & (1u << isa)))
@@ -134,6 +162,7 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
     S("    if (st)\n        return st;\n");
     P("    const qg_qparams qp = {scale, zero_point, NULL, %s_CHANNELS, inner ? inner : 1};\n", n);
     P("    %s_fake_quant(x, y, mask, n, &qp);\n    return QG_OK;\n}\n", n);
-    P("const char *%s_isa(void) { return %s_pick()->isa; }\n", n, n);
+    P("const char *%s_isa(void) { return %s_pick()->isa; }\n\n", n, n);
+    emit_spec_literal(sp, t);
     return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
 }

@@ -588,6 +588,22 @@ static void emit_observe(emitter *e) {
     S("    free(mn);\n    return st;\n}\n\n");
 }
 
+/* qint32 and float zero points: the scalar "kernels" are the runtime's
+ * reference itself (vector ISAs refuse these specs). */
+static void emit_reference_entries(emitter *e) {
+    const char *n = e->name, *isa = e->is->name;
+    S("/* This spec's arithmetic (qint32, or float zero points) needs more than\n"
+      " * fp32 lanes; the scalar kernels are the runtime's reference. */\n");
+    P("void %s_quantize__%s(const float *x, %s_q_t *q, size_t n, const qg_qparams *qp) {\n", n, isa, n);
+    P("    qg_ref_quantize(&%s_spec, x, q, n, qp);\n}\n", n);
+    P("void %s_dequantize__%s(const %s_q_t *q, float *x, size_t n, const qg_qparams *qp) {\n", n, isa, n);
+    P("    qg_ref_dequantize(&%s_spec, q, x, n, qp);\n}\n", n);
+    P("void %s_fake_quant__%s(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp) {\n", n, isa);
+    P("    qg_ref_fake_quant(&%s_spec, x, y, mask, n, qp);\n}\n", n);
+    P("void %s_fake_quant_backward__%s(const float *dy, const uint8_t *mask, float *dx, size_t n) {\n", n, isa);
+    P("    qg_ref_fake_quant_backward(&%s_spec, dy, mask, dx, n);\n}\n\n", n);
+}
+
 /* ---- the ISA file -------------------------------------------------------- */
 
 qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg_text *t, qg_error *err) {
@@ -610,9 +626,12 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
     S("\n#include \"qgen/kernel_support.h\"\n\n");
     S(e->is->helpers);
     S("\n");
-    if (qg_qscheme_is_per_channel(sp->qscheme))
+    if (qg_qscheme_is_per_channel(sp->qscheme) && sp->qscheme != QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS)
         emit_chan_table(e);
-    for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD; op++) {
+    const bool by_reference = sp->dtype == QG_QINT32 || sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
+    if (by_reference)
+        emit_reference_entries(e);
+    for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD && !by_reference; op++) {
         qg_plan plan;
         if ((st = qg_plan_build(sp, op, &plan, err)))
             return st;

@@ -10,7 +10,7 @@ extern "C" {
 #endif
 
 typedef struct qg_generate_options {
-    const char *out_dir; /* created if missing (one level) */
+    const char *out_dir; /* created if missing, with its parents */
     unsigned targets;    /* bit set of 1u << qg_isa; 0 = the spec's targets */
     const char *command; /* recorded in every file's header */
 } qg_generate_options;

@@ -1,0 +1,360 @@
+/* Generated kernels against the runtime's reference, bit for bit.
+ *
+ * Built once per spec and architecture with -DKC_SPEC=<name>,
+ * -DKC_HEADER=\"<name>.h\" and
+ * -DKC_HAS_<ISA> for each generated ISA; run as `kernel_check ISA`. Every op
+ * runs on every length 0..259 (4 x 64 lanes + 3: the widest vector, RVV at
+ * VLEN 1024 with LMUL 2) and a few large ones, on unaligned pointers, in
+ * place where the spec allows it, on ties, near-ties, saturation, NaN, inf
+ * and signed zeros, per tensor and per channel in both layouts.
+ * Exit status 77 (skipped) when this CPU cannot run the ISA.
+ *
+ * Plain C without CUnit: it is cross-compiled for aarch64 and riscv64,
+ * where Debian's CUnit is not installed; ctest runs it like any test. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+#define KC_STR2(x) #x
+#define KC_STR(x) KC_STR2(x)
+#define KC_CAT2(a, b) a##b
+#define KC_CAT(a, b) KC_CAT2(a, b)
+#include KC_HEADER /* "<spec>.h", from the build */
+
+#define KC_SYM(op, isa) KC_CAT(KC_SPEC, KC_CAT(_##op##__, isa))
+#define KC_Q KC_CAT(KC_SPEC, _q_t)
+#define KC_SPEC_STRUCT KC_CAT(KC_SPEC, _spec)
+
+typedef struct kc_kernels {
+    const char *isa;
+    qg_isa id;
+    void (*quantize)(const float *, KC_Q *, size_t, const qg_qparams *);
+    void (*dequantize)(const KC_Q *, float *, size_t, const qg_qparams *);
+    void (*fake_quant)(const float *, float *, uint8_t *, size_t, const qg_qparams *);
+    void (*fake_quant_backward)(const float *, const uint8_t *, float *, size_t);
+    qg_status (*observe)(const float *, size_t, size_t, qg_observer *, qg_error *);
+} kc_kernels;
+
+#define KC_ENTRY(isa, id)                                                                                              \
+    {#isa,                    id, KC_SYM(quantize, isa), KC_SYM(dequantize, isa), KC_SYM(fake_quant, isa),             \
+     KC_SYM(fake_quant_backward, isa), KC_SYM(observe, isa)}
+
+static const kc_kernels kc_table[] = {
+    KC_ENTRY(scalar, QG_ISA_SCALAR),
+#if defined(KC_HAS_AVX2) && (defined(__x86_64__) || defined(__i386__))
+    KC_ENTRY(avx2, QG_ISA_AVX2),
+#endif
+#if defined(KC_HAS_AVX512) && defined(__x86_64__)
+    KC_ENTRY(avx512, QG_ISA_AVX512),
+#endif
+#if defined(KC_HAS_NEON) && defined(__aarch64__)
+    KC_ENTRY(neon, QG_ISA_NEON),
+#endif
+#if defined(KC_HAS_RVV) && defined(__riscv)
+    KC_ENTRY(rvv, QG_ISA_RVV),
+#endif
+};
+
+static const kc_kernels *K;
+static unsigned checks_failed;
+
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            checks_failed++;                                                                                           \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                                   \
+        }                                                                                                              \
+    } while (0)
+#define CHECK_EQ(a, b) CHECK((a) == (b))
+
+#define CHECK_FAIL(msg) CHECK(!(msg))
+static const qg_spec *SP = &KC_SPEC_STRUCT;
+static unsigned long long compared, mismatches, total_mismatches; /* mismatches: this test's */
+
+/* ---- deterministic inputs -------------------------------------------------- */
+
+static uint64_t rng = 0x243F6A8885A308D3ull;
+
+static uint64_t next(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static double uniform(void) { return (double)(next() >> 11) / 9007199254740992.0; }
+
+static float nudge(float v, int ulps) {
+    for (; ulps > 0; ulps--)
+        v = nextafterf(v, INFINITY);
+    for (; ulps < 0; ulps++)
+        v = nextafterf(v, -INFINITY);
+    return v;
+}
+
+enum { LMAX = 259, CH_MAX = 64 };
+static const size_t big_lengths[] = {1000, 4099, 65537};
+
+typedef struct params {
+    float scale[CH_MAX], zf[CH_MAX];
+    int32_t zp[CH_MAX];
+    size_t channels;
+} params;
+
+static void make_params(params *p) {
+    p->channels = qg_qscheme_is_per_channel(SP->qscheme) ? SP->channel_len : 1;
+    for (size_t c = 0; c < p->channels; c++) {
+        /* some powers of two (exact ties), the rest arbitrary */
+        p->scale[c] = c % 3 == 0 ? ldexpf(1.0f, -(int)(2 + next() % 8)) : (float)(0.001 + 0.05 * uniform());
+        int64_t span = SP->quant_max - SP->quant_min + 1;
+        p->zp[c] = (int32_t)(SP->quant_min + (int64_t)(next() % (uint64_t)span));
+        p->zf[c] = (float)(uniform() * 200.0);
+    }
+    if (SP->observer.type == QG_OBS_FIXED_QPARAMS) {
+        p->scale[0] = SP->observer.fixed_scale;
+        p->zp[0] = SP->observer.fixed_zero_point;
+    }
+}
+
+/* One value for element i of channel c: ties, near-ties, grid points,
+ * saturation, specials, or a random value in and around the range. */
+static float make_x(const params *p, size_t c) {
+    const float s = p->scale[c];
+    const int64_t lo = SP->quant_min - p->zp[c], hi = SP->quant_max - p->zp[c];
+    const double k = (double)(lo - 3) + (double)(next() % (uint64_t)(hi - lo + 7));
+    switch (next() % 12) {
+    case 0: return (float)((k + 0.5) * s);
+    case 1: return nudge((float)((k + 0.5) * s), (int)(next() % 5) - 2);
+    case 2: return (float)(k * s);
+    case 3: return (float)((next() & 1 ? 1 : -1) * (double)(hi - lo) * s * (1.0 + 1000.0 * uniform()));
+    case 4: {
+        static const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 3.4e38f, -3.4e38f, 1e-40f, -1e-40f};
+        return specials[next() % (sizeof specials / sizeof specials[0])];
+    }
+    default: return (float)(((double)lo - 2 + uniform() * (double)(hi - lo + 4)) * s);
+    }
+}
+
+static void fill(float *x, size_t n, const params *p, size_t inner) {
+    for (size_t i = 0; i < n; i++)
+        x[i] = make_x(p, p->channels <= 1 ? 0 : (i / inner) % p->channels);
+}
+
+static qg_qparams qparams_of(const params *p, size_t inner) {
+    const bool fzp = SP->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
+    qg_qparams qp = {p->scale, p->zp, fzp ? p->zf : NULL, p->channels, inner};
+    return qp;
+}
+
+static void count(const char *what, size_t n, const void *got, const void *want, size_t size, size_t len,
+                  size_t inner) {
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; i++)
+        if (memcmp((const char *)got + i * size, (const char *)want + i * size, size) != 0 && bad++ == 0)
+            first = i;
+    compared += n;
+    mismatches += bad;
+    total_mismatches += bad;
+    if (bad && mismatches == bad) /* a test's first failing case, in detail */
+        fprintf(stderr, "\n  %s/%s %s: length %zu, inner %zu: %zu mismatches, first at %zu\n", SP->name, K->isa,
+                what, len, inner, bad, first);
+}
+
+/* Lengths, and the layouts (inner) to run each at. */
+static size_t n_layouts(void) { return qg_qscheme_is_per_channel(SP->qscheme) ? 3 : 1; }
+static size_t layout_inner(size_t k) { return k == 0 ? 1 : k == 1 ? 3 : 17; }
+
+#define FOR_CASES(len, inner)                                                                                          \
+    for (size_t li_ = 0; li_ < LMAX + 1 + sizeof big_lengths / sizeof big_lengths[0]; li_++)                           \
+        for (size_t len = li_ <= LMAX ? li_ : big_lengths[li_ - LMAX - 1], lk_ = 0; lk_ < n_layouts(); lk_++)           \
+            for (size_t inner = layout_inner(lk_), once_ = 0; once_ < 1; once_++)
+
+enum { BUF = 70000 };
+static float xbuf[BUF + 8], ybuf[BUF + 8], rbuf[BUF + 8];
+static uint8_t mbuf[BUF + 8], rmbuf[BUF + 8];
+static KC_Q qbuf[BUF + 8], rqbuf[BUF + 8];
+
+static void test_fake_quant(void) {
+    params p;
+    make_params(&p);
+    FOR_CASES(len, inner) {
+        const size_t off = len % 2; /* every other length on an unaligned pointer */
+        float *x = xbuf + off;
+        fill(x, len, &p, inner);
+        qg_qparams qp = qparams_of(&p, inner);
+        size_t mb = qg_mask_bytes(SP, len);
+        memset(mbuf, 0xA5, mb + 8);
+        memset(rmbuf, 0xA5, mb + 8);
+        K->fake_quant(x, ybuf, mbuf, len, &qp);
+        qg_ref_fake_quant(SP, x, rbuf, rmbuf, len, &qp);
+        count("fake_quant y", len, ybuf, rbuf, 4, len, inner);
+        count("fake_quant mask", mb + 8, mbuf, rmbuf, 1, len, inner); /* and nothing past it */
+        K->fake_quant(x, ybuf, NULL, len, &qp);
+        count("fake_quant y (no mask)", len, ybuf, rbuf, 4, len, inner);
+        if (SP->in_place) {
+            K->fake_quant(x, x, NULL, len, &qp);
+            count("fake_quant in place", len, x, rbuf, 4, len, inner);
+        }
+    }
+    CHECK_EQ(mismatches, 0);
+}
+
+static void test_quantize_dequantize(void) {
+    params p;
+    make_params(&p);
+    FOR_CASES(len, inner) {
+        const size_t off = len % 2;
+        float *x = xbuf + off;
+        fill(x, len, &p, inner);
+        qg_qparams qp = qparams_of(&p, inner);
+        KC_Q *q = qbuf + off;
+        q[len] = (KC_Q)0x5A;
+        K->quantize(x, q, len, &qp);
+        qg_ref_quantize(SP, x, rqbuf, len, &qp);
+        count("quantize", len, q, rqbuf, sizeof(KC_Q), len, inner);
+        CHECK_EQ(q[len], (KC_Q)0x5A); /* nothing written past n */
+        /* dequantize any stored value, also outside [qmin, qmax] */
+        for (size_t i = 0; i < len; i++)
+            q[i] = i % 5 == 0 ? (KC_Q)next() : rqbuf[i];
+        K->dequantize(q, ybuf, len, &qp);
+        qg_ref_dequantize(SP, q, rbuf, len, &qp);
+        count("dequantize", len, ybuf, rbuf, 4, len, inner);
+    }
+    CHECK_EQ(mismatches, 0);
+}
+
+static void test_backward(void) {
+    FOR_CASES(len, inner) {
+        (void)inner;
+        if (inner != 1)
+            continue;
+        const size_t off = len % 2;
+        float *dy = xbuf + off;
+        for (size_t i = 0; i < len; i++)
+            dy[i] = (float)(uniform() * 4.0 - 2.0);
+        size_t mb = qg_mask_bytes(SP, len);
+        static const uint8_t byte_values[] = {0, 1, 2, 255, 1, 0};
+        for (size_t i = 0; i < mb; i++)
+            mbuf[i] = SP->compat_mask ? (uint8_t)next() : byte_values[next() % 6];
+        ybuf[len] = 12345.0f;
+        K->fake_quant_backward(dy, mbuf, ybuf, len);
+        qg_ref_fake_quant_backward(SP, dy, mbuf, rbuf, len);
+        count("backward", len, ybuf, rbuf, 4, len, 1);
+        CHECK_EQ(ybuf[len], 12345.0f);
+    }
+    CHECK_EQ(mismatches, 0);
+}
+
+static void compare_observers(const qg_observer *a, const qg_observer *b, size_t len, size_t inner) {
+    float amn[CH_MAX], amx[CH_MAX], bmn[CH_MAX], bmx[CH_MAX];
+    qg_observer_minmax(a, amn, amx);
+    qg_observer_minmax(b, bmn, bmx);
+    size_t ch = SP->observer.type == QG_OBS_PER_CHANNEL_MINMAX ||
+                        SP->observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX
+                    ? SP->channel_len
+                    : 1;
+    count("observe min", ch, amn, bmn, 4, len, inner);
+    count("observe max", ch, amx, bmx, 4, len, inner);
+}
+
+static void test_observe(void) {
+    params p;
+    make_params(&p);
+    qg_error err;
+    size_t C = qg_qscheme_is_per_channel(SP->qscheme) ? SP->channel_len : 1;
+    FOR_CASES(len, inner) {
+        /* The histogram kernel is the runtime's own update: a few lengths
+         * show the delegation works (its merge is slow under qemu). */
+        if (SP->observer.type == QG_OBS_HISTOGRAM && len > 67)
+            continue;
+        qg_observer *a, *b;
+        if (qg_observer_create(SP, &a, &err) || qg_observer_create(SP, &b, &err)) {
+            CHECK_FAIL("observer_create");
+            return;
+        }
+        size_t n = C > 1 ? len / (C * inner) * (C * inner) : len; /* whole channel runs */
+        for (int batch = 0; batch < 3; batch++) {
+            float *x = xbuf + (size_t)batch % 2;
+            for (size_t i = 0; i < n; i++) { /* finite data, NaN injected below */
+                x[i] = make_x(&p, C <= 1 ? 0 : (i / inner) % C);
+                if (!isfinite(x[i]))
+                    x[i] = (float)(uniform() * 10.0 - 5.0);
+            }
+            qg_status sa = K->observe(x, n, inner, a, &err);
+            qg_status sb = qg_observer_update(b, x, n, inner, &err);
+            CHECK_EQ(sa, sb);
+            compare_observers(a, b, n, inner);
+        }
+        if (n > 0 && SP->observer.type != QG_OBS_FIXED_QPARAMS && SP->observer.type != QG_OBS_PLACEHOLDER) {
+            xbuf[n / 2] = NAN; /* refused, state kept */
+            float before_min[CH_MAX], before_max[CH_MAX], after_min[CH_MAX], after_max[CH_MAX];
+            qg_observer_minmax(a, before_min, before_max);
+            CHECK_EQ(K->observe(xbuf, n, inner, a, &err), QG_ERR_INVALID);
+            qg_observer_minmax(a, after_min, after_max);
+            count("observe NaN keeps state", 1, &after_min[0], &before_min[0], 4, n, inner);
+        }
+        qg_observer_destroy(a);
+        qg_observer_destroy(b);
+    }
+    CHECK_EQ(mismatches, 0);
+}
+
+static void test_dispatch(void) {
+    /* The dispatcher picks some ISA this build has, and its results agree. */
+    const char *isa = KC_CAT(KC_SPEC, _isa)();
+    int known = 0;
+    for (size_t i = 0; i < sizeof kc_table / sizeof kc_table[0]; i++)
+        known |= strcmp(kc_table[i].isa, isa) == 0;
+    CHECK(known);
+    params p;
+    make_params(&p);
+    fill(xbuf, 1000, &p, 1);
+    qg_qparams qp = qparams_of(&p, 1);
+    KC_CAT(KC_SPEC, _fake_quant)(xbuf, ybuf, NULL, 1000, &qp);
+    qg_ref_fake_quant(SP, xbuf, rbuf, NULL, 1000, &qp);
+    count("dispatch fake_quant", 1000, ybuf, rbuf, 4, 1000, 1);
+    CHECK_EQ(mismatches, 0);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s ISA\n", argv[0]);
+        return 2;
+    }
+    for (size_t i = 0; i < sizeof kc_table / sizeof kc_table[0]; i++)
+        if (strcmp(kc_table[i].isa, argv[1]) == 0)
+            K = &kc_table[i];
+    if (!K) {
+        fprintf(stderr, "kernel_check: spec %s has no %s kernels in this build\n", SP->name, argv[1]);
+        return 2;
+    }
+    if (!qg_cpu_has(K->id) && K->id != QG_ISA_RVV) {
+        /* RVV: qemu-user does not report V in HWCAP; the test's qemu
+         * command line enables it. */
+        printf("SKIPPED: this CPU cannot run %s\n", K->isa);
+        return 77;
+    }
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+    } tests[] = {{"fake_quant", test_fake_quant},
+                 {"quantize and dequantize", test_quantize_dequantize},
+                 {"fake_quant_backward", test_backward},
+                 {"observe", test_observe},
+                 {"dispatch", test_dispatch}};
+    unsigned passed = 0, failed = 0;
+    for (size_t t = 0; t < sizeof tests / sizeof tests[0]; t++) {
+        unsigned before = checks_failed;
+        mismatches = 0;
+        tests[t].fn();
+        bool ok = checks_failed == before && mismatches == 0;
+        printf("  %s/%s %-26s %s\n", SP->name, K->isa, tests[t].name, ok ? "passed" : "FAILED");
+        ok ? passed++ : failed++;
+    }
+    printf("%s/%s: %llu elements compared, %llu mismatches\n", SP->name, K->isa, compared, total_mismatches);
+    printf("%u passed, %u failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
