@@ -141,8 +141,7 @@ qg_status qg_generate_c(const qg_spec *spec, const qg_generate_options *opt, qg_
         nfiles++;
     }
     if (!st && mkdir_p(opt->out_dir) != 0)
-        st = qg_error_set(err, QG_ERR_IO, "%s: cannot create the output directory: %s", opt->out_dir,
-                          strerror(errno));
+        st = qg_error_set(err, QG_ERR_IO, "%s: cannot create the output directory: %s", opt->out_dir, strerror(errno));
     for (int i = 0; i < nfiles && !st; i++)
         st = write_temp(opt->out_dir, &files[i], err);
     for (int i = 0; i < nfiles && !st; i++) {

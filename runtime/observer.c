@@ -133,7 +133,8 @@ qg_status qg_observer_update(qg_observer *o, const float *x, size_t n, size_t in
 qg_status qg_observer_fold(qg_observer *o, const float *batch_min, const float *batch_max, qg_error *err) {
     qg_observer_type t = o->spec.observer.type;
     if (t == QG_OBS_HISTOGRAM)
-        return qg_error_set(err, QG_ERR_STATE, "observer.type: histogram needs the data, not its min/max; use update()");
+        return qg_error_set(err, QG_ERR_STATE,
+                            "observer.type: histogram needs the data, not its min/max; use update()");
     if (t == QG_OBS_FIXED_QPARAMS || t == QG_OBS_PLACEHOLDER)
         return QG_OK;
     for (size_t c = 0; c < o->channels; c++)

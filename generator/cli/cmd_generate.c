@@ -7,18 +7,17 @@
 #include "cli.h"
 #include "qgen/generate.h"
 
-static const char usage[] =
-    "usage: qgen generate --spec S [--emit c] [--targets LIST] -o DIR [--set key=value]...\n"
-    "\n"
-    "Writes DIR/NAME.h, DIR/NAME_<isa>.c per ISA and DIR/NAME_dispatch.c.\n"
-    "  --targets  all, or a comma-separated list of scalar, avx2, avx512, neon, rvv\n"
-    "             (default: the spec's targets; scalar is always added as the fallback)\n"
-    "  --emit     c (the C backend with intrinsics)\n";
+static const char usage[] = "usage: qgen generate --spec S [--emit c] [--targets LIST] -o DIR [--set key=value]...\n"
+                            "\n"
+                            "Writes DIR/NAME.h, DIR/NAME_<isa>.c per ISA and DIR/NAME_dispatch.c.\n"
+                            "  --targets  all, or a comma-separated list of scalar, avx2, avx512, neon, rvv\n"
+                            "             (default: the spec's targets; scalar is always added as the fallback)\n"
+                            "  --emit     c (the C backend with intrinsics)\n";
 
 int qg_cmd_generate(int argc, char **argv) {
     const char *spec_path = NULL, *emit = "c", *targets = NULL, *out = NULL, *sets[QG_MAX_SETS];
     size_t nsets = 0;
-    static const struct option opts[] = {{"spec", required_argument, 0, 'S'}, {"emit", required_argument, 0, 'e'},
+    static const struct option opts[] = {{"spec", required_argument, 0, 'S'},    {"emit", required_argument, 0, 'e'},
                                          {"targets", required_argument, 0, 't'}, {"set", required_argument, 0, 's'},
                                          {"help", no_argument, 0, 'h'},          {0}};
     int c;

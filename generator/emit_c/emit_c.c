@@ -31,9 +31,8 @@ static void emit_spec_literal(const qg_spec *sp, qg_text *t) {
       (long long)sp->given_quant_max);
     P("    .reduce_range = %d,\n    .saturate = %d,\n    .compat_mask = %d,\n    .in_place = %d,\n",
       (int)sp->reduce_range, (int)sp->saturate, (int)sp->compat_mask, (int)sp->in_place);
-    P("    .fast_training = %d,\n    .rounding = %d, /* %s */\n    .scale_op = %d, /* %s */\n",
-      (int)sp->fast_training, (int)sp->rounding, qg_rounding_name(sp->rounding), (int)sp->scale_op,
-      qg_scale_op_name(sp->scale_op));
+    P("    .fast_training = %d,\n    .rounding = %d, /* %s */\n    .scale_op = %d, /* %s */\n", (int)sp->fast_training,
+      (int)sp->rounding, qg_rounding_name(sp->rounding), (int)sp->scale_op, qg_scale_op_name(sp->scale_op));
     P("    .nan_policy = %d,\n    .requant = %d,\n", (int)sp->nan_policy, (int)sp->requant);
     P("    .observer = {.type = %d, /* %s */\n", (int)o->type, qg_observer_type_name(o->type));
     P("                 .averaging_constant = %a, /* %.9g */\n", (double)o->averaging_constant,
@@ -115,7 +114,10 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
         if (!(sp->targets & (1u << isa)))
             continue;
         P("#if %s\n    %s_ENTRY(%s, QG_ISA_%s),\n#endif\n", arch_guard(isa), n, qg_isa_name(isa),
-          isa == QG_ISA_AVX512 ? "AVX512" : isa == QG_ISA_AVX2 ? "AVX2" : isa == QG_ISA_NEON ? "NEON" : "RVV");
+          isa == QG_ISA_AVX512 ? "AVX512"
+          : isa == QG_ISA_AVX2 ? "AVX2"
+          : isa == QG_ISA_NEON ? "NEON"
+                               : "RVV");
     }
     P("    %s_ENTRY(scalar, QG_ISA_SCALAR),\n};\n\n", n);
     P("static _Atomic(const %s_kernels *) %s_active;\n\n", n, n);

@@ -250,7 +250,9 @@ static void emit_span(emitter *e, const qg_plan *p) {
     op_io io = io_of(e, p, qin, qout);
     const char *op = qg_kernel_op_name(p->op);
     P("static inline void %s_%s_span(%s, %s%s, size_t base, size_t len", e->name, op, io.in_decl, io.out_decl,
-      io.mask_in ? ", const uint8_t *mask" : io.mask_out ? ", uint8_t *mask" : "");
+      io.mask_in    ? ", const uint8_t *mask"
+      : io.mask_out ? ", uint8_t *mask"
+                    : "");
     emit_span_params(e, p);
     S(") {\n");
     if (e->scalable) {
@@ -333,8 +335,7 @@ static void emit_param_values(emitter *e, const qg_plan *p, const char *c, const
 
 /* Arguments passing one channel's parameters to a span. */
 static void emit_param_args(emitter *e, const qg_plan *p) {
-    static const char *const scalar_expr[QG_IN_COUNT] = {
-        [QG_IN_S] = "s0", [QG_IN_INV] = "1.0f / s0", [QG_IN_Z] = "z0"};
+    static const char *const scalar_expr[QG_IN_COUNT] = {[QG_IN_S] = "s0", [QG_IN_INV] = "1.0f / s0", [QG_IN_Z] = "z0"};
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
         if (!p->uses[in])
             continue;
@@ -363,8 +364,8 @@ static void emit_entry_signature(emitter *e, const qg_plan *p, const op_io *io) 
 /* The fake_quant entry's signature puts the mask between y and n. */
 static void emit_entry_open(emitter *e, const qg_plan *p, const op_io *io) {
     if (p->op == QG_K_FAKE_QUANT)
-        P("void %s_fake_quant__%s(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp)",
-          e->name, e->is->name);
+        P("void %s_fake_quant__%s(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp)", e->name,
+          e->is->name);
     else if (p->op == QG_K_FAKE_QUANT_BACKWARD)
         P("void %s_fake_quant_backward__%s(const float *dy, const uint8_t *mask, float *dx, size_t n)", e->name,
           e->is->name);
@@ -554,8 +555,8 @@ static void emit_observe(emitter *e) {
         return;
     }
     S("    if (n == 0)\n        return QG_OK;\n");
-    bool per_channel = sp->observer.type == QG_OBS_PER_CHANNEL_MINMAX ||
-                       sp->observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
+    bool per_channel =
+        sp->observer.type == QG_OBS_PER_CHANNEL_MINMAX || sp->observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
     if (!per_channel) {
         S("    (void)inner;\n    float mn, mx;\n");
         P("    if (!%s_minmax_span(x, n, &mn, &mx))\n", e->name);
@@ -616,8 +617,7 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
     if (st)
         return st;
     S(banner);
-    P(" * ISA: %s; build flags: %s%s-ffp-contract=off\n */\n", e->is->name, e->is->cflags,
-      e->is->cflags[0] ? " " : "");
+    P(" * ISA: %s; build flags: %s%s-ffp-contract=off\n */\n", e->is->name, e->is->cflags, e->is->cflags[0] ? " " : "");
     P("#include \"%s.h\"\n\n", sp->name);
     P("#if %s\n\n", e->is->guard);
     S("#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#endif\n\n");

@@ -50,18 +50,14 @@ static int rounded(const qg_spec *sp, qg_plan *p) {
     int t = sp->scale_op == QG_SCALE_DIV ? E2(DIV_F, QG_IN_X, QG_IN_S) : E2(MUL_F, QG_IN_X, QG_IN_INV);
     int r;
     switch (sp->rounding) {
-    case QG_ROUND_HALF_UP:
-        r = E1(FLOOR, E2(ADD_F, t, K(0.5f)));
-        break;
+    case QG_ROUND_HALF_UP: r = E1(FLOOR, E2(ADD_F, t, K(0.5f))); break;
     case QG_ROUND_HALF_AWAY:
         /* trunc(t + copysign(pred(0.5), t)) equals roundf(t) for every
          * non-NaN fp32 t (checked exhaustively). */
         r = E1(TRUNC, E2(ADD_F, t, emit(p, QG_OP_COPYSIGN, K(0x1.fffffep-2f), t, -1, 0.0f)));
         break;
     case QG_ROUND_HALF_EVEN:
-    default:
-        r = E1(ROUND_EVEN, t);
-        break;
+    default: r = E1(ROUND_EVEN, t); break;
     }
     return E2(ADD_F, r, K(0.0f));
 }
@@ -143,16 +139,12 @@ qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error
         p->out_q = E2(ADD_I, E1(CVT_F2I, c), QG_IN_Z);
         break;
     }
-    case QG_K_DEQUANTIZE:
-        p->out_y = E2(MUL_F, E1(CVT_I2F, E2(SUB_I, QG_IN_Q, QG_IN_Z)), QG_IN_S);
-        break;
+    case QG_K_DEQUANTIZE: p->out_y = E2(MUL_F, E1(CVT_I2F, E2(SUB_I, QG_IN_Q, QG_IN_Z)), QG_IN_S); break;
     case QG_K_FAKE_QUANT_BACKWARD:
         p->out_y = E2(MASK_F, QG_IN_MASK, QG_IN_DY); /* mask ? dy : +0.0 */
         break;
-    case QG_K_OBSERVE:
-        break;
-    default:
-        return qg_error_set(err, QG_ERR_INVALID, "plan: unknown op %d", (int)op);
+    case QG_K_OBSERVE: break;
+    default: return qg_error_set(err, QG_ERR_INVALID, "plan: unknown op %d", (int)op);
     }
     if (p->nsteps > QG_PLAN_MAX_STEPS)
         return qg_error_set(err, QG_ERR_INVALID, "plan: too many steps");

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #define KC_STR2(x) #x
 #define KC_STR(x) KC_STR2(x)
 #define KC_CAT2(a, b) a##b
@@ -39,8 +38,10 @@ typedef struct kc_kernels {
 } kc_kernels;
 
 #define KC_ENTRY(isa, id)                                                                                              \
-    {#isa,                    id, KC_SYM(quantize, isa), KC_SYM(dequantize, isa), KC_SYM(fake_quant, isa),             \
-     KC_SYM(fake_quant_backward, isa), KC_SYM(observe, isa)}
+    {                                                                                                                  \
+#isa, id, KC_SYM(quantize, isa), KC_SYM(dequantize, isa), KC_SYM(fake_quant, isa),                             \
+            KC_SYM(fake_quant_backward, isa), KC_SYM(observe, isa)                                                     \
+    }
 
 static const kc_kernels kc_table[] = {
     KC_ENTRY(scalar, QG_ISA_SCALAR),
@@ -159,8 +160,8 @@ static void count(const char *what, size_t n, const void *got, const void *want,
     mismatches += bad;
     total_mismatches += bad;
     if (bad && mismatches == bad) /* a test's first failing case, in detail */
-        fprintf(stderr, "\n  %s/%s %s: length %zu, inner %zu: %zu mismatches, first at %zu\n", SP->name, K->isa,
-                what, len, inner, bad, first);
+        fprintf(stderr, "\n  %s/%s %s: length %zu, inner %zu: %zu mismatches, first at %zu\n", SP->name, K->isa, what,
+                len, inner, bad, first);
 }
 
 /* Lengths, and the layouts (inner) to run each at. */
@@ -169,7 +170,7 @@ static size_t layout_inner(size_t k) { return k == 0 ? 1 : k == 1 ? 3 : 17; }
 
 #define FOR_CASES(len, inner)                                                                                          \
     for (size_t li_ = 0; li_ < LMAX + 1 + sizeof big_lengths / sizeof big_lengths[0]; li_++)                           \
-        for (size_t len = li_ <= LMAX ? li_ : big_lengths[li_ - LMAX - 1], lk_ = 0; lk_ < n_layouts(); lk_++)           \
+        for (size_t len = li_ <= LMAX ? li_ : big_lengths[li_ - LMAX - 1], lk_ = 0; lk_ < n_layouts(); lk_++)          \
             for (size_t inner = layout_inner(lk_), once_ = 0; once_ < 1; once_++)
 
 enum { BUF = 70000 };
@@ -252,10 +253,10 @@ static void compare_observers(const qg_observer *a, const qg_observer *b, size_t
     float amn[CH_MAX], amx[CH_MAX], bmn[CH_MAX], bmx[CH_MAX];
     qg_observer_minmax(a, amn, amx);
     qg_observer_minmax(b, bmn, bmx);
-    size_t ch = SP->observer.type == QG_OBS_PER_CHANNEL_MINMAX ||
-                        SP->observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX
-                    ? SP->channel_len
-                    : 1;
+    size_t ch =
+        SP->observer.type == QG_OBS_PER_CHANNEL_MINMAX || SP->observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX
+            ? SP->channel_len
+            : 1;
     count("observe min", ch, amn, bmn, 4, len, inner);
     count("observe max", ch, amx, bmx, 4, len, inner);
 }
