@@ -93,13 +93,11 @@ int main(int argc, char **argv) {
            clipped, sp.compat_mask ? "packed" : "byte");
     printf("  dequantize(quantize(x)) == fake_quant(x): %s (%zu mismatches)\n", round_trip_bad ? "NO" : "yes",
            round_trip_bad);
-    printf("  reference runtime throughput (scalar C, one core):\n");
+    printf("  the runtime's scalar reference (the oracle, not the kernels), one core:\n");
     printf("    fused train step %7.1f Melem/s\n", (double)n / t_fused * 1e-6);
     printf("    quantize         %7.1f Melem/s\n", (double)n / t_q * 1e-6);
     printf("    dequantize       %7.1f Melem/s\n", (double)n / t_dq * 1e-6);
     printf("    backward         %7.1f Melem/s\n", (double)n / t_bw * 1e-6);
-    printf("  generated kernels (scalar, avx2, avx512, neon, rvv): not built yet; the code generator is the next "
-           "milestone\n");
     qg_observer_destroy(obs);
     free(x);
     free(y);
