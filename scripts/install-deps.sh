@@ -13,7 +13,7 @@ packages=(
   # foreign ISAs: cross libc and qemu-user
   qemu-user libc6-dev-arm64-cross libc6-dev-riscv64-cross gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu
   # reference and benchmark peers
-  python3 python3-numpy python3-torch libxnnpack-dev
+  python3 python3-numpy python3-torch libxnnpack-dev libpthreadpool-dev
 )
 
 missing=()

@@ -201,9 +201,10 @@ static void emit_store(emitter *e, const op_io *io, const char *ptr, const char 
     S(";\n");
 }
 
-/* One full vector at element base + i + off. */
-static void emit_full_vector(emitter *e, const qg_plan *p, const op_io *io, int k, const char *off_expr,
-                             const char *indent) {
+/* One full vector at element base + i + off; with skip_store the result
+ * stays in r<k> for a multi-vector store. */
+static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, int k, const char *off_expr,
+                                const char *indent, bool skip_store) {
     char at[96], ptr[128], in[320], mexpr[320] = "", res[16], mres[16];
     snprintf(at, sizeof at, "base + i%s", off_expr);
     snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at);
@@ -216,9 +217,15 @@ static void emit_full_vector(emitter *e, const qg_plan *p, const op_io *io, int 
     snprintf(mres, sizeof mres, "m%d", k);
     emit_body_call(e, p, in, mexpr, res, mres, indent);
     snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at);
-    emit_store(e, io, ptr, res, indent);
+    if (!skip_store)
+        emit_store(e, io, ptr, res, indent);
     if (io->mask_out)
         emit_mask_store_full(e, at, count, mres, indent);
+}
+
+static void emit_full_vector(emitter *e, const qg_plan *p, const op_io *io, int k, const char *off_expr,
+                             const char *indent) {
+    emit_full_vector_ex(e, p, io, k, off_expr, indent, false);
 }
 
 static void emit_span_params(emitter *e, const qg_plan *p) {
@@ -267,10 +274,17 @@ static void emit_span(emitter *e, const qg_plan *p) {
     S("    size_t i = 0;\n");
     if (U > 1) {
         P("    for (; i + %d <= len; i += %d) {\n", L * U, L * U);
+        /* narrow outputs of four vectors are packed and stored together */
+        const bool store4 = U == 4 && io.out_is_q && e->is->store_q4[e->sp->dtype];
         for (int k = 0; k < U; k++) {
             char off[32];
             snprintf(off, sizeof off, k ? " + %d" : "", k * L);
-            emit_full_vector(e, p, &io, k, off, "        ");
+            emit_full_vector_ex(e, p, &io, k, off, "        ", store4);
+        }
+        if (store4) {
+            S("        ");
+            spell(e, e->is->store_q4[e->sp->dtype], "q + base + i", "r0, r1, r2, r3", NULL);
+            S(";\n");
         }
         S("    }\n");
     }

@@ -22,6 +22,7 @@ typedef struct qg_isa_spelling {
     const char *load_i;           /* $a const int32_t * -> vi */
     const char *load_q[4];        /* by qg_dtype; $a pointer -> vi */
     const char *store_q[4];       /* $a pointer, $b vi */
+    const char *store_q4[4];      /* $a pointer, $b "v0, v1, v2, v3": four vectors at once; NULL = one by one */
     const char *mask_to_bits;     /* vm -> uint64_t */
     const char *bits_to_mask;     /* uint64_t -> vm */
     const char *store_mask_bytes; /* $a uint8_t*, $b vm: one full vector; NULL = via bits */

@@ -63,11 +63,12 @@ static int rounded(const qg_spec *sp, qg_plan *p) {
 }
 
 /* c = clamp(r, lo, hi), and 0 (q = z) for NaN. *in_range and *ordered
- * receive the mask values. */
+ * receive the mask values: r is in range exactly when clamping left it
+ * unchanged (a NaN compares unequal whatever min/max made of it). */
 static int clamped(qg_plan *p, int r, int *in_range, int *ordered) {
-    *in_range = E2(AND_M, E2(CMP_GE, r, QG_IN_LO), E2(CMP_LE, r, QG_IN_HI));
-    *ordered = E1(ORDERED, r);
     int c = E2(MIN_F, E2(MAX_F, r, QG_IN_LO), QG_IN_HI);
+    *in_range = E2(CMP_EQ, c, r);
+    *ordered = E1(ORDERED, r);
     return emit(p, QG_OP_SELECT_F, *ordered, c, K(0.0f), 0.0f);
 }
 
@@ -135,6 +136,16 @@ qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error
         break;
     }
     case QG_K_QUANTIZE: {
+        if (sp->rounding == QG_ROUND_HALF_EVEN) {
+            /* Clamping before rounding is the same for integral bounds, and
+             * lets one round-to-nearest-even conversion do both; NaN lanes
+             * become 0, so q = z. */
+            int t = sp->scale_op == QG_SCALE_DIV ? E2(DIV_F, QG_IN_X, QG_IN_S) : E2(MUL_F, QG_IN_X, QG_IN_INV);
+            int c = E2(MIN_F, E2(MAX_F, t, QG_IN_LO), QG_IN_HI);
+            int qi = E2(MASKZ_I, E1(ORDERED, t), E1(ROUND_CVT, c));
+            p->out_q = E2(ADD_I, qi, QG_IN_Z);
+            break;
+        }
         int c = clamped(p, rounded(sp, p), &in_range, &ordered);
         p->out_q = E2(ADD_I, E1(CVT_F2I, c), QG_IN_Z);
         break;

@@ -24,11 +24,14 @@ typedef enum qg_vkind { QG_VF, QG_VI, QG_VM } qg_vkind;
     X(SPLAT_F, QG_VF)                                                                                                  \
     X(CMP_GE, QG_VM)                                                                                                   \
     X(CMP_LE, QG_VM)                                                                                                   \
+    X(CMP_EQ, QG_VM)                                                                                                   \
     X(ORDERED, QG_VM)                                                                                                  \
     X(AND_M, QG_VM)                                                                                                    \
     X(SELECT_F, QG_VF)                                                                                                 \
     X(MASK_F, QG_VF)                                                                                                   \
     X(CVT_F2I, QG_VI)                                                                                                  \
+    X(ROUND_CVT, QG_VI)                                                                                                \
+    X(MASKZ_I, QG_VI)                                                                                                  \
     X(CVT_I2F, QG_VF)                                                                                                  \
     X(ADD_I, QG_VI)                                                                                                    \
     X(SUB_I, QG_VI)

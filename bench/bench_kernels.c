@@ -1,0 +1,127 @@
+/* Throughput of the generated kernels on this machine, single thread, with
+ * memcpy and XNNPACK's convert operators measured in the same run. Prints
+ * one JSON object per line; bench/run_bench.py adds PyTorch and the table.
+ *
+ * usage: bench_kernels [--quick] */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <xnnpack.h>
+
+#include "bench_act.h"
+#include "bench_w.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+enum { RUNS = 7 };
+static size_t n_cur;
+static float *x, *y;
+static int8_t *q;
+static uint8_t *mask;
+static qg_qparams qp_act, qp_w;
+static xnn_operator_t xq, xdq;
+static qg_observer *obs;
+
+typedef void (*bench_fn)(void);
+static void fq_act(void) { bench_act_fake_quant(x, y, mask, n_cur, &qp_act); }
+static void fq_act_avx2(void) { bench_act_fake_quant__avx2(x, y, mask, n_cur, &qp_act); }
+static void fq_w(void) { bench_w_fake_quant(x, y, mask, n_cur, &qp_w); }
+static void quant(void) { bench_act_quantize(x, q, n_cur, &qp_act); }
+static void dequant(void) { bench_act_dequantize(q, y, n_cur, &qp_act); }
+static void observe(void) {
+    qg_error err;
+    bench_act_observe(x, n_cur, 1, obs, &err);
+}
+static void copy(void) { memcpy(y, x, n_cur * sizeof(float)); }
+static void xnn_quant(void) {
+    xnn_setup_convert_nc_f32_qs8(xq, n_cur, x, q, NULL);
+    xnn_run_operator(xq, NULL);
+}
+static void xnn_dequant(void) {
+    xnn_setup_convert_nc_qs8_f32(xdq, n_cur, q, y, NULL);
+    xnn_run_operator(xdq, NULL);
+}
+
+/* Median over RUNS of the elements per second of fn at size n_cur, each
+ * run repeating fn for at least ~20 ms. */
+static double measure(bench_fn fn) {
+    int reps = 1;
+    for (;;) {
+        double t0 = now();
+        for (int r = 0; r < reps; r++)
+            fn();
+        if (now() - t0 > 0.02 || reps > (1 << 20))
+            break;
+        reps *= 2;
+    }
+    double rate[RUNS];
+    for (int k = 0; k < RUNS; k++) {
+        double t0 = now();
+        for (int r = 0; r < reps; r++)
+            fn();
+        rate[k] = (double)n_cur * reps / (now() - t0);
+    }
+    qsort(rate, RUNS, sizeof rate[0], cmp);
+    return rate[RUNS / 2];
+}
+
+static void report(const char *op, const char *impl, double rate) {
+    printf("{\"op\": \"%s\", \"impl\": \"%s\", \"n\": %zu, \"elem_per_s\": %.6g}\n", op, impl, n_cur, rate);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+    const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    static const size_t sizes[] = {4096, 65536, 1 << 20, 1 << 24};
+    const size_t nmax = quick ? 1 << 20 : 1 << 24;
+    x = malloc(nmax * sizeof(float));
+    y = malloc(nmax * sizeof(float));
+    q = malloc(nmax);
+    mask = malloc(nmax);
+    for (size_t i = 0; i < nmax; i++)
+        x[i] = (float)((double)((i * 2654435761u) % 2000003) / 1e5 - 10.0);
+    static float s_act = 0.05f, s_w[64];
+    static int32_t z_act = 3, z_w[64];
+    for (int c = 0; c < 64; c++)
+        s_w[c] = 0.01f + 0.001f * (float)c;
+    qp_act = (qg_qparams){&s_act, &z_act, NULL, 1, 1};
+    qg_error err;
+    if (xnn_initialize(NULL) != xnn_status_success ||
+        xnn_create_convert_nc_f32_qs8(1, 1, 1, s_act, (int8_t)z_act, -128, 127, 0, &xq) != xnn_status_success ||
+        xnn_create_convert_nc_qs8_f32(1, 1, 1, s_act, (int8_t)z_act, 0, &xdq) != xnn_status_success ||
+        qg_observer_create(&bench_act_spec, &obs, &err)) {
+        fprintf(stderr, "bench: setup failed\n");
+        return 2;
+    }
+    fprintf(stderr, "bench: dispatch picked %s\n", bench_act_isa());
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0] && sizes[k] <= nmax; k++) {
+        n_cur = sizes[k];
+        qp_w = (qg_qparams){s_w, z_w, NULL, 64, n_cur / 64};
+        bench_act_quantize(x, q, n_cur, &qp_act);
+        report("fake_quant_per_tensor", bench_act_isa(), measure(fq_act));
+        report("fake_quant_per_tensor", "avx2", measure(fq_act_avx2));
+        report("fake_quant_per_channel", bench_w_isa(), measure(fq_w));
+        report("quantize_qs8", bench_act_isa(), measure(quant));
+        report("quantize_qs8", "xnnpack", measure(xnn_quant));
+        report("dequantize_qs8", bench_act_isa(), measure(dequant));
+        report("dequantize_qs8", "xnnpack", measure(xnn_dequant));
+        report("observe_minmax", bench_act_isa(), measure(observe));
+        report("memcpy", "memcpy", measure(copy));
+    }
+    xnn_delete_operator(xq);
+    xnn_delete_operator(xdq);
+    qg_observer_destroy(obs);
+    return 0;
+}

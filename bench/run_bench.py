@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""Runs bench_kernels (qgen kernels, XNNPACK, memcpy) and PyTorch 1.13 on
+the same sizes, single thread, and prints a markdown table with the ratios.
+
+usage: bench/run_bench.py BUILD_DIR [--quick] [--write docs/performance.md]
+"""
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+build = sys.argv[1]
+quick = "--quick" in sys.argv
+out_path = sys.argv[sys.argv.index("--write") + 1] if "--write" in sys.argv else None
+torch.set_num_threads(1)
+RUNS = 7
+
+
+def rate(fn, n):
+    """Median over RUNS of elements per second, each run >= ~20 ms."""
+    reps = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        if time.perf_counter() - t0 > 0.02 or reps > (1 << 16):
+            break
+        reps *= 2
+    rates = []
+    for _ in range(RUNS):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        rates.append(n * reps / (time.perf_counter() - t0))
+    return statistics.median(rates)
+
+
+proc = subprocess.run([build + "/bin/bench_kernels"] + (["--quick"] if quick else []), capture_output=True, text=True,
+                      check=True)
+rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+ours = {}
+for r in rows:
+    ours.setdefault((r["op"], r["n"]), {})[r["impl"]] = r["elem_per_s"]
+
+torch_rates = {}
+for n in sorted({r["n"] for r in rows}):
+    x = torch.randn(n) * 3
+    xc = x.view(64, n // 64)
+    s = torch.rand(64) * 0.05 + 0.01
+    z = torch.zeros(64, dtype=torch.int32)
+    torch_rates[("fake_quant_per_tensor", n)] = rate(lambda: torch.fake_quantize_per_tensor_affine(x, 0.05, 3, -128, 127), n)
+    torch_rates[("fake_quant_per_channel", n)] = rate(lambda: torch.fake_quantize_per_channel_affine(xc, s, z, 0, -128, 127), n)
+    torch_rates[("quantize_qs8", n)] = rate(lambda: torch.quantize_per_tensor(x, 0.05, 3, torch.qint8), n)
+    torch_rates[("observe_minmax", n)] = rate(lambda: torch.aminmax(x), n)
+
+
+def g(v):
+    return "%.0f" % (v / 1e6)
+
+
+lines = ["| op | n | qgen (ISA) Melem/s | PyTorch 1.13 | x PyTorch | XNNPACK | x XNNPACK | memcpy | x memcpy |",
+         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+for (op, n), impls in sorted(ours.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+    if op == "memcpy":
+        continue
+    best_isa = [k for k in impls if k not in ("xnnpack", "avx2")]
+    isa = best_isa[0] if best_isa else "avx2"
+    q = impls[isa]
+    t = torch_rates.get((op, n))
+    xn = impls.get("xnnpack")
+    mc = ours[("memcpy", n)]["memcpy"]
+    lines.append("| %s | %d | %s (%s) | %s | %s | %s | %s | %s | %.2f |" % (
+        op, n, g(q), isa, g(t) if t else "-", "%.1f" % (q / t) if t else "-", g(xn) if xn else "-",
+        "%.2f" % (q / xn) if xn else "-", g(mc), q / mc))
+    if "avx2" in impls and isa != "avx2":
+        a = impls["avx2"]
+        lines.append("| %s | %d | %s (avx2) | %s | %s | - | - | %s | %.2f |" % (
+            op, n, g(a), g(t) if t else "-", "%.1f" % (a / t) if t else "-", g(mc), a / mc))
+table = "\n".join(lines)
+print(table)
+if out_path:
+    cpu = subprocess.run(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"], capture_output=True, text=True).stdout
+    with open(out_path, "w") as f:
+        f.write("# Performance\n\n")
+        f.write("Generated kernels against PyTorch 1.13 (Debian's python3-torch, one thread), XNNPACK (Debian's\n"
+                "libxnnpack-dev, convert operators f32->qs8 and qs8->f32) and memcpy, measured in the same run on\n"
+                "this project's 2-core machine (%s). Each figure is the median of 7 runs of at least 20 ms;\n"
+                "elements per second, n floats per call. Reproduce with:\n\n"
+                "    make build && bench/run_bench.py build --write docs/performance.md\n\n" % cpu.strip())
+        f.write(table + "\n")
