@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "emit_c/emit_c.h"
+#include "validate/validate_c.h"
 #include "spec_internal.h"
 
 #define MAX_FILES (QG_ISA_COUNT + 2)
@@ -139,6 +140,12 @@ qg_status qg_generate_c(const qg_spec *spec, const qg_generate_options *opt, qg_
             st = qg_emit_isa_file(&sp, (qg_isa)isa, banner.p, &f->text, err);
         qg_text_free(&banner);
         nfiles++;
+    }
+    if (!st && !opt->no_validate) {
+        qg_source src[MAX_FILES];
+        for (int i = 0; i < nfiles; i++)
+            src[i] = (qg_source){files[i].name, files[i].text.p, files[i].text.len};
+        st = qg_validate_sources(src, (size_t)nfiles, QGEN_INCLUDE_DIR, err);
     }
     if (!st && mkdir_p(opt->out_dir) != 0)
         st = qg_error_set(err, QG_ERR_IO, "%s: cannot create the output directory: %s", opt->out_dir, strerror(errno));

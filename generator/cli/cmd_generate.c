@@ -12,14 +12,20 @@ static const char usage[] = "usage: qgen generate --spec S [--emit c] [--targets
                             "Writes DIR/NAME.h, DIR/NAME_<isa>.c per ISA and DIR/NAME_dispatch.c.\n"
                             "  --targets  all, or a comma-separated list of scalar, avx2, avx512, neon, rvv\n"
                             "             (default: the spec's targets; scalar is always added as the fallback)\n"
-                            "  --emit     c (the C backend with intrinsics)\n";
+                            "  --emit     c (the C backend with intrinsics)\n"
+                            "  --no-check skip parsing the emitted files with libclang before writing them\n";
 
 int qg_cmd_generate(int argc, char **argv) {
     const char *spec_path = NULL, *emit = "c", *targets = NULL, *out = NULL, *sets[QG_MAX_SETS];
     size_t nsets = 0;
-    static const struct option opts[] = {{"spec", required_argument, 0, 'S'},    {"emit", required_argument, 0, 'e'},
-                                         {"targets", required_argument, 0, 't'}, {"set", required_argument, 0, 's'},
-                                         {"help", no_argument, 0, 'h'},          {0}};
+    int no_check = 0;
+    static const struct option opts[] = {{"no-check", no_argument, 0, 'n'},
+                                         {"spec", required_argument, 0, 'S'},
+                                         {"emit", required_argument, 0, 'e'},
+                                         {"targets", required_argument, 0, 't'},
+                                         {"set", required_argument, 0, 's'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -28,6 +34,7 @@ int qg_cmd_generate(int argc, char **argv) {
         case 'e': emit = optarg; break;
         case 't': targets = optarg; break;
         case 'o': out = optarg; break;
+        case 'n': no_check = 1; break;
         case 's':
             if (nsets == QG_MAX_SETS)
                 return qg_cli_failf("--set: more than %d overrides", QG_MAX_SETS);
@@ -54,7 +61,7 @@ int qg_cmd_generate(int argc, char **argv) {
         strncat(command, " ", sizeof command - strlen(command) - 1);
         strncat(command, argv[i], sizeof command - strlen(command) - 1);
     }
-    qg_generate_options opt = {out, set, command};
+    qg_generate_options opt = {out, set, command, no_check};
     if (qg_generate_c(&sp, &opt, &err))
         return qg_cli_fail(&err);
     return QG_EXIT_OK;

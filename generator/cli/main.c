@@ -13,6 +13,7 @@ static const char usage[] = "usage: qgen <command> [options]\n"
                             "  run --spec S --op OP ...         run one op's reference on .npy files\n"
                             "  generate --spec S --targets LIST -o DIR\n"
                             "                                   write the spec's kernels as C for each ISA\n"
+                            "  check DIR                        parse generated files with libclang for their targets\n"
                             "  observe --spec S --in X [--state F]\n"
                             "                                   feed data to the spec's observer, print qparams\n"
                             "\n"
@@ -40,6 +41,8 @@ int main(int argc, char **argv) {
         return qg_cmd_observe(argc - 1, argv + 1);
     if (strcmp(cmd, "generate") == 0)
         return qg_cmd_generate(argc - 1, argv + 1);
-    fprintf(stderr, "qgen: unknown command \"%s\"; expected spec, generate, run or observe\n\n%s", cmd, usage);
+    if (strcmp(cmd, "check") == 0)
+        return qg_cmd_check(argc - 1, argv + 1);
+    fprintf(stderr, "qgen: unknown command \"%s\"; expected spec, generate, check, run or observe\n\n%s", cmd, usage);
     return QG_EXIT_BAD_INPUT;
 }

@@ -351,6 +351,14 @@ static void test_generate(void) {
     ASSERT_CONTAINS(err_text, "avx2 cannot serve dtype qint32", "[\"scalar\"]");
     CU_ASSERT_EQUAL(dir_bytes(tmp("gen_d"), "bias.h", a, sizeof a), 0); /* nothing written */
     CU_ASSERT_EQUAL(qgen("generate", "--spec", tmp("bias.json"), "--targets", "scalar", "-o", tmp("gen_d"), NULL), 0);
+    /* qgen check: the same libclang parse on files already written */
+    CU_ASSERT_EQUAL(qgen("check", tmp("gen_a"), NULL), 0);
+    ASSERT_CONTAINS(out_text, "7 files parse cleanly");
+    FILE *f = fopen(tmp("gen_a/w_rvv.c"), "a");
+    fputs("static int broken(void) { return undeclared_name; }\n", f);
+    fclose(f);
+    CU_ASSERT_EQUAL(qgen("check", tmp("gen_a"), NULL), 2);
+    ASSERT_CONTAINS(err_text, "w_rvv.c", "undeclared_name");
     CU_ASSERT_EQUAL(qgen("generate", "--spec", tmp("w.json"), "--emit", "java", "-o", tmp("gen_e"), NULL), 2);
     ASSERT_CONTAINS(err_text, "--emit", "java");
 }

@@ -1,0 +1,113 @@
+#include "validate_c.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int qg_source_isa(const char *file_name) {
+    const char *us = strrchr(file_name, '_'), *dot = strrchr(file_name, '.');
+    if (!us || !dot || dot < us || strcmp(dot, ".c") != 0)
+        return -1;
+    for (int isa = 0; isa < QG_ISA_COUNT; isa++) {
+        const char *n = qg_isa_name((qg_isa)isa);
+        if ((size_t)(dot - us - 1) == strlen(n) && strncmp(us + 1, n, strlen(n)) == 0)
+            return isa;
+    }
+    return -1;
+}
+
+#ifdef QGEN_HAVE_LIBCLANG
+#include <clang-c/Index.h>
+
+/* Triple and feature flags per ISA; -1 (dispatcher) and scalar: the host. */
+static int target_args(int isa, const char **args) {
+    int n = 0;
+    switch (isa) {
+    case QG_ISA_AVX2:
+        args[n++] = "--target=x86_64-linux-gnu";
+        args[n++] = "-mavx2";
+        args[n++] = "-mbmi2";
+        break;
+    case QG_ISA_AVX512:
+        args[n++] = "--target=x86_64-linux-gnu";
+        args[n++] = "-mavx512f";
+        args[n++] = "-mavx512bw";
+        args[n++] = "-mavx512vl";
+        args[n++] = "-mavx512dq";
+        break;
+    case QG_ISA_NEON: args[n++] = "--target=aarch64-linux-gnu"; break;
+    case QG_ISA_RVV:
+        args[n++] = "--target=riscv64-linux-gnu";
+        args[n++] = "-march=rv64gcv";
+        break;
+    default: break;
+    }
+    return n;
+}
+
+qg_status qg_validate_sources(const qg_source *files, size_t count, const char *include_dir, qg_error *err) {
+    enum { MAX_UNSAVED = 16 };
+    struct CXUnsavedFile unsaved[MAX_UNSAVED];
+    char paths[MAX_UNSAVED][512];
+    size_t nu = count < MAX_UNSAVED ? count : MAX_UNSAVED;
+    for (size_t i = 0; i < nu; i++) {
+        /* In-memory files live in a virtual directory, so that the ISA
+         * files' #include "NAME.h" finds the header beside them. */
+        if (files[i].name[0] == '/')
+            snprintf(paths[i], sizeof paths[i], "%s", files[i].name);
+        else
+            snprintf(paths[i], sizeof paths[i], "/qgen-unsaved/%s", files[i].name);
+        unsaved[i].Filename = paths[i];
+        unsaved[i].Contents = files[i].contents;
+        unsaved[i].Length = (unsigned long)files[i].length;
+    }
+    CXIndex index = clang_createIndex(0, 0);
+    char inc[4096];
+    snprintf(inc, sizeof inc, "-I%s", include_dir);
+    qg_status st = QG_OK;
+    size_t reported = 0;
+    for (size_t i = 0; i < nu; i++) {
+        const char *name = paths[i];
+        size_t len = strlen(name);
+        if (len < 2 || strcmp(name + len - 2, ".c") != 0)
+            continue;
+        const char *args[16] = {"-x", "c", "-std=c11", "-Wall", "-Wextra", "-ffp-contract=off", inc, "-I."};
+        int nargs = 8;
+        nargs += target_args(qg_source_isa(name), args + nargs);
+        CXTranslationUnit tu = NULL;
+        enum CXErrorCode ec =
+            clang_parseTranslationUnit2(index, name, args, nargs, unsaved, (unsigned)nu, CXTranslationUnit_None, &tu);
+        if (ec != CXError_Success) {
+            st = qg_error_set(err, QG_ERR_INVALID, "%s: libclang could not parse it (error %d)", name, (int)ec);
+            break;
+        }
+        unsigned nd = clang_getNumDiagnostics(tu);
+        for (unsigned d = 0; d < nd; d++) {
+            CXDiagnostic diag = clang_getDiagnostic(tu, d);
+            if (clang_getDiagnosticSeverity(diag) >= CXDiagnostic_Warning) {
+                CXString text = clang_formatDiagnostic(diag, clang_defaultDiagnosticDisplayOptions());
+                fprintf(stderr, "%s\n", clang_getCString(text));
+                if (reported++ == 0)
+                    qg_error_set(err, QG_ERR_INVALID, "emitted C does not compile cleanly: %s", clang_getCString(text));
+                clang_disposeString(text);
+                st = QG_ERR_INVALID;
+            }
+            clang_disposeDiagnostic(diag);
+        }
+        clang_disposeTranslationUnit(tu);
+    }
+    clang_disposeIndex(index);
+    return st;
+}
+
+int qg_validate_available(void) { return 1; }
+#else
+qg_status qg_validate_sources(const qg_source *files, size_t count, const char *include_dir, qg_error *err) {
+    (void)files;
+    (void)count;
+    (void)include_dir;
+    (void)err;
+    return QG_OK;
+}
+
+int qg_validate_available(void) { return 0; }
+#endif
