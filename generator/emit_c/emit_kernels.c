@@ -277,8 +277,9 @@ static void emit_span(emitter *e, const qg_plan *p) {
         /* narrow outputs of four vectors are packed and stored together */
         const bool store4 = U == 4 && io.out_is_q && e->is->store_q4[e->sp->dtype];
         for (int k = 0; k < U; k++) {
-            char off[32];
-            snprintf(off, sizeof off, k ? " + %d" : "", k * L);
+            char off[32] = "";
+            if (k)
+                snprintf(off, sizeof off, " + %d", k * L);
             emit_full_vector_ex(e, p, &io, k, off, "        ", store4);
         }
         if (store4) {
