@@ -252,6 +252,87 @@ static void emit_rvv_param_splats(emitter *e, const qg_plan *p, const char *inde
     }
 }
 
+/* The tail of a fixed-width span: through zeroed stack buffers, so no lane
+ * reads or writes outside the caller's arrays. */
+static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
+    const op_io io = *ip;
+    const int L = e->lanes;
+    /* The tail: through zeroed stack buffers, so no lane reads or
+     * writes outside the caller's arrays. */
+    const char *in_t = io.in_is_q ? qg_q_type(e->sp->dtype) : "float";
+    const char *out_t = io.out_is_q ? qg_q_type(e->sp->dtype) : "float";
+    S("    if (i < len) {\n");
+    S("        const size_t r = len - i;\n");
+    P("        %s inb[%d] = {0};\n        %s outb[%d];\n", in_t, L, out_t, L);
+    P("        memcpy(inb, %s + base + i, r * sizeof inb[0]);\n", io.in_name);
+    char in[320], mexpr[320] = "";
+    load_expr(e, &io, "inb", in, sizeof in);
+    if (io.mask_in) {
+        char at[32] = "base + i";
+        mask_in_expr(e, at, "r", mexpr, sizeof mexpr);
+        if (!e->sp->compat_mask) { /* bytes past r must not be read */
+            qg_text tmp = {0};
+            qg_text_spell(&tmp, e->is->bits_to_mask, "qg_ks_bytes_to_bits(mask + base + i, (unsigned)r)", NULL, NULL);
+            snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
+            qg_text_free(&tmp);
+        }
+    }
+    emit_body_call(e, p, in, mexpr, "rt", "mt", "        ");
+    emit_store(e, &io, "outb", "rt", "        ");
+    P("        memcpy(%s + base + i, outb, r * sizeof outb[0]);\n", io.out_name);
+    if (io.mask_out) {
+        S("        if (mask)\n            ");
+        P("%s(mask%s, ", e->sp->compat_mask ? "qg_ks_put_bits" : "qg_ks_bits_to_bytes",
+          e->sp->compat_mask ? ", base + i" : " + base + i");
+        spell(e, e->is->mask_to_bits, "mt", NULL, NULL);
+        S(", (unsigned)r);\n");
+    }
+    S("    }\n");
+}
+
+/* The tail of a span with masked loads and stores (AVX-512): lanes past the
+ * end are neither read nor written. */
+static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
+    const qg_isa_spelling *is = e->is;
+    const qg_dtype d = e->sp->dtype;
+    S("    if (i < len) {\n        const size_t r = len - i;\n");
+    P("        const %s tm = ", is->vm);
+    spell(e, is->tail_mask, "r", NULL, NULL);
+    S(";\n");
+    char ptr[64], in[320], mexpr[320] = "";
+    snprintf(ptr, sizeof ptr, "%s + base + i", io->in_name);
+    qg_text tmp = {0};
+    qg_text_spell(&tmp, io->in_is_q ? is->load_q_tail[d] : is->load_f_tail, ptr, "tm", NULL);
+    snprintf(in, sizeof in, "%s", tmp.p);
+    qg_text_free(&tmp);
+    if (io->mask_in) {
+        if (e->sp->compat_mask) {
+            mask_in_expr(e, "base + i", "r", mexpr, sizeof mexpr);
+        } else {
+            qg_text_spell(&tmp, is->load_mask_bytes_tail, "mask + base + i", "tm", NULL);
+            snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
+            qg_text_free(&tmp);
+        }
+    }
+    emit_body_call(e, p, in, mexpr, "rt", "mt", "        ");
+    snprintf(ptr, sizeof ptr, "%s + base + i", io->out_name);
+    S("        ");
+    spell(e, io->out_is_q ? is->store_q_tail[d] : is->store_f_tail, ptr, "tm", "rt");
+    S(";\n");
+    if (io->mask_out) {
+        S("        if (mask)\n            ");
+        if (e->sp->compat_mask) {
+            S("qg_ks_put_bits(mask, base + i, ");
+            spell(e, is->mask_to_bits, "mt", NULL, NULL);
+            S(", (unsigned)r);\n");
+        } else {
+            spell(e, is->store_mask_bytes_tail, "mask + base + i", "tm", "mt");
+            S(";\n");
+        }
+    }
+    S("    }\n");
+}
+
 static void emit_span(emitter *e, const qg_plan *p) {
     char qin[96], qout[96];
     op_io io = io_of(e, p, qin, qout);
@@ -292,40 +373,10 @@ static void emit_span(emitter *e, const qg_plan *p) {
     P("    for (; i + %d <= len; i += %d) {\n", L, L);
     emit_full_vector(e, p, &io, 0, "", "        ");
     S("    }\n");
-    if (L > 1) {
-        /* The tail: through zeroed stack buffers, so no lane reads or
-         * writes outside the caller's arrays. */
-        const char *in_t = io.in_is_q ? qg_q_type(e->sp->dtype) : "float";
-        const char *out_t = io.out_is_q ? qg_q_type(e->sp->dtype) : "float";
-        S("    if (i < len) {\n");
-        S("        const size_t r = len - i;\n");
-        P("        %s inb[%d] = {0};\n        %s outb[%d];\n", in_t, L, out_t, L);
-        P("        memcpy(inb, %s + base + i, r * sizeof inb[0]);\n", io.in_name);
-        char in[320], mexpr[320] = "";
-        load_expr(e, &io, "inb", in, sizeof in);
-        if (io.mask_in) {
-            char at[32] = "base + i";
-            mask_in_expr(e, at, "r", mexpr, sizeof mexpr);
-            if (!e->sp->compat_mask) { /* bytes past r must not be read */
-                qg_text tmp = {0};
-                qg_text_spell(&tmp, e->is->bits_to_mask, "qg_ks_bytes_to_bits(mask + base + i, (unsigned)r)", NULL,
-                              NULL);
-                snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
-                qg_text_free(&tmp);
-            }
-        }
-        emit_body_call(e, p, in, mexpr, "rt", "mt", "        ");
-        emit_store(e, &io, "outb", "rt", "        ");
-        P("        memcpy(%s + base + i, outb, r * sizeof outb[0]);\n", io.out_name);
-        if (io.mask_out) {
-            S("        if (mask)\n            ");
-            P("%s(mask%s, ", e->sp->compat_mask ? "qg_ks_put_bits" : "qg_ks_bits_to_bytes",
-              e->sp->compat_mask ? ", base + i" : " + base + i");
-            spell(e, e->is->mask_to_bits, "mt", NULL, NULL);
-            S(", (unsigned)r);\n");
-        }
-        S("    }\n");
-    }
+    if (L > 1 && e->is->load_f_tail)
+        emit_masked_tail(e, p, &io);
+    else if (L > 1)
+        emit_buffered_tail(e, p, &io);
     S("}\n\n");
 }
 

@@ -23,10 +23,19 @@ typedef struct qg_isa_spelling {
     const char *load_q[4];        /* by qg_dtype; $a pointer -> vi */
     const char *store_q[4];       /* $a pointer, $b vi */
     const char *store_q4[4];      /* $a pointer, $b "v0, v1, v2, v3": four vectors at once; NULL = one by one */
-    const char *mask_to_bits;     /* vm -> uint64_t */
-    const char *bits_to_mask;     /* uint64_t -> vm */
-    const char *store_mask_bytes; /* $a uint8_t*, $b vm: one full vector; NULL = via bits */
-    const char *load_mask_bytes;  /* $a const uint8_t* -> vm; NULL = via bits */
+    /* Masked tails (NULL: the tail goes through stack buffers). $a is the
+     * pointer, $b the tail mask made by tail_mask from the count $a. */
+    const char *tail_mask;             /* $a count -> tail mask */
+    const char *load_f_tail;           /* $a ptr, $b tail mask -> vf */
+    const char *store_f_tail;          /* $a ptr, $b tail mask, $c vf */
+    const char *load_q_tail[4];        /* $a ptr, $b tail mask -> vi */
+    const char *store_q_tail[4];       /* $a ptr, $b tail mask, $c vi */
+    const char *load_mask_bytes_tail;  /* $a ptr, $b tail mask -> vm */
+    const char *store_mask_bytes_tail; /* $a ptr, $b tail mask, $c vm */
+    const char *mask_to_bits;          /* vm -> uint64_t */
+    const char *bits_to_mask;          /* uint64_t -> vm */
+    const char *store_mask_bytes;      /* $a uint8_t*, $b vm: one full vector; NULL = via bits */
+    const char *load_mask_bytes;       /* $a const uint8_t* -> vm; NULL = via bits */
 } qg_isa_spelling;
 
 const qg_isa_spelling *qg_isa_spelling_of(qg_isa isa);
