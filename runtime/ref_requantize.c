@@ -67,13 +67,14 @@ int32_t qg_multiply_by_quantized_multiplier(int32_t x, int32_t mult, int shift) 
 void qg_ref_requantize(const qg_spec *sp, const int32_t *acc, void *y, size_t n, const qg_requant_params *rp) {
     for (size_t i = 0; i < n; i++) {
         size_t c = qg_channel_of(i, rp->inner ? rp->inner : 1, rp->channels);
-        int64_t a = (int64_t)acc[i] + (rp->bias_q ? rp->bias_q[c] : 0);
+        /* acc + bias saturates to int32, as the vector kernels' adds do */
+        const int32_t a = clamp_i32((double)acc[i] + (double)(rp->bias_q ? rp->bias_q[c] : 0));
         double v;
         if (sp->requant == QG_REQUANT_FIXED_POINT) {
             int32_t mult;
             int shift;
             qg_quantize_multiplier((double)rp->s_in * (double)rp->s_w[c] / (double)rp->s_out, &mult, &shift);
-            v = (double)qg_multiply_by_quantized_multiplier(clamp_i32((double)a), mult, shift);
+            v = (double)qg_multiply_by_quantized_multiplier(a, mult, shift);
         } else {
             float m = rp->s_in * rp->s_w[c] / rp->s_out;
             v = (double)qg_round_mode(sp->rounding, (float)a * m);

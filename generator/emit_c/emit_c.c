@@ -52,6 +52,7 @@ static void declare_ops(qg_text *t, const char *n, const char *suffix) {
     P("void %s_fake_quant%s(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp);\n", n, suffix);
     P("void %s_fake_quant_backward%s(const float *dy, const uint8_t *mask, float *dx, size_t n);\n", n, suffix);
     P("qg_status %s_observe%s(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err);\n", n, suffix);
+    P("void %s_requantize%s(const int32_t *acc, %s_q_t *q, size_t n, const qg_requant_params *rp);\n", n, suffix, n);
 }
 
 qg_status qg_emit_header(const qg_spec *sp, const char *banner, qg_text *t, qg_error *err) {
@@ -102,10 +103,11 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
     S("    void (*fake_quant)(const float *, float *, uint8_t *, size_t, const qg_qparams *);\n");
     S("    void (*fake_quant_backward)(const float *, const uint8_t *, float *, size_t);\n");
     S("    qg_status (*observe)(const float *, size_t, size_t, qg_observer *, qg_error *);\n");
+    P("    void (*requantize)(const int32_t *, %s_q_t *, size_t, const qg_requant_params *);\n", n);
     P("} %s_kernels;\n\n", n);
     P("#define %s_ENTRY(isa, id)                                                              \\\n", n);
     P("    {#isa, id, %s_quantize__##isa, %s_dequantize__##isa, %s_fake_quant__##isa,  \\\n", n, n, n);
-    P("     %s_fake_quant_backward__##isa, %s_observe__##isa}\n\n", n, n);
+    P("     %s_fake_quant_backward__##isa, %s_observe__##isa, %s_requantize__##isa}\n\n", n, n, n);
     S("/* Best first; scalar, always generated, is the fallback. */\n");
     P("static const %s_kernels %s_table[] = {\n", n, n);
     static const qg_isa order[] = {QG_ISA_AVX512, QG_ISA_AVX2, QG_ISA_NEON, QG_ISA_RVV};
@@ -156,6 +158,9 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
     P("qg_status %s_observe(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {\n"
       "    return %s_pick()->observe(x, n, inner, obs, err);\n}\n",
       n, n);
+    P("void %s_requantize(const int32_t *acc, %s_q_t *q, size_t n, const qg_requant_params *rp) {\n"
+      "    %s_pick()->requantize(acc, q, n, rp);\n}\n",
+      n, n, n);
     P("qg_status %s_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,\n"
       "    size_t inner, float *scale, int32_t *zero_point, qg_error *err) {\n",
       n);

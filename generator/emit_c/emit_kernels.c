@@ -11,7 +11,7 @@
 #define P(...) qg_text_printf(e->t, __VA_ARGS__)
 #define S(s) qg_text_puts(e->t, s)
 
-static const char *const input_names[QG_IN_COUNT] = {"x", "q", "dy", "m", "s", "inv", "lo", "hi", "z"};
+static const char *const input_names[QG_IN_COUNT] = {"x", "q", "dy", "m", "s", "inv", "lo", "hi", "z", "b"};
 
 static bool is_param(int in) { return in >= QG_IN_S; }
 
@@ -87,6 +87,7 @@ typedef struct op_io {
     const char *in_decl, *in_name; /* e.g. "const float *x" */
     const char *out_decl, *out_name;
     bool in_is_q, out_is_q;
+    bool in_is_i32; /* requantize: int32 accumulators */
     bool mask_in, mask_out;
 } op_io;
 
@@ -115,6 +116,15 @@ static op_io io_of(const emitter *e, const qg_plan *p, char *qdecl_in, char *qde
         io.out_decl = "float *y";
         io.out_name = "y";
         io.mask_out = true;
+        break;
+    case QG_K_REQUANTIZE:
+        io.in_decl = "const int32_t *acc";
+        io.in_name = "acc";
+        io.in_is_i32 = true;
+        snprintf(qdecl_out, 96, "%s_q_t *q", e->name);
+        io.out_decl = qdecl_out;
+        io.out_name = "q";
+        io.out_is_q = true;
         break;
     case QG_K_FAKE_QUANT_BACKWARD:
     default:
@@ -155,7 +165,11 @@ static void emit_body_call(emitter *e, const qg_plan *p, const char *in_expr, co
  * (fixed-width full vector, or an RVV strip). */
 static void load_expr(emitter *e, const op_io *io, const char *ptr, char *out, size_t cap) {
     qg_text tmp = {0};
-    qg_text_spell(&tmp, io->in_is_q ? e->is->load_q[e->sp->dtype] : e->is->load_f, ptr, NULL, NULL);
+    qg_text_spell(&tmp,
+                  io->in_is_i32 ? e->is->load_i
+                  : io->in_is_q ? e->is->load_q[e->sp->dtype]
+                                : e->is->load_f,
+                  ptr, NULL, NULL);
     snprintf(out, cap, "%s", tmp.p ? tmp.p : "");
     qg_text_free(&tmp);
 }
@@ -233,7 +247,7 @@ static void emit_span_params(emitter *e, const qg_plan *p) {
         if (!p->uses[in])
             continue;
         if (e->scalable)
-            P(", %s %s_", in == QG_IN_Z ? "int32_t" : "float", input_names[in]);
+            P(", %s %s_", p->kind[in] == QG_VI ? "int32_t" : "float", input_names[in]);
         else
             P(", %s %s", kind_type(e, p->kind[in]), input_names[in]);
     }
@@ -247,7 +261,7 @@ static void emit_rvv_param_splats(emitter *e, const qg_plan *p, const char *inde
         char src[16];
         snprintf(src, sizeof src, "%s_", input_names[in]);
         P("%sconst %s %s = ", indent, kind_type(e, p->kind[in]), input_names[in]);
-        spell(e, in == QG_IN_Z ? e->is->splat_i : e->is->op[QG_OP_SPLAT_F], src, NULL, NULL);
+        spell(e, p->kind[in] == QG_VI ? e->is->splat_i : e->is->op[QG_OP_SPLAT_F], src, NULL, NULL);
         S(";\n");
     }
 }
@@ -259,7 +273,7 @@ static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
     const int L = e->lanes;
     /* The tail: through zeroed stack buffers, so no lane reads or
      * writes outside the caller's arrays. */
-    const char *in_t = io.in_is_q ? qg_q_type(e->sp->dtype) : "float";
+    const char *in_t = io.in_is_i32 ? "int32_t" : io.in_is_q ? qg_q_type(e->sp->dtype) : "float";
     const char *out_t = io.out_is_q ? qg_q_type(e->sp->dtype) : "float";
     S("    if (i < len) {\n");
     S("        const size_t r = len - i;\n");
@@ -302,7 +316,11 @@ static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
     char ptr[64], in[320], mexpr[320] = "";
     snprintf(ptr, sizeof ptr, "%s + base + i", io->in_name);
     qg_text tmp = {0};
-    qg_text_spell(&tmp, io->in_is_q ? is->load_q_tail[d] : is->load_f_tail, ptr, "tm", NULL);
+    qg_text_spell(&tmp,
+                  io->in_is_i32 ? is->load_i_tail
+                  : io->in_is_q ? is->load_q_tail[d]
+                                : is->load_f_tail,
+                  ptr, "tm", NULL);
     snprintf(in, sizeof in, "%s", tmp.p);
     qg_text_free(&tmp);
     if (io->mask_in) {
@@ -543,6 +561,45 @@ static void emit_chan_table(emitter *e) {
     P("static void %s_chan_free__%s(%s_chan__%s *cp) { free(cp->s); }\n\n", n, isa, n, isa);
 }
 
+/* requantize: runs of `inner` accumulators sharing one output channel's
+ * multiplier m = fl(fl(s_in * s_w[c]) / s_out) and bias. */
+static void emit_requantize_entry(emitter *e, const qg_plan *p) {
+    const char *n = e->name;
+    P("void %s_requantize__%s(const int32_t *acc, %s_q_t *q, size_t n, const qg_requant_params *rp) {\n", n,
+      e->is->name, n);
+    S("    const size_t C = rp->channels ? rp->channels : 1;\n");
+    S("    const size_t run_len = C == 1 ? (n ? n : 1) : (rp->inner ? rp->inner : 1);\n");
+    S("    for (size_t run = 0, base = 0; base < n; run++, base += run_len) {\n");
+    S("        const size_t c = run % C, m = n - base < run_len ? n - base : run_len;\n");
+    S("        const float s0 = rp->s_in * rp->s_w[c] / rp->s_out;\n");
+    S("        const int32_t b0 = rp->bias_q ? rp->bias_q[c] : 0, z0 = rp->z_out;\n");
+    P("        %s_requantize_span(acc, q, base, m", n);
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
+        if (!p->uses[in])
+            continue;
+        char expr[96];
+        if (in == QG_IN_LO || in == QG_IN_HI)
+            snprintf(expr, sizeof expr, "(float)(%lldLL - (int64_t)z0)",
+                     (long long)(in == QG_IN_LO ? e->sp->quant_min : e->sp->quant_max));
+        else
+            snprintf(expr, sizeof expr, "%s", in == QG_IN_S ? "s0" : in == QG_IN_Z ? "z0" : "b0");
+        if (e->scalable) {
+            P(", %s", expr);
+        } else {
+            S(", ");
+            spell(e, p->kind[in] == QG_VI ? e->is->splat_i : e->is->op[QG_OP_SPLAT_F], expr, NULL, NULL);
+        }
+    }
+    S(");\n    }\n}\n\n");
+}
+
+static void emit_requantize_by_reference(emitter *e) {
+    P("/* The fixed-point scheme (64-bit products) runs on the runtime's reference. */\n");
+    P("void %s_requantize__%s(const int32_t *acc, %s_q_t *q, size_t n, const qg_requant_params *rp) {\n", e->name,
+      e->is->name, e->name);
+    P("    qg_ref_requantize(&%s_spec, acc, q, n, rp);\n}\n\n", e->name);
+}
+
 /* ---- observe: min/max reductions --------------------------------------- */
 
 static void emit_minmax_span(emitter *e) {
@@ -705,6 +762,17 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
         emit_body(e, &plan);
         emit_span(e, &plan);
         emit_entry(e, &plan);
+    }
+    S("/* ---- requantize ---- */\n\n");
+    if (by_reference || sp->requant == QG_REQUANT_FIXED_POINT) {
+        emit_requantize_by_reference(e);
+    } else {
+        qg_plan plan;
+        if ((st = qg_plan_build(sp, QG_K_REQUANTIZE, &plan, err)))
+            return st;
+        emit_body(e, &plan);
+        emit_span(e, &plan);
+        emit_requantize_entry(e, &plan);
     }
     S("/* ---- observe ---- */\n\n");
     if (observer_vectorized(sp))

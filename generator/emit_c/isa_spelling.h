@@ -27,6 +27,7 @@ typedef struct qg_isa_spelling {
      * pointer, $b the tail mask made by tail_mask from the count $a. */
     const char *tail_mask;             /* $a count -> tail mask */
     const char *load_f_tail;           /* $a ptr, $b tail mask -> vf */
+    const char *load_i_tail;           /* $a ptr, $b tail mask -> vi (int32) */
     const char *store_f_tail;          /* $a ptr, $b tail mask, $c vf */
     const char *load_q_tail[4];        /* $a ptr, $b tail mask -> vi */
     const char *store_q_tail[4];       /* $a ptr, $b tail mask, $c vi */

@@ -22,7 +22,8 @@ static const qg_vkind op_kinds[] = {
 const char *qg_opcode_name(qg_opcode op) { return op < QG_OP_COUNT ? op_names[op] : "?"; }
 
 const char *qg_kernel_op_name(qg_kernel_op op) {
-    static const char *const names[] = {"quantize", "dequantize", "fake_quant", "fake_quant_backward", "observe"};
+    static const char *const names[] = {"quantize", "dequantize", "fake_quant", "fake_quant_backward",
+                                        "observe",  "requantize"};
     return op < QG_K_OP_COUNT ? names[op] : "?";
 }
 
@@ -121,7 +122,7 @@ qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error
     p->nvalues = QG_IN_COUNT;
     p->kind[QG_IN_X] = p->kind[QG_IN_DY] = p->kind[QG_IN_S] = p->kind[QG_IN_INV] = QG_VF;
     p->kind[QG_IN_LO] = p->kind[QG_IN_HI] = QG_VF;
-    p->kind[QG_IN_Q] = p->kind[QG_IN_Z] = QG_VI;
+    p->kind[QG_IN_Q] = p->kind[QG_IN_Z] = p->kind[QG_IN_B] = QG_VI;
     p->kind[QG_IN_MASK] = QG_VM;
     p->out_y = p->out_q = p->out_mask = -1;
     int in_range, ordered;
@@ -155,6 +156,22 @@ qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error
         p->out_y = E2(MASK_F, QG_IN_MASK, QG_IN_DY); /* mask ? dy : +0.0 */
         break;
     case QG_K_OBSERVE: break;
+    case QG_K_REQUANTIZE: {
+        /* fp32 scheme: y = clamp(round(float(sat(acc + bq)) * m) + z_out),
+         * with m in the scale slot and the bounds relative to z_out. */
+        int t = E2(MUL_F, E1(CVT_I2F, E2(SAT_ADD_I, QG_IN_Q, QG_IN_B)), QG_IN_S);
+        if (sp->rounding == QG_ROUND_HALF_EVEN) {
+            p->out_q = E2(ADD_I, E1(ROUND_CVT, E2(MIN_F, E2(MAX_F, t, QG_IN_LO), QG_IN_HI)), QG_IN_Z);
+            break;
+        }
+        int r;
+        if (sp->rounding == QG_ROUND_HALF_UP)
+            r = E1(FLOOR, E2(ADD_F, t, K(0.5f)));
+        else
+            r = E1(TRUNC, E2(ADD_F, t, emit(p, QG_OP_COPYSIGN, K(0x1.fffffep-2f), t, -1, 0.0f)));
+        p->out_q = E2(ADD_I, E1(CVT_F2I, E2(MIN_F, E2(MAX_F, r, QG_IN_LO), QG_IN_HI)), QG_IN_Z);
+        break;
+    }
     default: return qg_error_set(err, QG_ERR_INVALID, "plan: unknown op %d", (int)op);
     }
     if (p->nsteps > QG_PLAN_MAX_STEPS)

@@ -34,7 +34,8 @@ typedef enum qg_vkind { QG_VF, QG_VI, QG_VM } qg_vkind;
     X(MASKZ_I, QG_VI)                                                                                                  \
     X(CVT_I2F, QG_VF)                                                                                                  \
     X(ADD_I, QG_VI)                                                                                                    \
-    X(SUB_I, QG_VI)
+    X(SUB_I, QG_VI)                                                                                                    \
+    X(SAT_ADD_I, QG_VI)
 
 typedef enum qg_opcode {
 #define QG_OPCODE_ENUM(name, kind) QG_OP_##name,
@@ -50,6 +51,7 @@ typedef enum qg_kernel_op {
     QG_K_FAKE_QUANT,
     QG_K_FAKE_QUANT_BACKWARD,
     QG_K_OBSERVE,
+    QG_K_REQUANTIZE,
     QG_K_OP_COUNT
 } qg_kernel_op;
 
@@ -59,7 +61,7 @@ const char *qg_opcode_name(qg_opcode op);
 /* Named inputs a plan reads (per vector, or per channel for parameters). */
 typedef enum qg_plan_input {
     QG_IN_X,    /* fp32 data */
-    QG_IN_Q,    /* quantized data widened to int32 */
+    QG_IN_Q,    /* quantized data widened to int32; requantize: the int32 accumulators */
     QG_IN_DY,   /* incoming gradient */
     QG_IN_MASK, /* gradient mask, as lane mask */
     QG_IN_S,    /* scale */
@@ -67,6 +69,7 @@ typedef enum qg_plan_input {
     QG_IN_LO,   /* qmin - z as fp32 */
     QG_IN_HI,   /* qmax - z as fp32 */
     QG_IN_Z,    /* zero point, int32 */
+    QG_IN_B,    /* quantized bias, int32 (requantize) */
     QG_IN_COUNT
 } qg_plan_input;
 

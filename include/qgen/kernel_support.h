@@ -43,6 +43,12 @@ static inline uint64_t qg_ks_get_bits(const uint8_t *packed, size_t pos, unsigne
     return bits;
 }
 
+/* int32 add saturating at INT32_MIN and INT32_MAX. */
+static inline int32_t qg_ks_sat_add_i32(int32_t a, int32_t b) {
+    const int64_t s = (int64_t)a + b;
+    return s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : (int32_t)s;
+}
+
 /* Byte mask <-> bits: a byte passes when it is non-zero. */
 static inline uint64_t qg_ks_bytes_to_bits(const uint8_t *bytes, unsigned count) {
     uint64_t bits = 0;

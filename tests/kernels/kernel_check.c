@@ -35,12 +35,13 @@ typedef struct kc_kernels {
     void (*fake_quant)(const float *, float *, uint8_t *, size_t, const qg_qparams *);
     void (*fake_quant_backward)(const float *, const uint8_t *, float *, size_t);
     qg_status (*observe)(const float *, size_t, size_t, qg_observer *, qg_error *);
+    void (*requantize)(const int32_t *, KC_Q *, size_t, const qg_requant_params *);
 } kc_kernels;
 
 #define KC_ENTRY(isa, id)                                                                                              \
     {                                                                                                                  \
 #isa, id, KC_SYM(quantize, isa), KC_SYM(dequantize, isa), KC_SYM(fake_quant, isa),                             \
-            KC_SYM(fake_quant_backward, isa), KC_SYM(observe, isa)                                                     \
+            KC_SYM(fake_quant_backward, isa), KC_SYM(observe, isa), KC_SYM(requantize, isa)                            \
     }
 
 static const kc_kernels kc_table[] = {
@@ -249,6 +250,50 @@ static void test_backward(void) {
     CHECK_EQ(mismatches, 0);
 }
 
+static int32_t acc_value(void) {
+    switch (next() % 6) {
+    case 0: return (int32_t)(INT32_MAX - (int32_t)(next() % 1000));
+    case 1: return (int32_t)(INT32_MIN + (int32_t)(next() % 1000));
+    case 2: return (int32_t)next(); /* anywhere */
+    default: return (int32_t)(next() % 200001) - 100000;
+    }
+}
+
+static void test_requantize(void) {
+    enum { RQ_CH = 3 };
+    float s_w[RQ_CH];
+    int32_t bias[RQ_CH];
+    static int32_t acc[BUF + 8];
+    for (int round = 0; round < 2; round++) {
+        const size_t channels = round == 0 ? 1 : RQ_CH;
+        for (size_t c = 0; c < RQ_CH; c++) {
+            s_w[c] = (float)(0.001 + 0.05 * uniform());
+            bias[c] = c == 2 ? (int32_t)(INT32_MAX - 5) : (int32_t)(next() % 20001) - 10000; /* one saturates */
+        }
+        FOR_CASES(len, inner) {
+            if (inner == 17)
+                continue;
+            for (size_t i = 0; i < len; i++)
+                acc[i] = acc_value();
+            int64_t span = SP->quant_max - SP->quant_min + 1;
+            qg_requant_params rp = {(float)(0.001 + 0.1 * uniform()),
+                                    s_w,
+                                    next() % 4 ? bias : NULL,
+                                    (float)(0.001 + 0.5 * uniform()),
+                                    (int32_t)(SP->quant_min + (int64_t)(next() % (uint64_t)span)),
+                                    channels,
+                                    inner};
+            KC_Q *q = qbuf + len % 2;
+            q[len] = (KC_Q)0x5A;
+            K->requantize(acc, q, len, &rp);
+            qg_ref_requantize(SP, acc, rqbuf, len, &rp);
+            count("requantize", len, q, rqbuf, sizeof(KC_Q), len, inner);
+            CHECK_EQ(q[len], (KC_Q)0x5A);
+        }
+    }
+    CHECK_EQ(mismatches, 0);
+}
+
 static void compare_observers(const qg_observer *a, const qg_observer *b, size_t len, size_t inner) {
     float amn[CH_MAX], amx[CH_MAX], bmn[CH_MAX], bmx[CH_MAX];
     qg_observer_minmax(a, amn, amx);
@@ -344,6 +389,7 @@ int main(int argc, char **argv) {
     } tests[] = {{"fake_quant", test_fake_quant},
                  {"quantize and dequantize", test_quantize_dequantize},
                  {"fake_quant_backward", test_backward},
+                 {"requantize", test_requantize},
                  {"observe", test_observe},
                  {"dispatch", test_dispatch}};
     unsigned passed = 0, failed = 0;
