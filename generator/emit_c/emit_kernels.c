@@ -629,6 +629,50 @@ static void emit_minmax_span(emitter *e) {
     P(", hi = lo;\n    %s ok = ", is->vm);
     spell(e, is->op[QG_OP_ORDERED], "lo", NULL, NULL);
     S(";\n    size_t i = 0;\n");
+    if (L > 1) {
+        /* four independent accumulators keep the min/max chains short */
+        P("    if (len >= %d) {\n", 4 * L);
+        P("        %s lo1 = lo, lo2 = lo, lo3 = lo, hi1 = hi, hi2 = hi, hi3 = hi;\n", is->vf);
+        P("        %s ok1 = ok, ok2 = ok, ok3 = ok;\n", is->vm);
+        P("        for (; i + %d <= len; i += %d) {\n", 4 * L, 4 * L);
+        static const char *const lo_n[] = {"lo", "lo1", "lo2", "lo3"}, *const hi_n[] = {"hi", "hi1", "hi2", "hi3"},
+                                 *const ok_n[] = {"ok", "ok1", "ok2", "ok3"};
+        for (int k = 0; k < 4; k++) {
+            char ptr[32], v[8];
+            snprintf(ptr, sizeof ptr, k ? "x + i + %d" : "x + i", k * L);
+            snprintf(v, sizeof v, "v%d", k);
+            P("            const %s %s = ", is->vf, v);
+            spell(e, is->load_f, ptr, NULL, NULL);
+            P(";\n            %s = ", lo_n[k]);
+            spell(e, is->op[QG_OP_MIN_F], lo_n[k], v, NULL);
+            P(";\n            %s = ", hi_n[k]);
+            spell(e, is->op[QG_OP_MAX_F], hi_n[k], v, NULL);
+            P(";\n            %s = ", ok_n[k]);
+            qg_text ord = {0};
+            qg_text_spell(&ord, is->op[QG_OP_ORDERED], v, NULL, NULL);
+            spell(e, is->op[QG_OP_AND_M], ok_n[k], ord.p, NULL);
+            qg_text_free(&ord);
+            S(";\n");
+        }
+        S("        }\n");
+        const struct {
+            const char *acc, *a1, *a2, *a3;
+            qg_opcode op;
+        } merges[] = {{"lo", "lo1", "lo2", "lo3", QG_OP_MIN_F},
+                      {"hi", "hi1", "hi2", "hi3", QG_OP_MAX_F},
+                      {"ok", "ok1", "ok2", "ok3", QG_OP_AND_M}};
+        for (int k = 0; k < 3; k++) {
+            qg_text a = {0}, b = {0};
+            qg_text_spell(&a, is->op[merges[k].op], merges[k].acc, merges[k].a1, NULL);
+            qg_text_spell(&b, is->op[merges[k].op], merges[k].a2, merges[k].a3, NULL);
+            P("        %s = ", merges[k].acc);
+            spell(e, is->op[merges[k].op], a.p, b.p, NULL);
+            S(";\n");
+            qg_text_free(&a);
+            qg_text_free(&b);
+        }
+        S("    }\n");
+    }
     P("    for (;; i += %d) {\n", L);
     P("        %s v;\n", is->vf);
     P("        if (i + %d <= len) {\n            v = ", L);

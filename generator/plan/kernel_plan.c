@@ -128,8 +128,12 @@ qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error
     int in_range, ordered;
     switch (op) {
     case QG_K_FAKE_QUANT: {
-        int c = clamped(p, rounded(sp, p), &in_range, &ordered);
-        int y = E2(MUL_F, c, QG_IN_S);
+        /* y = (ordered ? c : 0) * s, as one masked multiply */
+        int r = rounded(sp, p);
+        int c = E2(MIN_F, E2(MAX_F, r, QG_IN_LO), QG_IN_HI);
+        in_range = E2(CMP_EQ, c, r);
+        ordered = E1(ORDERED, r);
+        int y = emit(p, QG_OP_MASKZ_MUL_F, ordered, c, QG_IN_S, 0.0f);
         if (sp->nan_policy == QG_NAN_PROPAGATE)
             y = emit(p, QG_OP_SELECT_F, ordered, y, QG_IN_X, 0.0f);
         p->out_y = y;

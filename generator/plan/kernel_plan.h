@@ -29,6 +29,7 @@ typedef enum qg_vkind { QG_VF, QG_VI, QG_VM } qg_vkind;
     X(AND_M, QG_VM)                                                                                                    \
     X(SELECT_F, QG_VF)                                                                                                 \
     X(MASK_F, QG_VF)                                                                                                   \
+    X(MASKZ_MUL_F, QG_VF)                                                                                              \
     X(CVT_F2I, QG_VI)                                                                                                  \
     X(ROUND_CVT, QG_VI)                                                                                                \
     X(MASKZ_I, QG_VI)                                                                                                  \
