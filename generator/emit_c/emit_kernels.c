@@ -419,7 +419,8 @@ static void emit_param_values(emitter *e, const qg_plan *p, const char *c, const
 
 /* Arguments passing one channel's parameters to a span. */
 static void emit_param_args(emitter *e, const qg_plan *p) {
-    static const char *const scalar_expr[QG_IN_COUNT] = {[QG_IN_S] = "s0", [QG_IN_INV] = "1.0f / s0", [QG_IN_Z] = "z0"};
+    static const char *const scalar_expr[QG_IN_COUNT] = {
+        [QG_IN_S] = "s0", [QG_IN_INV] = "1.0f / s0", [QG_IN_Z] = "z0", [QG_IN_B] = "b0"};
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
         if (!p->uses[in])
             continue;
@@ -433,7 +434,7 @@ static void emit_param_args(emitter *e, const qg_plan *p) {
             P(", %s", expr);
         } else {
             S(", ");
-            spell(e, in == QG_IN_Z ? e->is->splat_i : e->is->op[QG_OP_SPLAT_F], expr, NULL, NULL);
+            spell(e, p->kind[in] == QG_VI ? e->is->splat_i : e->is->op[QG_OP_SPLAT_F], expr, NULL, NULL);
         }
     }
 }
@@ -574,22 +575,7 @@ static void emit_requantize_entry(emitter *e, const qg_plan *p) {
     S("        const float s0 = rp->s_in * rp->s_w[c] / rp->s_out;\n");
     S("        const int32_t b0 = rp->bias_q ? rp->bias_q[c] : 0, z0 = rp->z_out;\n");
     P("        %s_requantize_span(acc, q, base, m", n);
-    for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
-        if (!p->uses[in])
-            continue;
-        char expr[96];
-        if (in == QG_IN_LO || in == QG_IN_HI)
-            snprintf(expr, sizeof expr, "(float)(%lldLL - (int64_t)z0)",
-                     (long long)(in == QG_IN_LO ? e->sp->quant_min : e->sp->quant_max));
-        else
-            snprintf(expr, sizeof expr, "%s", in == QG_IN_S ? "s0" : in == QG_IN_Z ? "z0" : "b0");
-        if (e->scalable) {
-            P(", %s", expr);
-        } else {
-            S(", ");
-            spell(e, p->kind[in] == QG_VI ? e->is->splat_i : e->is->op[QG_OP_SPLAT_F], expr, NULL, NULL);
-        }
-    }
+    emit_param_args(e, p);
     S(");\n    }\n}\n\n");
 }
 
