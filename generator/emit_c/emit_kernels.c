@@ -304,43 +304,60 @@ static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
     S("    }\n");
 }
 
-/* The tail of a span with masked loads and stores (AVX-512): lanes past the
- * end are neither read nor written. */
+/* The tail of a span with masked loads and stores: lanes past the end are
+ * neither read nor written. Where the ISA has no masked form (AVX2 has
+ * none for bytes and halfwords), that one operand goes through a stack
+ * buffer or through bits. */
 static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
     const qg_isa_spelling *is = e->is;
     const qg_dtype d = e->sp->dtype;
+    const char *qt = qg_q_type(d);
     S("    if (i < len) {\n        const size_t r = len - i;\n");
-    P("        const %s tm = ", is->vm);
+    P("        const %s tm = ", is->tail_mask_type ? is->tail_mask_type : is->vm);
     spell(e, is->tail_mask, "r", NULL, NULL);
     S(";\n");
     char ptr[64], in[320], mexpr[320] = "";
     snprintf(ptr, sizeof ptr, "%s + base + i", io->in_name);
+    const char *load_tail = io->in_is_i32 ? is->load_i_tail : io->in_is_q ? is->load_q_tail[d] : is->load_f_tail;
     qg_text tmp = {0};
-    qg_text_spell(&tmp,
-                  io->in_is_i32 ? is->load_i_tail
-                  : io->in_is_q ? is->load_q_tail[d]
-                                : is->load_f_tail,
-                  ptr, "tm", NULL);
+    if (load_tail) {
+        qg_text_spell(&tmp, load_tail, ptr, "tm", NULL);
+    } else {
+        P("        %s inb[%d] = {0};\n        memcpy(inb, %s, r * sizeof inb[0]);\n", qt, e->lanes, ptr);
+        qg_text_spell(&tmp, is->load_q[d], "inb", NULL, NULL);
+    }
     snprintf(in, sizeof in, "%s", tmp.p);
     qg_text_free(&tmp);
     if (io->mask_in) {
-        if (e->sp->compat_mask) {
-            mask_in_expr(e, "base + i", "r", mexpr, sizeof mexpr);
+        if (e->sp->compat_mask || !is->load_mask_bytes_tail) {
+            if (e->sp->compat_mask)
+                mask_in_expr(e, "base + i", "r", mexpr, sizeof mexpr);
+            else
+                qg_text_spell(&tmp, is->bits_to_mask, "qg_ks_bytes_to_bits(mask + base + i, (unsigned)r)", NULL, NULL);
         } else {
             qg_text_spell(&tmp, is->load_mask_bytes_tail, "mask + base + i", "tm", NULL);
-            snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
-            qg_text_free(&tmp);
         }
+        if (tmp.p)
+            snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
+        qg_text_free(&tmp);
     }
     emit_body_call(e, p, in, mexpr, "rt", "mt", "        ");
     snprintf(ptr, sizeof ptr, "%s + base + i", io->out_name);
-    S("        ");
-    spell(e, io->out_is_q ? is->store_q_tail[d] : is->store_f_tail, ptr, "tm", "rt");
-    S(";\n");
+    const char *store_tail = io->out_is_q ? is->store_q_tail[d] : is->store_f_tail;
+    if (store_tail) {
+        S("        ");
+        spell(e, store_tail, ptr, "tm", "rt");
+        S(";\n");
+    } else {
+        P("        %s outb[%d];\n        ", qt, e->lanes);
+        spell(e, is->store_q[d], "outb", "rt", NULL);
+        P(";\n        memcpy(%s, outb, r * sizeof outb[0]);\n", ptr);
+    }
     if (io->mask_out) {
         S("        if (mask)\n            ");
-        if (e->sp->compat_mask) {
-            S("qg_ks_put_bits(mask, base + i, ");
+        if (e->sp->compat_mask || !is->store_mask_bytes_tail) {
+            P("%s(mask%s, ", e->sp->compat_mask ? "qg_ks_put_bits" : "qg_ks_bits_to_bytes",
+              e->sp->compat_mask ? ", base + i" : " + base + i");
             spell(e, is->mask_to_bits, "mt", NULL, NULL);
             S(", (unsigned)r);\n");
         } else {
@@ -391,7 +408,7 @@ static void emit_span(emitter *e, const qg_plan *p) {
     P("    for (; i + %d <= len; i += %d) {\n", L, L);
     emit_full_vector(e, p, &io, 0, "", "        ");
     S("    }\n");
-    if (L > 1 && e->is->load_f_tail)
+    if (L > 1 && e->is->tail_mask)
         emit_masked_tail(e, p, &io);
     else if (L > 1)
         emit_buffered_tail(e, p, &io);

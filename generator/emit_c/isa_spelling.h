@@ -23,9 +23,11 @@ typedef struct qg_isa_spelling {
     const char *load_q[4];        /* by qg_dtype; $a pointer -> vi */
     const char *store_q[4];       /* $a pointer, $b vi */
     const char *store_q4[4];      /* $a pointer, $b "v0, v1, v2, v3": four vectors at once; NULL = one by one */
-    /* Masked tails (NULL: the tail goes through stack buffers). $a is the
-     * pointer, $b the tail mask made by tail_mask from the count $a. */
+    /* Masked tails (tail_mask NULL: the whole tail goes through stack
+     * buffers; any other NULL: that operand does). $a is the pointer, $b
+     * the tail mask made by tail_mask from the count $a. */
     const char *tail_mask;             /* $a count -> tail mask */
+    const char *tail_mask_type;        /* its C type; NULL = vm */
     const char *load_f_tail;           /* $a ptr, $b tail mask -> vf */
     const char *load_i_tail;           /* $a ptr, $b tail mask -> vi (int32) */
     const char *store_f_tail;          /* $a ptr, $b tail mask, $c vf */
