@@ -266,6 +266,21 @@ static void emit_rvv_param_splats(emitter *e, const qg_plan *p, const char *inde
     }
 }
 
+/* Stores the tail's r lane-mask bits `mt` (byte or packed mask); with
+ * `masked`, through the ISA's masked byte store when it has one. */
+static void emit_mask_store_tail(emitter *e, bool masked) {
+    S("        if (mask)\n            ");
+    if (masked && !e->sp->compat_mask && e->is->store_mask_bytes_tail) {
+        spell(e, e->is->store_mask_bytes_tail, "mask + base + i", "tm", "mt");
+        S(";\n");
+        return;
+    }
+    P("%s(mask%s, ", e->sp->compat_mask ? "qg_ks_put_bits" : "qg_ks_bits_to_bytes",
+      e->sp->compat_mask ? ", base + i" : " + base + i");
+    spell(e, e->is->mask_to_bits, "mt", NULL, NULL);
+    S(", (unsigned)r);\n");
+}
+
 /* The tail of a fixed-width span: through zeroed stack buffers, so no lane
  * reads or writes outside the caller's arrays. */
 static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
@@ -294,13 +309,8 @@ static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
     emit_body_call(e, p, in, mexpr, "rt", "mt", "        ");
     emit_store(e, &io, "outb", "rt", "        ");
     P("        memcpy(%s + base + i, outb, r * sizeof outb[0]);\n", io.out_name);
-    if (io.mask_out) {
-        S("        if (mask)\n            ");
-        P("%s(mask%s, ", e->sp->compat_mask ? "qg_ks_put_bits" : "qg_ks_bits_to_bytes",
-          e->sp->compat_mask ? ", base + i" : " + base + i");
-        spell(e, e->is->mask_to_bits, "mt", NULL, NULL);
-        S(", (unsigned)r);\n");
-    }
+    if (io.mask_out)
+        emit_mask_store_tail(e, false);
     S("    }\n");
 }
 
@@ -353,18 +363,8 @@ static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
         spell(e, is->store_q[d], "outb", "rt", NULL);
         P(";\n        memcpy(%s, outb, r * sizeof outb[0]);\n", ptr);
     }
-    if (io->mask_out) {
-        S("        if (mask)\n            ");
-        if (e->sp->compat_mask || !is->store_mask_bytes_tail) {
-            P("%s(mask%s, ", e->sp->compat_mask ? "qg_ks_put_bits" : "qg_ks_bits_to_bytes",
-              e->sp->compat_mask ? ", base + i" : " + base + i");
-            spell(e, is->mask_to_bits, "mt", NULL, NULL);
-            S(", (unsigned)r);\n");
-        } else {
-            spell(e, is->store_mask_bytes_tail, "mask + base + i", "tm", "mt");
-            S(";\n");
-        }
-    }
+    if (io->mask_out)
+        emit_mask_store_tail(e, true);
     S("    }\n");
 }
 
