@@ -26,6 +26,16 @@ int qg_cli_failf(const char *fmt, ...)
 #endif
     ;
 
+/* The --set key=value overrides of one command line. */
+typedef struct qg_cli_sets {
+    const char *items[QG_MAX_SETS];
+    size_t count;
+} qg_cli_sets;
+
+/* Records one --set argument; returns QG_EXIT_OK or the exit code of the
+ * error it printed. */
+int qg_cli_add_set(qg_cli_sets *sets, const char *arg);
+
 /* Parses "v" or "v1,v2,..." into at most `cap` floats or ints. */
 int qg_cli_floats(const char *opt, const char *text, float *out, size_t cap, size_t *count);
 int qg_cli_ints(const char *opt, const char *text, int32_t *out, size_t cap, size_t *count);

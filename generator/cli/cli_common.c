@@ -22,6 +22,13 @@ int qg_cli_failf(const char *fmt, ...) {
     return QG_EXIT_BAD_INPUT;
 }
 
+int qg_cli_add_set(qg_cli_sets *sets, const char *arg) {
+    if (sets->count == QG_MAX_SETS)
+        return qg_cli_failf("--set: more than %d overrides", QG_MAX_SETS);
+    sets->items[sets->count++] = arg;
+    return QG_EXIT_OK;
+}
+
 int qg_cli_floats(const char *opt, const char *text, float *out, size_t cap, size_t *count) {
     const char *p = text;
     *count = 0;

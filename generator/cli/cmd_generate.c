@@ -16,8 +16,9 @@ static const char usage[] = "usage: qgen generate --spec S [--emit c] [--targets
                             "  --no-check skip parsing the emitted files with libclang before writing them\n";
 
 int qg_cmd_generate(int argc, char **argv) {
-    const char *spec_path = NULL, *emit = "c", *targets = NULL, *out = NULL, *sets[QG_MAX_SETS];
-    size_t nsets = 0;
+    const char *spec_path = NULL, *emit = "c", *targets = NULL, *out = NULL;
+    qg_cli_sets sets = {0};
+    int rc;
     int no_check = 0;
     static const struct option opts[] = {{"no-check", no_argument, 0, 'n'},
                                          {"spec", required_argument, 0, 'S'},
@@ -36,9 +37,8 @@ int qg_cmd_generate(int argc, char **argv) {
         case 'o': out = optarg; break;
         case 'n': no_check = 1; break;
         case 's':
-            if (nsets == QG_MAX_SETS)
-                return qg_cli_failf("--set: more than %d overrides", QG_MAX_SETS);
-            sets[nsets++] = optarg;
+            if ((rc = qg_cli_add_set(&sets, optarg)))
+                return rc;
             break;
         case 'h': fputs(usage, stdout); return QG_EXIT_OK;
         default: return qg_cli_failf("generate: bad option; see qgen generate --help");
@@ -50,7 +50,7 @@ int qg_cmd_generate(int argc, char **argv) {
         return qg_cli_failf("--emit: got \"%s\"; expected c", emit);
     qg_spec sp;
     qg_error err;
-    if (qg_spec_load_file(spec_path, sets, nsets, &sp, &err))
+    if (qg_spec_load_file(spec_path, sets.items, sets.count, &sp, &err))
         return qg_cli_fail(&err);
     unsigned set = 0;
     if (targets && qg_parse_targets(targets, &set, &err))

@@ -15,8 +15,9 @@ static const char usage[] = "usage: qgen observe --spec S --in x.npy [--state FI
                             "new state is saved back to it atomically.\n";
 
 int qg_cmd_observe(int argc, char **argv) {
-    const char *spec_path = NULL, *in = NULL, *state = NULL, *sets[QG_MAX_SETS];
-    size_t nsets = 0;
+    const char *spec_path = NULL, *in = NULL, *state = NULL;
+    qg_cli_sets sets = {0};
+    int add_rc;
     static const struct option opts[] = {{"spec", required_argument, 0, 'S'},  {"in", required_argument, 0, 'i'},
                                          {"state", required_argument, 0, 't'}, {"set", required_argument, 0, 's'},
                                          {"help", no_argument, 0, 'h'},        {0}};
@@ -28,9 +29,8 @@ int qg_cmd_observe(int argc, char **argv) {
         case 'i': in = optarg; break;
         case 't': state = optarg; break;
         case 's':
-            if (nsets == QG_MAX_SETS)
-                return qg_cli_failf("--set: more than %d overrides", QG_MAX_SETS);
-            sets[nsets++] = optarg;
+            if ((add_rc = qg_cli_add_set(&sets, optarg)))
+                return add_rc;
             break;
         case 'h': fputs(usage, stdout); return QG_EXIT_OK;
         default: return qg_cli_failf("observe: bad option; see qgen observe --help");
@@ -40,7 +40,7 @@ int qg_cmd_observe(int argc, char **argv) {
         return qg_cli_failf("observe: --spec and --in are required; see qgen observe --help");
     qg_spec sp;
     qg_error err;
-    if (qg_spec_load_file(spec_path, sets, nsets, &sp, &err))
+    if (qg_spec_load_file(spec_path, sets.items, sets.count, &sp, &err))
         return qg_cli_fail(&err);
     qg_npy x;
     if (qg_npy_read(in, &x, &err))

@@ -31,8 +31,7 @@ enum { MAXCH = 1 << 16 };
 typedef struct run_args {
     const char *spec, *op, *in, *out, *mask, *state, *grad, *bias;
     const char *scale, *zero_point, *s_in, *s_w, *s_out, *grad_factor;
-    const char *sets[QG_MAX_SETS];
-    size_t nsets;
+    qg_cli_sets sets;
 } run_args;
 
 static int parse_args(int argc, char **argv, run_args *a) {
@@ -71,11 +70,12 @@ static int parse_args(int argc, char **argv, run_args *a) {
         case '2': a->s_w = optarg; break;
         case '3': a->s_out = optarg; break;
         case 'f': a->grad_factor = optarg; break;
-        case 's':
-            if (a->nsets == QG_MAX_SETS)
-                return qg_cli_failf("--set: more than %d overrides", QG_MAX_SETS);
-            a->sets[a->nsets++] = optarg;
+        case 's': {
+            int rc = qg_cli_add_set(&a->sets, optarg);
+            if (rc)
+                return rc;
             break;
+        }
         case 'h': fputs(usage, stdout); return -1;
         default: return qg_cli_failf("run: bad option; see qgen run --help");
         }
@@ -390,7 +390,7 @@ int qg_cmd_run(int argc, char **argv) {
     if (!r)
         return qg_cli_failf("out of memory");
     qg_error err;
-    if (qg_spec_load_file(a.spec, a.sets, a.nsets, &r->sp, &err)) {
+    if (qg_spec_load_file(a.spec, a.sets.items, a.sets.count, &r->sp, &err)) {
         free(r);
         return qg_cli_fail(&err);
     }

@@ -29,8 +29,7 @@ int qg_cmd_spec(int argc, char **argv) {
     }
     if (strcmp(sub, "show") != 0 && strcmp(sub, "check") != 0)
         return qg_cli_failf("spec: unknown subcommand \"%s\"; expected show, check or presets", sub);
-    const char *sets[QG_MAX_SETS];
-    size_t nsets = 0;
+    qg_cli_sets sets = {0};
     const char *file = NULL;
     static const struct option opts[] = {{"set", required_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0}};
     optind = 1;
@@ -44,16 +43,16 @@ int qg_cmd_spec(int argc, char **argv) {
         }
         if (c != 's')
             return qg_cli_failf("spec %s: bad option; see qgen spec --help", sub);
-        if (nsets == QG_MAX_SETS)
-            return qg_cli_failf("--set: more than %d overrides", QG_MAX_SETS);
-        sets[nsets++] = optarg;
+        int rc = qg_cli_add_set(&sets, optarg);
+        if (rc)
+            return rc;
     }
     if (optind != argc - 1)
         return qg_cli_failf("spec %s: expected exactly one spec FILE; see qgen spec --help", sub);
     file = argv[optind];
     qg_spec sp;
     qg_error err;
-    if (qg_spec_load_file(file, sets, nsets, &sp, &err))
+    if (qg_spec_load_file(file, sets.items, sets.count, &sp, &err))
         return qg_cli_fail(&err);
     if (strcmp(sub, "show") == 0) {
         char *json = qg_spec_to_json(&sp);
