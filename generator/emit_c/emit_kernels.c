@@ -714,49 +714,17 @@ static bool observer_vectorized(const qg_spec *sp) {
            t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
 }
 
+/* The layout walk, NaN reporting and non-min/max observers are the
+ * runtime's (qg_observe_with); the kernel brings its reduction. */
 static void emit_observe(emitter *e) {
-    const qg_spec *sp = e->sp;
     P("qg_status %s_observe__%s(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {\n", e->name,
       e->is->name);
-    if (!observer_vectorized(sp)) {
-        P("    /* %s observers keep no min/max to vectorize: the runtime observes. */\n",
-          qg_observer_type_name(sp->observer.type));
-        S("    return qg_observer_update(obs, x, n, inner, err);\n}\n\n");
-        return;
-    }
-    S("    if (n == 0)\n        return QG_OK;\n");
-    bool per_channel =
-        sp->observer.type == QG_OBS_PER_CHANNEL_MINMAX || sp->observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
-    if (!per_channel) {
-        S("    (void)inner;\n    float mn, mx;\n");
-        P("    if (!%s_minmax_span(x, n, &mn, &mx))\n", e->name);
-        S("        return qg_observer_update(obs, x, n, inner, err); /* reports the NaN, keeps the state */\n");
-        S("    return qg_observer_fold(obs, &mn, &mx, err);\n}\n\n");
-        return;
-    }
-    P("    const size_t C = %zu;\n", sp->channel_len);
-    S("    if (inner == 0 || n % (inner * C) != 0)\n");
-    S("        return qg_observer_update(obs, x, n, inner, err); /* reports the layout error */\n");
-    S("    float *mn = malloc(2 * C * sizeof(float));\n");
-    S("    if (!mn)\n        return qg_observer_update(obs, x, n, inner, err);\n");
-    S("    float *mx = mn + C;\n    int ok = 1;\n");
-    S("    for (size_t c = 0; c < C; c++) {\n        mn[c] = INFINITY;\n        mx[c] = -INFINITY;\n    }\n");
-    S("    if (inner == 1) {\n");
-    S("        for (size_t row = 0; row < n && ok; row += C)\n");
-    S("            for (size_t c = 0; c < C; c++) {\n");
-    S("                const float v = x[row + c];\n");
-    S("                ok &= v == v;\n");
-    S("                mn[c] = v < mn[c] ? v : mn[c];\n                mx[c] = v > mx[c] ? v : mx[c];\n");
-    S("            }\n");
-    S("    } else {\n");
-    S("        for (size_t run = 0, base = 0; base < n && ok; run++, base += inner) {\n");
-    S("            float a, b;\n");
-    P("            ok &= %s_minmax_span(x + base, inner, &a, &b);\n", e->name);
-    S("            const size_t c = run % C;\n");
-    S("            mn[c] = a < mn[c] ? a : mn[c];\n            mx[c] = b > mx[c] ? b : mx[c];\n");
-    S("        }\n    }\n");
-    S("    qg_status st = ok ? qg_observer_fold(obs, mn, mx, err) : qg_observer_update(obs, x, n, inner, err);\n");
-    S("    free(mn);\n    return st;\n}\n\n");
+    if (observer_vectorized(e->sp))
+        P("    return qg_observe_with(obs, x, n, inner, %s_minmax_span, err);\n}\n\n", e->name);
+    else
+        P("    /* %s observers keep no min/max to vectorize */\n    return qg_observe_with(obs, x, n, inner, NULL, "
+          "err);\n}\n\n",
+          qg_observer_type_name(e->sp->observer.type));
 }
 
 /* qint32 and float zero points: the scalar "kernels" are the runtime's

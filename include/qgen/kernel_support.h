@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "qgen/runtime.h"
+
 /* Helpers an ISA file may or may not call, depending on the spec. */
 #if defined(__GNUC__)
 #define QG_KS_HELPER static inline __attribute__((unused))
@@ -61,5 +63,20 @@ static inline void qg_ks_bits_to_bytes(uint8_t *bytes, uint64_t bits, unsigned c
     for (unsigned k = 0; k < count; k++)
         bytes[k] = (uint8_t)((bits >> k) & 1u);
 }
+
+/* Exported by libqgen_rt for kernels that cannot inline the helpers above
+ * (the LLVM backend's): `count` lane bytes <-> bits of a packed mask at bit
+ * position pos. Packing ORs into a mask the caller has zeroed. */
+void qg_mask_pack_bits(uint8_t *packed, size_t pos, const uint8_t *lanes, size_t count);
+void qg_mask_unpack_bits(uint8_t *lanes, const uint8_t *packed, size_t pos, size_t count);
+
+/* min and max of x[0..len) (len >= 1); returns 0 when x holds a NaN. */
+typedef int (*qg_minmax_span_fn)(const float *x, size_t len, float *mn, float *mx);
+
+/* The generated observe kernels: reductions by `span` (NULL: observers
+ * without a min/max run on qg_observer_update), layout and NaN errors
+ * reported as qg_observer_update reports them. */
+qg_status qg_observe_with(qg_observer *obs, const float *x, size_t n, size_t inner, qg_minmax_span_fn span,
+                          qg_error *err);
 
 #endif
