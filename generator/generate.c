@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "emit_c/emit_c.h"
+#include "emit_llvm/emit_llvm.h"
 #include "validate/validate_c.h"
 #include "spec_internal.h"
 
@@ -48,6 +49,18 @@ qg_status qg_parse_targets(const char *list, unsigned *out, qg_error *err) {
         return qg_error_set(err, QG_ERR_INVALID, "--targets: empty list; expected all or a list of ISAs");
     *out = set;
     return QG_OK;
+}
+
+static const char *const emit_names[] = {"c", "ll", "bc", "obj", "asm"};
+static const char *const emit_suffix[] = {"c", "ll", "bc", "o", "s"};
+
+qg_status qg_parse_emit_kind(const char *name, qg_emit_kind *out, qg_error *err) {
+    for (int k = 0; k <= QG_EMIT_ASM; k++)
+        if (strcmp(name, emit_names[k]) == 0) {
+            *out = (qg_emit_kind)k;
+            return QG_OK;
+        }
+    return qg_error_set(err, QG_ERR_INVALID, "--emit: got \"%s\"; expected c, ll, bc, obj or asm", name);
 }
 
 typedef struct out_file {
@@ -107,7 +120,42 @@ static void banner_of(const qg_spec *sp, const char *file, const char *command, 
     free(json);
 }
 
-qg_status qg_generate_c(const qg_spec *spec, const qg_generate_options *opt, qg_error *err) {
+/* The banner as comment lines of LLVM's text IR. */
+static void ll_banner(const char *banner, qg_text *t) {
+    for (const char *line = banner; *line;) {
+        size_t len = strcspn(line, "\n");
+        const char *text = line;
+        if (len >= 3 && (strncmp(text, "/* ", 3) == 0 || strncmp(text, " * ", 3) == 0))
+            text += 3, len -= 3;
+        else if (len >= 2 && strncmp(text, " *", 2) == 0)
+            text += 2, len -= 2;
+        qg_text_printf(t, "; %.*s\n", (int)len, text);
+        line = text + len + (text[len] == '\n');
+    }
+}
+
+/* One ISA's file from the LLVM backend. */
+static qg_status emit_llvm_file(const qg_spec *sp, qg_isa isa, const qg_generate_options *opt, const char *banner,
+                                qg_text *t, qg_error *err) {
+    const qg_llvm_target *target = qg_llvm_target_of(isa, opt->scalar_arch);
+    if (!target)
+        return qg_error_set(err, QG_ERR_INVALID, "--scalar-arch: got \"%s\"; expected x86_64, aarch64 or riscv64",
+                            opt->scalar_arch);
+    static const qg_llvm_output outputs[] = {QG_LLVM_LL, QG_LLVM_LL, QG_LLVM_BC, QG_LLVM_OBJ, QG_LLVM_ASM};
+    qg_llvm_blob blob;
+    qg_status st = qg_llvm_compile(sp, target, sp->name, outputs[opt->emit], &blob, err);
+    if (st)
+        return st;
+    if (opt->emit == QG_EMIT_LL)
+        ll_banner(banner, t);
+    else if (opt->emit == QG_EMIT_ASM)
+        qg_text_printf(t, "%s */\n", banner);
+    qg_text_append(t, blob.data, blob.size);
+    qg_llvm_blob_free(&blob);
+    return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
+}
+
+qg_status qg_generate(const qg_spec *spec, const qg_generate_options *opt, qg_error *err) {
     qg_status st = qg_spec_validate(spec, err);
     if (st)
         return st;
@@ -128,7 +176,7 @@ qg_status qg_generate_c(const qg_spec *spec, const qg_generate_options *opt, qg_
         else if (isa == QG_ISA_COUNT + 1)
             snprintf(f->name, sizeof f->name, "%s_dispatch.c", sp.name);
         else if (sp.targets & (1u << isa))
-            snprintf(f->name, sizeof f->name, "%s_%s.c", sp.name, qg_isa_name((qg_isa)isa));
+            snprintf(f->name, sizeof f->name, "%s_%s.%s", sp.name, qg_isa_name((qg_isa)isa), emit_suffix[opt->emit]);
         else
             continue;
         banner_of(&sp, f->name, opt->command, &banner);
@@ -136,6 +184,8 @@ qg_status qg_generate_c(const qg_spec *spec, const qg_generate_options *opt, qg_
             st = qg_emit_header(&sp, banner.p, &f->text, err);
         else if (isa == QG_ISA_COUNT + 1)
             st = qg_emit_dispatch(&sp, banner.p, &f->text, err);
+        else if (opt->emit != QG_EMIT_C)
+            st = emit_llvm_file(&sp, (qg_isa)isa, opt, banner.p, &f->text, err);
         else
             st = qg_emit_isa_file(&sp, (qg_isa)isa, banner.p, &f->text, err);
         qg_text_free(&banner);
@@ -143,9 +193,13 @@ qg_status qg_generate_c(const qg_spec *spec, const qg_generate_options *opt, qg_
     }
     if (!st && !opt->no_validate) {
         qg_source src[MAX_FILES];
-        for (int i = 0; i < nfiles; i++)
-            src[i] = (qg_source){files[i].name, files[i].text.p, files[i].text.len};
-        st = qg_validate_sources(src, (size_t)nfiles, QGEN_INCLUDE_DIR, err);
+        size_t nsrc = 0;
+        for (int i = 0; i < nfiles; i++) {
+            const char *dot = strrchr(files[i].name, '.');
+            if (strcmp(dot, ".c") == 0 || strcmp(dot, ".h") == 0)
+                src[nsrc++] = (qg_source){files[i].name, files[i].text.p, files[i].text.len};
+        }
+        st = qg_validate_sources(src, nsrc, QGEN_INCLUDE_DIR, err);
     }
     if (!st && mkdir_p(opt->out_dir) != 0)
         st = qg_error_set(err, QG_ERR_IO, "%s: cannot create the output directory: %s", opt->out_dir, strerror(errno));

@@ -31,6 +31,14 @@ void qg_text_puts(qg_text *t, const char *s) {
     t->len += n;
 }
 
+void qg_text_append(qg_text *t, const void *data, size_t n) {
+    if (!reserve(t, n))
+        return;
+    memcpy(t->p + t->len, data, n);
+    t->len += n;
+    t->p[t->len] = 0;
+}
+
 void qg_text_printf(qg_text *t, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -18,6 +18,8 @@ void qg_text_printf(qg_text *t, const char *fmt, ...)
 #endif
     ;
 void qg_text_puts(qg_text *t, const char *s);
+/* Appends n bytes (binary output: objects, bitcode). */
+void qg_text_append(qg_text *t, const void *data, size_t n);
 /* Appends `fmt` with $a, $b and $c replaced by a, b and c. */
 void qg_text_spell(qg_text *t, const char *fmt, const char *a, const char *b, const char *c);
 bool qg_text_ok(const qg_text *t);

@@ -23,6 +23,7 @@ const char *qg_status_name(qg_status s) {
     case QG_ERR_FORMAT: return "bad file format";
     case QG_ERR_STATE: return "wrong state";
     case QG_ERR_NOMEM: return "out of memory";
+    case QG_ERR_BACKEND: return "code generator error";
     }
     return "unknown status";
 }

@@ -7,32 +7,35 @@
 #include "cli.h"
 #include "qgen/generate.h"
 
-static const char usage[] = "usage: qgen generate --spec S [--emit c] [--targets LIST] -o DIR [--set key=value]...\n"
-                            "\n"
-                            "Writes DIR/NAME.h, DIR/NAME_<isa>.c per ISA and DIR/NAME_dispatch.c.\n"
-                            "  --targets  all, or a comma-separated list of scalar, avx2, avx512, neon, rvv\n"
-                            "             (default: the spec's targets; scalar is always added as the fallback)\n"
-                            "  --emit     c (the C backend with intrinsics)\n"
-                            "  --no-check skip parsing the emitted files with libclang before writing them\n";
+static const char usage[] =
+    "usage: qgen generate --spec S [--emit c|ll|bc|obj|asm] [--targets LIST] -o DIR [--set key=value]...\n"
+    "\n"
+    "Writes DIR/NAME.h, one file per ISA and DIR/NAME_dispatch.c.\n"
+    "  --targets     all, or a comma-separated list of scalar, avx2, avx512, neon, rvv\n"
+    "                (default: the spec's targets; scalar is always added as the fallback)\n"
+    "  --emit        c: NAME_<isa>.c, C with intrinsics (default); ll, bc, obj, asm: the LLVM\n"
+    "                backend's NAME_<isa>.ll, .bc, .o or .s, with the same functions and header\n"
+    "  --scalar-arch with the LLVM backend: x86_64, aarch64 or riscv64 for the scalar file\n"
+    "                (default: this machine's)\n"
+    "  --no-check    skip parsing the emitted C files with libclang before writing them\n";
 
 int qg_cmd_generate(int argc, char **argv) {
-    const char *spec_path = NULL, *emit = "c", *targets = NULL, *out = NULL;
+    const char *spec_path = NULL, *emit = "c", *targets = NULL, *out = NULL, *scalar_arch = NULL;
     qg_cli_sets sets = {0};
     int rc;
     int no_check = 0;
-    static const struct option opts[] = {{"no-check", no_argument, 0, 'n'},
-                                         {"spec", required_argument, 0, 'S'},
-                                         {"emit", required_argument, 0, 'e'},
-                                         {"targets", required_argument, 0, 't'},
-                                         {"set", required_argument, 0, 's'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0}};
+    static const struct option opts[] = {
+        {"no-check", no_argument, 0, 'n'},      {"spec", required_argument, 0, 'S'},
+        {"emit", required_argument, 0, 'e'},    {"scalar-arch", required_argument, 0, 'a'},
+        {"targets", required_argument, 0, 't'}, {"set", required_argument, 0, 's'},
+        {"help", no_argument, 0, 'h'},          {0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'S': spec_path = optarg; break;
         case 'e': emit = optarg; break;
+        case 'a': scalar_arch = optarg; break;
         case 't': targets = optarg; break;
         case 'o': out = optarg; break;
         case 'n': no_check = 1; break;
@@ -46,10 +49,11 @@ int qg_cmd_generate(int argc, char **argv) {
     }
     if (!spec_path || !out)
         return qg_cli_failf("generate: --spec and -o are required; see qgen generate --help");
-    if (strcmp(emit, "c") != 0)
-        return qg_cli_failf("--emit: got \"%s\"; expected c", emit);
     qg_spec sp;
     qg_error err;
+    qg_emit_kind kind;
+    if (qg_parse_emit_kind(emit, &kind, &err))
+        return qg_cli_fail(&err);
     if (qg_spec_load_file(spec_path, sets.items, sets.count, &sp, &err))
         return qg_cli_fail(&err);
     unsigned set = 0;
@@ -61,8 +65,8 @@ int qg_cmd_generate(int argc, char **argv) {
         strncat(command, " ", sizeof command - strlen(command) - 1);
         strncat(command, argv[i], sizeof command - strlen(command) - 1);
     }
-    qg_generate_options opt = {out, set, command, no_check};
-    if (qg_generate_c(&sp, &opt, &err))
+    qg_generate_options opt = {out, set, command, no_check, kind, scalar_arch};
+    if (qg_generate(&sp, &opt, &err))
         return qg_cli_fail(&err);
     return QG_EXIT_OK;
 }

@@ -12,7 +12,8 @@ typedef enum qg_status {
     QG_ERR_IO = 2,      /* a file could not be read or written */
     QG_ERR_FORMAT = 3,  /* a file is corrupt, truncated or of another kind */
     QG_ERR_STATE = 4,   /* the call does not fit the object's current state */
-    QG_ERR_NOMEM = 5
+    QG_ERR_NOMEM = 5,
+    QG_ERR_BACKEND = 6 /* the code generator (LLVM) failed or cannot serve the target */
 } qg_status;
 
 /* Filled in by every call that can fail, when the caller passes one. The

@@ -1,0 +1,46 @@
+/* The LLVM backend: kernel plans lowered to LLVM IR through the LLVM C API,
+ * then optimized and emitted as text IR, bitcode, object code or assembly
+ * for one ISA's target machine. The same functions and ABI as the C
+ * backend (NAME_<op>__<isa>), so either backend's files serve NAME.h. */
+#ifndef QGEN_EMIT_LLVM_H
+#define QGEN_EMIT_LLVM_H
+
+#include <stddef.h>
+
+#include "qgen/spec.h"
+#include "qgen/status.h"
+
+typedef enum qg_llvm_output { QG_LLVM_LL, QG_LLVM_BC, QG_LLVM_OBJ, QG_LLVM_ASM } qg_llvm_output;
+
+/* Where one ISA's code runs: the target the LLVM backend compiles for. */
+typedef struct qg_llvm_target {
+    qg_isa isa;
+    const char *arch;     /* x86_64, aarch64, riscv64 */
+    const char *triple;   /* e.g. x86_64-linux-gnu */
+    const char *cpu;      /* LLVM CPU name */
+    const char *features; /* LLVM feature string */
+    const char *abi;      /* target ABI ("" = the triple's default) */
+} qg_llvm_target;
+
+/* The target of `isa`; the scalar ISA runs on any architecture, chosen by
+ * `scalar_arch` (NULL = the host's). NULL for an unknown architecture. */
+const qg_llvm_target *qg_llvm_target_of(qg_isa isa, const char *scalar_arch);
+
+/* The architecture this program runs on ("x86_64", ...). */
+const char *qg_llvm_host_arch(void);
+
+/* One compiled ISA file in memory (free with qg_llvm_blob_free). */
+typedef struct qg_llvm_blob {
+    char *data;
+    size_t size;
+} qg_llvm_blob;
+void qg_llvm_blob_free(qg_llvm_blob *b);
+
+/* Builds the kernels of `spec` for `target`, with symbols named
+ * <prefix>_<op>__<isa> and the spec object <prefix>_spec, optimizes at O2
+ * and emits `out`. Never aborts: a target LLVM cannot build for, or an
+ * LLVM fatal error, comes back as an error. */
+qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, const char *prefix, qg_llvm_output out,
+                          qg_llvm_blob *result, qg_error *err);
+
+#endif

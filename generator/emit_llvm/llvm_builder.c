@@ -1,0 +1,244 @@
+/* IR helpers and the lowering of a plan's abstract operations. Every
+ * floating-point instruction is built without fast-math flags, so LLVM may
+ * neither contract nor reassociate them. */
+#include <string.h>
+
+#include "llvm_builder.h"
+
+LLVMTypeRef lx_vec(const lx *x, LLVMTypeRef elt) {
+    return x->isa->scalable ? LLVMScalableVectorType(elt, x->isa->lanes) : LLVMVectorType(elt, x->isa->lanes);
+}
+
+LLVMValueRef lx_i64(const lx *x, long long v) { return LLVMConstInt(x->i64, (unsigned long long)v, 1); }
+LLVMValueRef lx_i32(const lx *x, long long v) { return LLVMConstInt(x->i32, (unsigned long long)v, 1); }
+LLVMValueRef lx_f32(const lx *x, float v) { return LLVMConstReal(x->f32, v); }
+
+LLVMValueRef lx_intrinsic(lx *x, const char *name, LLVMTypeRef *overloads, unsigned n_overloads, LLVMValueRef *args,
+                          unsigned n_args) {
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(x->m, id, overloads, n_overloads);
+    LLVMTypeRef ft = LLVMIntrinsicGetType(x->c, id, overloads, n_overloads);
+    return LLVMBuildCall2(x->b, ft, fn, args, n_args, "");
+}
+
+LLVMValueRef lx_splat(lx *x, LLVMValueRef scalar, LLVMTypeRef vec_type) {
+    LLVMValueRef poison = LLVMGetPoison(vec_type);
+    LLVMValueRef one = LLVMBuildInsertElement(x->b, poison, scalar, lx_i64(x, 0), "");
+    return LLVMBuildShuffleVector(x->b, one, poison, LLVMConstNull(lx_vec(x, x->i32)), "");
+}
+
+LLVMValueRef lx_vl(lx *x) {
+    if (!x->isa->scalable)
+        return lx_i64(x, x->isa->lanes);
+    LLVMTypeRef t = x->i64;
+    LLVMValueRef vscale = lx_intrinsic(x, "llvm.vscale", &t, 1, NULL, 0);
+    return LLVMBuildMul(x->b, vscale, lx_i64(x, x->isa->lanes), "vl");
+}
+
+LLVMValueRef lx_active(lx *x, LLVMValueRef i, LLVMValueRef len) {
+    LLVMTypeRef ov[2] = {x->vm, x->i64};
+    LLVMValueRef args[2] = {i, len};
+    return lx_intrinsic(x, "llvm.get.active.lane.mask", ov, 2, args, 2);
+}
+
+/* min/max as the C backend's intrinsics compute them; operands never hold
+ * NaN or both zeros where the choice is visible in a kernel's output. */
+static LLVMValueRef minmax(lx *x, LLVMValueRef a, LLVMValueRef b, bool is_max) {
+    LLVMTypeRef t = LLVMTypeOf(a);
+    LLVMValueRef args[2] = {a, b};
+    switch (x->isa->minmax) {
+    case LX_MINMAX_MINIMUM: return lx_intrinsic(x, is_max ? "llvm.maximum" : "llvm.minimum", &t, 1, args, 2);
+    case LX_MINMAX_MINNUM: return lx_intrinsic(x, is_max ? "llvm.maxnum" : "llvm.minnum", &t, 1, args, 2);
+    case LX_MINMAX_SELECT:
+    default: {
+        LLVMValueRef lt = LLVMBuildFCmp(x->b, is_max ? LLVMRealOGT : LLVMRealOLT, a, b, "");
+        return LLVMBuildSelect(x->b, lt, a, b, "");
+    }
+    }
+}
+LLVMValueRef lx_min(lx *x, LLVMValueRef a, LLVMValueRef b) { return minmax(x, a, b, false); }
+LLVMValueRef lx_max(lx *x, LLVMValueRef a, LLVMValueRef b) { return minmax(x, a, b, true); }
+
+LLVMValueRef lx_gep(lx *x, LLVMTypeRef et, LLVMValueRef base, LLVMValueRef idx) {
+    return LLVMBuildInBoundsGEP2(x->b, et, base, &idx, 1, "");
+}
+
+LLVMValueRef lx_load(lx *x, LLVMTypeRef vt, LLVMTypeRef et, unsigned esize, LLVMValueRef base, LLVMValueRef idx,
+                     LLVMValueRef mask, LLVMValueRef passthru) {
+    LLVMValueRef p = lx_gep(x, et, base, idx);
+    if (!mask) {
+        LLVMValueRef v = LLVMBuildLoad2(x->b, vt, p, "");
+        LLVMSetAlignment(v, esize);
+        return v;
+    }
+    LLVMTypeRef ov[2] = {vt, x->ptr};
+    LLVMValueRef args[4] = {p, lx_i32(x, esize), mask, passthru};
+    return lx_intrinsic(x, "llvm.masked.load", ov, 2, args, 4);
+}
+
+void lx_store(lx *x, LLVMValueRef v, LLVMTypeRef et, unsigned esize, LLVMValueRef base, LLVMValueRef idx,
+              LLVMValueRef mask) {
+    LLVMValueRef p = lx_gep(x, et, base, idx);
+    if (!mask) {
+        LLVMSetAlignment(LLVMBuildStore(x->b, v, p), esize);
+        return;
+    }
+    LLVMTypeRef ov[2] = {LLVMTypeOf(v), x->ptr};
+    LLVMValueRef args[4] = {v, p, lx_i32(x, esize), mask};
+    lx_intrinsic(x, "llvm.masked.store", ov, 2, args, 4);
+}
+
+LLVMValueRef lx_field(lx *x, LLVMTypeRef t, LLVMValueRef base, size_t offset) {
+    LLVMValueRef p = lx_gep(x, x->i8, base, lx_i64(x, (long long)offset));
+    return LLVMBuildLoad2(x->b, t, p, "");
+}
+
+LLVMValueRef lx_alloca(lx *x, LLVMTypeRef t) {
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(x->b);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(x->fn);
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first)
+        LLVMPositionBuilderBefore(x->b, first);
+    else
+        LLVMPositionBuilderAtEnd(x->b, entry);
+    LLVMValueRef a = LLVMBuildAlloca(x->b, t, "");
+    LLVMPositionBuilderAtEnd(x->b, here);
+    return a;
+}
+
+LLVMBasicBlockRef lx_block(lx *x, const char *name) { return LLVMAppendBasicBlockInContext(x->c, x->fn, name); }
+
+LLVMValueRef lx_declare(lx *x, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, unsigned n) {
+    LLVMValueRef f = LLVMGetNamedFunction(x->m, name);
+    if (!f)
+        f = LLVMAddFunction(x->m, name, LLVMFunctionType(ret, params, n, 0));
+    return f;
+}
+
+LLVMValueRef lx_call(lx *x, LLVMValueRef fn, LLVMValueRef *args, unsigned n) {
+    return LLVMBuildCall2(x->b, LLVMGlobalGetValueType(fn), fn, args, n, "");
+}
+
+static void add_string_attr(lx *x, LLVMValueRef fn, const char *k, const char *v) {
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(x->c, k, (unsigned)strlen(k), v, (unsigned)strlen(v)));
+}
+
+static void add_enum_attr(lx *x, LLVMValueRef fn, const char *k) {
+    unsigned kind = LLVMGetEnumAttributeKindForName(k, strlen(k));
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(x->c, kind, 0));
+}
+
+LLVMValueRef lx_define(lx *x, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, unsigned n, bool internal) {
+    LLVMValueRef fn = LLVMAddFunction(x->m, name, LLVMFunctionType(ret, params, n, 0));
+    add_string_attr(x, fn, "target-cpu", x->target->cpu);
+    if (x->target->features[0])
+        add_string_attr(x, fn, "target-features", x->target->features);
+    add_enum_attr(x, fn, "nounwind");
+    if (internal) {
+        LLVMSetLinkage(fn, LLVMInternalLinkage);
+        add_enum_attr(x, fn, "alwaysinline");
+    }
+    x->fn = fn;
+    LLVMPositionBuilderAtEnd(x->b, lx_block(x, "entry"));
+    return fn;
+}
+
+/* ---- plan operations ------------------------------------------------------ */
+
+static LLVMValueRef unary(lx *x, const char *name, LLVMValueRef a) {
+    LLVMTypeRef t = LLVMTypeOf(a);
+    return lx_intrinsic(x, name, &t, 1, &a, 1);
+}
+
+/* RVV: LLVM spells an fp32 -> int32 truncation (fptosi, llvm.trunc) with
+ * vfcvt.rtz, which Debian's qemu cannot run; floor (dynamic rounding mode)
+ * and the sign serve instead, as in the C backend. */
+static LLVMValueRef trunc_f(lx *x, LLVMValueRef a) {
+    if (x->isa->isa != QG_ISA_RVV)
+        return unary(x, "llvm.trunc", a);
+    LLVMValueRef mag = unary(x, "llvm.floor", unary(x, "llvm.fabs", a));
+    LLVMTypeRef t = LLVMTypeOf(a);
+    LLVMValueRef args[2] = {mag, a};
+    return lx_intrinsic(x, "llvm.copysign", &t, 1, args, 2);
+}
+
+/* fp32 -> int32, rounding to nearest even (the operand is integral where
+ * the plan only converts). */
+static LLVMValueRef round_cvt(lx *x, LLVMValueRef a) {
+    switch (x->isa->isa) {
+    case QG_ISA_AVX2: return lx_intrinsic(x, "llvm.x86.avx.cvt.ps2dq.256", NULL, 0, &a, 1);
+    case QG_ISA_AVX512: {
+        LLVMValueRef args[4] = {a, LLVMGetPoison(x->vi), LLVMConstInt(x->i16, 0xFFFF, 0), lx_i32(x, 4)};
+        return lx_intrinsic(x, "llvm.x86.avx512.mask.cvtps2dq.512", NULL, 0, args, 4);
+    }
+    case QG_ISA_NEON: {
+        LLVMTypeRef ov[2] = {x->vi, x->vf};
+        return lx_intrinsic(x, "llvm.aarch64.neon.fcvtns", ov, 2, &a, 1);
+    }
+    case QG_ISA_RVV: {
+        /* explicit rounding mode 0 = RNE, set through frm (never .rtz) */
+        LLVMTypeRef ov[3] = {x->vi, x->vf, x->i64};
+        LLVMValueRef args[4] = {LLVMGetPoison(x->vi), a, lx_i64(x, 0), lx_i64(x, -1)};
+        return lx_intrinsic(x, "llvm.riscv.vfcvt.x.f.v", ov, 3, args, 4);
+    }
+    default: return LLVMBuildFPToSI(x->b, unary(x, "llvm.roundeven", a), x->vi, "");
+    }
+}
+
+static LLVMValueRef zero_like(LLVMValueRef v) { return LLVMConstNull(LLVMTypeOf(v)); }
+
+static LLVMValueRef lower_step(lx *x, const qg_step *st, LLVMValueRef *v) {
+    LLVMBuilderRef b = x->b;
+    LLVMValueRef a = st->a >= 0 ? v[st->a] : NULL, bb = st->b >= 0 ? v[st->b] : NULL, c = st->c >= 0 ? v[st->c] : NULL;
+    switch (st->op) {
+    case QG_OP_ADD_F: return LLVMBuildFAdd(b, a, bb, "");
+    case QG_OP_SUB_F: return LLVMBuildFSub(b, a, bb, "");
+    case QG_OP_MUL_F: return LLVMBuildFMul(b, a, bb, "");
+    case QG_OP_DIV_F: return LLVMBuildFDiv(b, a, bb, "");
+    case QG_OP_MIN_F: return lx_min(x, a, bb);
+    case QG_OP_MAX_F: return lx_max(x, a, bb);
+    case QG_OP_ROUND_EVEN: return unary(x, "llvm.roundeven", a);
+    case QG_OP_FLOOR: return unary(x, "llvm.floor", a);
+    case QG_OP_TRUNC: return trunc_f(x, a);
+    case QG_OP_COPYSIGN: {
+        LLVMValueRef args[2] = {a, bb};
+        return lx_intrinsic(x, "llvm.copysign", &x->vf, 1, args, 2);
+    }
+    case QG_OP_SPLAT_F: return lx_splat(x, lx_f32(x, st->imm), x->vf);
+    case QG_OP_CMP_GE: return LLVMBuildFCmp(b, LLVMRealOGE, a, bb, "");
+    case QG_OP_CMP_LE: return LLVMBuildFCmp(b, LLVMRealOLE, a, bb, "");
+    case QG_OP_CMP_EQ: return LLVMBuildFCmp(b, LLVMRealOEQ, a, bb, "");
+    case QG_OP_ORDERED: return LLVMBuildFCmp(b, LLVMRealORD, a, a, "");
+    case QG_OP_AND_M: return LLVMBuildAnd(b, a, bb, "");
+    case QG_OP_SELECT_F: return LLVMBuildSelect(b, a, bb, c, "");
+    case QG_OP_MASK_F: return LLVMBuildSelect(b, a, bb, zero_like(bb), "");
+    case QG_OP_MASKZ_MUL_F: return LLVMBuildSelect(b, a, LLVMBuildFMul(b, bb, c, ""), zero_like(bb), "");
+    case QG_OP_CVT_F2I:
+        /* the operand is integral: any rounding converts it exactly */
+        if (x->isa->isa == QG_ISA_RVV)
+            return round_cvt(x, a);
+        return LLVMBuildFPToSI(b, a, x->vi, "");
+    case QG_OP_ROUND_CVT: return round_cvt(x, a);
+    case QG_OP_MASKZ_I: return LLVMBuildSelect(b, a, bb, zero_like(bb), "");
+    case QG_OP_CVT_I2F: return LLVMBuildSIToFP(b, a, x->vf, "");
+    case QG_OP_ADD_I: return LLVMBuildAdd(b, a, bb, "");
+    case QG_OP_SUB_I: return LLVMBuildSub(b, a, bb, "");
+    case QG_OP_SAT_ADD_I: {
+        LLVMValueRef args[2] = {a, bb};
+        return lx_intrinsic(x, "llvm.sadd.sat", &x->vi, 1, args, 2);
+    }
+    default: return NULL;
+    }
+}
+
+LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT], LLVMValueRef *mask_out) {
+    LLVMValueRef v[QG_PLAN_MAX_VALUES] = {0};
+    for (int k = 0; k < QG_IN_COUNT; k++)
+        v[k] = in[k];
+    for (int k = 0; k < p->nsteps; k++)
+        v[p->steps[k].dst] = lower_step(x, &p->steps[k], v);
+    if (mask_out)
+        *mask_out = p->out_mask >= 0 ? v[p->out_mask] : NULL;
+    return v[p->out_q >= 0 ? p->out_q : p->out_y];
+}

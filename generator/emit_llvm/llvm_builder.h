@@ -1,0 +1,69 @@
+/* Shared state and small IR helpers of the LLVM backend's module builder. */
+#ifndef QGEN_LLVM_BUILDER_H
+#define QGEN_LLVM_BUILDER_H
+
+#include <llvm-c/Core.h>
+
+#include "../plan/kernel_plan.h"
+#include "emit_llvm.h"
+
+/* How an ISA shapes its vectors and spells the few operations whose
+ * portable IR would lower badly or not at all. */
+typedef enum lx_minmax { LX_MINMAX_SELECT, LX_MINMAX_MINIMUM, LX_MINMAX_MINNUM } lx_minmax;
+
+typedef struct lx_isa {
+    qg_isa isa;
+    unsigned lanes; /* fp32 lanes; scalable: lanes per vscale */
+    bool scalable;
+    int unroll;       /* vectors per main-loop iteration */
+    lx_minmax minmax; /* the ISA's min/max instruction */
+} lx_isa;
+
+typedef struct lx {
+    LLVMContextRef c;
+    LLVMModuleRef m;
+    LLVMBuilderRef b;
+    const qg_spec *sp;
+    const qg_llvm_target *target;
+    const lx_isa *isa;
+    const char *prefix;
+    LLVMTypeRef f32, i1, i8, i16, i32, i64, ptr, vd;
+    LLVMTypeRef vf, vi, vm, vb; /* fp32, int32, lane-mask and lane-byte vectors */
+    LLVMTypeRef qe, vq;         /* quantized element and its vector */
+    unsigned qsize;             /* bytes per quantized element */
+    LLVMValueRef fn;            /* function being built */
+} lx;
+
+LLVMTypeRef lx_vec(const lx *x, LLVMTypeRef elt);
+LLVMValueRef lx_i64(const lx *x, long long v);
+LLVMValueRef lx_i32(const lx *x, long long v);
+LLVMValueRef lx_f32(const lx *x, float v);
+LLVMValueRef lx_intrinsic(lx *x, const char *name, LLVMTypeRef *overloads, unsigned n_overloads, LLVMValueRef *args,
+                          unsigned n_args);
+LLVMValueRef lx_splat(lx *x, LLVMValueRef scalar, LLVMTypeRef vec_type);
+LLVMValueRef lx_vl(lx *x);                                       /* elements per vector, i64 */
+LLVMValueRef lx_active(lx *x, LLVMValueRef i, LLVMValueRef len); /* lanes k with i + k < len */
+LLVMValueRef lx_min(lx *x, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef lx_max(lx *x, LLVMValueRef a, LLVMValueRef b);
+/* Vector load/store at element `idx` of `base`; masked when mask != NULL. */
+LLVMValueRef lx_load(lx *x, LLVMTypeRef vt, LLVMTypeRef et, unsigned esize, LLVMValueRef base, LLVMValueRef idx,
+                     LLVMValueRef mask, LLVMValueRef passthru);
+void lx_store(lx *x, LLVMValueRef v, LLVMTypeRef et, unsigned esize, LLVMValueRef base, LLVMValueRef idx,
+              LLVMValueRef mask);
+LLVMValueRef lx_gep(lx *x, LLVMTypeRef et, LLVMValueRef base, LLVMValueRef idx);
+LLVMValueRef lx_field(lx *x, LLVMTypeRef t, LLVMValueRef base, size_t offset); /* load of a struct field */
+LLVMValueRef lx_alloca(lx *x, LLVMTypeRef t);                                  /* in the entry block */
+LLVMBasicBlockRef lx_block(lx *x, const char *name);
+LLVMValueRef lx_declare(lx *x, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, unsigned n);
+LLVMValueRef lx_call(lx *x, LLVMValueRef fn, LLVMValueRef *args, unsigned n);
+/* A function of this module, with the target's attributes. */
+LLVMValueRef lx_define(lx *x, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, unsigned n, bool internal);
+
+/* The plan's per-vector arithmetic; in[] holds the inputs it uses.
+ * *mask_out receives the lane-mask output, if the plan has one. */
+LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT], LLVMValueRef *mask_out);
+
+/* The kernels of x->sp, all of them, into x->m. */
+qg_status lx_build_kernels(lx *x, qg_error *err);
+
+#endif

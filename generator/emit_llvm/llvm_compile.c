@@ -1,0 +1,217 @@
+/* One spec, one target: the module built, verified, optimized at O2 and
+ * emitted. LLVM reports its fatal errors through a handler that returns
+ * control here instead of exiting the host process. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/BitWriter.h>
+#include <llvm-c/ErrorHandling.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "llvm_builder.h"
+
+static const lx_isa isa_shapes[QG_ISA_COUNT] = {
+    [QG_ISA_SCALAR] = {QG_ISA_SCALAR, 1, false, 4, LX_MINMAX_SELECT},
+    [QG_ISA_AVX2] = {QG_ISA_AVX2, 8, false, 4, LX_MINMAX_SELECT},
+    [QG_ISA_AVX512] = {QG_ISA_AVX512, 16, false, 4, LX_MINMAX_SELECT},
+    [QG_ISA_NEON] = {QG_ISA_NEON, 4, false, 4, LX_MINMAX_MINIMUM},
+    [QG_ISA_RVV] = {QG_ISA_RVV, 4, true, 1, LX_MINMAX_MINNUM}, /* e32m2: vscale x 4 lanes */
+};
+
+/* ---- LLVM set-up and fatal errors --------------------------------------- */
+
+static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
+static _Thread_local jmp_buf *fatal_jump;
+static _Thread_local char fatal_reason[256];
+
+static void on_fatal_error(const char *reason) {
+    snprintf(fatal_reason, sizeof fatal_reason, "%s", reason ? reason : "unknown");
+    if (fatal_jump)
+        longjmp(*fatal_jump, 1);
+    /* not inside a qgen compile: nothing to return to */
+}
+
+static void init_llvm(void) {
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+    LLVMInitializeAArch64TargetInfo();
+    LLVMInitializeAArch64Target();
+    LLVMInitializeAArch64TargetMC();
+    LLVMInitializeAArch64AsmPrinter();
+    LLVMInitializeRISCVTargetInfo();
+    LLVMInitializeRISCVTarget();
+    LLVMInitializeRISCVTargetMC();
+    LLVMInitializeRISCVAsmPrinter();
+    LLVMInstallFatalErrorHandler(on_fatal_error);
+}
+
+void qg_llvm_blob_free(qg_llvm_blob *b) {
+    free(b->data);
+    b->data = NULL;
+    b->size = 0;
+}
+
+static qg_status take_message(qg_error *err, const char *what, char *msg) {
+    qg_status st = qg_error_set(err, QG_ERR_BACKEND, "llvm: %s: %s", what, msg ? msg : "(no message)");
+    LLVMDisposeMessage(msg);
+    return st;
+}
+
+static LLVMTargetMachineRef target_machine(const qg_llvm_target *t, qg_error *err) {
+    LLVMTargetRef target;
+    char *msg = NULL;
+    if (LLVMGetTargetFromTriple(t->triple, &target, &msg)) {
+        take_message(err, t->triple, msg);
+        return NULL;
+    }
+    LLVMTargetMachineOptionsRef o = LLVMCreateTargetMachineOptions();
+    LLVMTargetMachineOptionsSetCPU(o, t->cpu);
+    LLVMTargetMachineOptionsSetFeatures(o, t->features);
+    if (t->abi[0])
+        LLVMTargetMachineOptionsSetABI(o, t->abi);
+    LLVMTargetMachineOptionsSetCodeGenOptLevel(o, LLVMCodeGenLevelDefault);
+    LLVMTargetMachineOptionsSetRelocMode(o, LLVMRelocPIC);
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachineWithOptions(target, t->triple, o);
+    LLVMDisposeTargetMachineOptions(o);
+    if (!tm)
+        qg_error_set(err, QG_ERR_BACKEND, "llvm: no target machine for %s (%s, %s)", t->triple, t->cpu, t->features);
+    return tm;
+}
+
+/* LLVM aborts on scalable vectors for a target without V, and on vector
+ * widths a target lacks: the pairing is checked before any IR is built. */
+static qg_status check_target(const qg_llvm_target *t, qg_error *err) {
+    static const char *const needs[QG_ISA_COUNT] = {
+        [QG_ISA_AVX2] = "+avx2", [QG_ISA_AVX512] = "+avx512f", [QG_ISA_NEON] = "+neon", [QG_ISA_RVV] = "+v"};
+    static const char *const arch[QG_ISA_COUNT] = {
+        [QG_ISA_AVX2] = "x86_64", [QG_ISA_AVX512] = "x86_64", [QG_ISA_NEON] = "aarch64", [QG_ISA_RVV] = "riscv64"};
+    if (t->isa >= QG_ISA_COUNT)
+        return qg_error_set(err, QG_ERR_INVALID, "llvm: unknown ISA %d", (int)t->isa);
+    if (arch[t->isa] &&
+        (strncmp(t->triple, arch[t->isa], strlen(arch[t->isa])) != 0 || !strstr(t->features, needs[t->isa])))
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "llvm: target %s with features \"%s\" cannot run %s kernels; expected a %s triple with %s",
+                            t->triple, t->features, qg_isa_name(t->isa), arch[t->isa], needs[t->isa]);
+    return QG_OK;
+}
+
+static void init_types(lx *x) {
+    LLVMContextRef c = x->c;
+    x->f32 = LLVMFloatTypeInContext(c);
+    x->i1 = LLVMInt1TypeInContext(c);
+    x->i8 = LLVMInt8TypeInContext(c);
+    x->i16 = LLVMInt16TypeInContext(c);
+    x->i32 = LLVMInt32TypeInContext(c);
+    x->i64 = LLVMInt64TypeInContext(c);
+    x->ptr = LLVMPointerTypeInContext(c, 0);
+    x->vd = LLVMVoidTypeInContext(c);
+    x->vf = lx_vec(x, x->f32);
+    x->vi = lx_vec(x, x->i32);
+    x->vm = lx_vec(x, x->i1);
+    x->vb = lx_vec(x, x->i8);
+    x->qsize = x->sp->dtype == QG_QINT16 ? 2 : x->sp->dtype == QG_QINT32 ? 4 : 1;
+    x->qe = x->qsize == 2 ? x->i16 : x->qsize == 4 ? x->i32 : x->i8;
+    x->vq = lx_vec(x, x->qe);
+}
+
+static qg_status emit(LLVMModuleRef m, LLVMTargetMachineRef tm, qg_llvm_output out, qg_llvm_blob *res, qg_error *err) {
+    char *msg = NULL;
+    if (out == QG_LLVM_LL) {
+        char *text = LLVMPrintModuleToString(m);
+        res->size = strlen(text);
+        res->data = malloc(res->size + 1);
+        if (res->data)
+            memcpy(res->data, text, res->size + 1);
+        LLVMDisposeMessage(text);
+        return res->data ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "llvm: out of memory");
+    }
+    LLVMMemoryBufferRef buf = NULL;
+    if (out == QG_LLVM_BC) {
+        buf = LLVMWriteBitcodeToMemoryBuffer(m);
+    } else if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, out == QG_LLVM_OBJ ? LLVMObjectFile : LLVMAssemblyFile, &msg,
+                                                   &buf)) {
+        return take_message(err, "code generation", msg);
+    }
+    if (!buf)
+        return qg_error_set(err, QG_ERR_BACKEND, "llvm: no output");
+    res->size = LLVMGetBufferSize(buf);
+    res->data = malloc(res->size ? res->size : 1);
+    if (res->data)
+        memcpy(res->data, LLVMGetBufferStart(buf), res->size);
+    LLVMDisposeMemoryBuffer(buf);
+    return res->data ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "llvm: out of memory");
+}
+
+static qg_status build_and_emit(lx *x, LLVMTargetMachineRef tm, qg_llvm_output out, qg_llvm_blob *res, qg_error *err) {
+    qg_status st = lx_build_kernels(x, err);
+    if (st)
+        return st;
+    char *msg = NULL;
+    if (LLVMVerifyModule(x->m, LLVMReturnStatusAction, &msg))
+        return take_message(err, "the generated module does not verify", msg);
+    LLVMDisposeMessage(msg);
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef e = LLVMRunPasses(x->m, "default<O2>", tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e)
+        return take_message(err, "optimization", LLVMGetErrorMessage(e));
+    return emit(x->m, tm, out, res, err);
+}
+
+qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, const char *prefix, qg_llvm_output out,
+                          qg_llvm_blob *result, qg_error *err) {
+    memset(result, 0, sizeof *result);
+    pthread_once(&llvm_once, init_llvm);
+    qg_status st = check_target(target, err);
+    if (st)
+        return st;
+    LLVMTargetMachineRef tm = target_machine(target, err);
+    if (!tm)
+        return err ? err->code : QG_ERR_BACKEND;
+    lx x = {0};
+    x.c = LLVMContextCreate();
+    char module_name[QG_NAME_MAX + 32];
+    snprintf(module_name, sizeof module_name, "%s_%s", spec->name, qg_isa_name(target->isa));
+    x.m = LLVMModuleCreateWithNameInContext(module_name, x.c);
+    x.b = LLVMCreateBuilderInContext(x.c);
+    x.sp = spec;
+    x.target = target;
+    x.isa = &isa_shapes[target->isa];
+    x.prefix = prefix;
+    LLVMSetTarget(x.m, target->triple);
+    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(x.m, dl);
+    LLVMDisposeTargetData(dl);
+    if (target->abi[0])
+        LLVMAddModuleFlag(x.m, LLVMModuleFlagBehaviorError, "target-abi", 10,
+                          LLVMMDStringInContext2(x.c, target->abi, strlen(target->abi)));
+    init_types(&x);
+    jmp_buf jump;
+    jmp_buf *volatile saved = fatal_jump;
+    if (setjmp(jump) == 0) {
+        fatal_jump = &jump;
+        st = build_and_emit(&x, tm, out, result, err);
+    } else {
+        /* LLVM's state after a fatal error is unknown: report, leak it */
+        fatal_jump = saved;
+        qg_llvm_blob_free(result);
+        return qg_error_set(err, QG_ERR_BACKEND, "llvm: fatal error compiling %s for %s: %s", spec->name,
+                            target->triple, fatal_reason);
+    }
+    fatal_jump = saved;
+    LLVMDisposeBuilder(x.b);
+    LLVMDisposeModule(x.m);
+    LLVMContextDispose(x.c);
+    LLVMDisposeTargetMachine(tm);
+    if (st)
+        qg_llvm_blob_free(result);
+    return st;
+}
