@@ -143,7 +143,7 @@ static qg_status emit_llvm_file(const qg_spec *sp, qg_isa isa, const qg_generate
                             opt->scalar_arch);
     static const qg_llvm_output outputs[] = {QG_LLVM_LL, QG_LLVM_LL, QG_LLVM_BC, QG_LLVM_OBJ, QG_LLVM_ASM};
     qg_llvm_blob blob;
-    qg_status st = qg_llvm_compile(sp, target, sp->name, outputs[opt->emit], &blob, err);
+    qg_status st = qg_llvm_compile(sp, target, sp->name, QG_LLVM_ALL_OPS, outputs[opt->emit], &blob, err);
     if (st)
         return st;
     if (opt->emit == QG_EMIT_LL)

@@ -36,11 +36,21 @@ typedef struct qg_llvm_blob {
 } qg_llvm_blob;
 void qg_llvm_blob_free(qg_llvm_blob *b);
 
-/* Builds the kernels of `spec` for `target`, with symbols named
+/* Every kernel op (bit set of 1u << qg_kernel_op). */
+#define QG_LLVM_ALL_OPS 0x3Fu
+
+/* Builds the kernels `ops` of `spec` for `target`, with symbols named
  * <prefix>_<op>__<isa> and the spec object <prefix>_spec, optimizes at O2
  * and emits `out`. Never aborts: a target LLVM cannot build for, or an
  * LLVM fatal error, comes back as an error. */
-qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, const char *prefix, qg_llvm_output out,
-                          qg_llvm_blob *result, qg_error *err);
+qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, const char *prefix, unsigned ops,
+                          qg_llvm_output out, qg_llvm_blob *result, qg_error *err);
+
+/* LLVM's version, e.g. "19.1.4" (part of the JIT cache key). */
+const char *qg_llvm_version(void);
+
+/* A target machine for `target` (LLVMTargetMachineRef, as void * so that
+ * callers need not include LLVM), or NULL with err set. */
+void *qg_llvm_target_machine(const qg_llvm_target *target, qg_error *err);
 
 #endif

@@ -27,6 +27,7 @@ typedef struct lx {
     const qg_llvm_target *target;
     const lx_isa *isa;
     const char *prefix;
+    unsigned ops; /* bit set of 1u << qg_kernel_op to build */
     LLVMTypeRef f32, i1, i8, i16, i32, i64, ptr, vd;
     LLVMTypeRef vf, vi, vm, vb; /* fp32, int32, lane-mask and lane-byte vectors */
     LLVMTypeRef qe, vq;         /* quantized element and its vector */

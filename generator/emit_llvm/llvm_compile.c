@@ -166,8 +166,29 @@ static qg_status build_and_emit(lx *x, LLVMTargetMachineRef tm, qg_llvm_output o
     return emit(x->m, tm, out, res, err);
 }
 
-qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, const char *prefix, qg_llvm_output out,
-                          qg_llvm_blob *result, qg_error *err) {
+static char llvm_version[32];
+static pthread_once_t version_once = PTHREAD_ONCE_INIT;
+
+static void read_version(void) {
+    unsigned major, minor, patch;
+    LLVMGetVersion(&major, &minor, &patch);
+    snprintf(llvm_version, sizeof llvm_version, "%u.%u.%u", major, minor, patch);
+}
+
+const char *qg_llvm_version(void) {
+    pthread_once(&version_once, read_version);
+    return llvm_version;
+}
+
+void *qg_llvm_target_machine(const qg_llvm_target *target, qg_error *err) {
+    pthread_once(&llvm_once, init_llvm);
+    if (check_target(target, err))
+        return NULL;
+    return target_machine(target, err);
+}
+
+qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, const char *prefix, unsigned ops,
+                          qg_llvm_output out, qg_llvm_blob *result, qg_error *err) {
     memset(result, 0, sizeof *result);
     pthread_once(&llvm_once, init_llvm);
     qg_status st = check_target(target, err);
@@ -186,6 +207,7 @@ qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, con
     x.target = target;
     x.isa = &isa_shapes[target->isa];
     x.prefix = prefix;
+    x.ops = ops;
     LLVMSetTarget(x.m, target->triple);
     LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
     LLVMSetModuleDataLayout(x.m, dl);

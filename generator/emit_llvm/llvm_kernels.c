@@ -567,13 +567,16 @@ qg_status lx_build_kernels(lx *x, qg_error *err) {
     if (st)
         return st;
     const bool by_reference = sp->dtype == QG_QINT32 || sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
-    if (by_reference) {
-        build_forward(x, "quantize", "qg_ref_quantize", 4);
-        build_forward(x, "dequantize", "qg_ref_dequantize", 4);
-        build_forward(x, "fake_quant", "qg_ref_fake_quant", 5);
-        build_forward(x, "fake_quant_backward", "qg_ref_fake_quant_backward", 4);
-    }
-    for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD && !by_reference; op++) {
+    static const char *const ref_of[] = {"qg_ref_quantize", "qg_ref_dequantize", "qg_ref_fake_quant",
+                                         "qg_ref_fake_quant_backward"};
+    static const unsigned ref_args[] = {4, 4, 5, 4};
+    for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD; op++) {
+        if (!(x->ops & (1u << op)))
+            continue;
+        if (by_reference) {
+            build_forward(x, qg_kernel_op_name(op), ref_of[op], ref_args[op]);
+            continue;
+        }
         qg_plan plan;
         if ((st = qg_plan_build(sp, op, &plan, err)))
             return st;
@@ -581,15 +584,18 @@ qg_status lx_build_kernels(lx *x, qg_error *err) {
         LLVMValueRef span = build_span(x, &plan, &io);
         build_entry(x, &plan, &io, span);
     }
-    if (by_reference || sp->requant == QG_REQUANT_FIXED_POINT) {
-        build_forward(x, "requantize", "qg_ref_requantize", 4);
-    } else {
-        qg_plan plan;
-        if ((st = qg_plan_build(sp, QG_K_REQUANTIZE, &plan, err)))
-            return st;
-        io_t io = io_of(x, QG_K_REQUANTIZE);
-        build_requantize_entry(x, &plan, build_span(x, &plan, &io));
+    if (x->ops & (1u << QG_K_REQUANTIZE)) {
+        if (by_reference || sp->requant == QG_REQUANT_FIXED_POINT) {
+            build_forward(x, "requantize", "qg_ref_requantize", 4);
+        } else {
+            qg_plan plan;
+            if ((st = qg_plan_build(sp, QG_K_REQUANTIZE, &plan, err)))
+                return st;
+            io_t io = io_of(x, QG_K_REQUANTIZE);
+            build_requantize_entry(x, &plan, build_span(x, &plan, &io));
+        }
     }
-    build_observe(x);
+    if (x->ops & (1u << QG_K_OBSERVE))
+        build_observe(x);
     return QG_OK;
 }

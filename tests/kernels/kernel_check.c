@@ -17,6 +17,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef KC_JIT
+/* JIT mode: the spec is read from KC_SPEC_FILE and its kernels come from
+ * qgen's JIT (q buffers of type KC_QTYPE); the disk cache is exercised on
+ * the way (see main). */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "qgen/jit.h"
+#define KC_Q KC_QTYPE
+#define KC_QP void
+static qg_spec jit_spec;
+static const qg_spec *SP = &jit_spec;
+#else
 #define KC_STR2(x) #x
 #define KC_STR(x) KC_STR2(x)
 #define KC_CAT2(a, b) a##b
@@ -25,19 +38,25 @@
 
 #define KC_SYM(op, isa) KC_CAT(KC_SPEC, KC_CAT(_##op##__, isa))
 #define KC_Q KC_CAT(KC_SPEC, _q_t)
+#define KC_QP KC_Q
 #define KC_SPEC_STRUCT KC_CAT(KC_SPEC, _spec)
+static const qg_spec *SP = &KC_SPEC_STRUCT;
+#endif
 
 typedef struct kc_kernels {
     const char *isa;
     qg_isa id;
-    void (*quantize)(const float *, KC_Q *, size_t, const qg_qparams *);
-    void (*dequantize)(const KC_Q *, float *, size_t, const qg_qparams *);
+    void (*quantize)(const float *, KC_QP *, size_t, const qg_qparams *);
+    void (*dequantize)(const KC_QP *, float *, size_t, const qg_qparams *);
     void (*fake_quant)(const float *, float *, uint8_t *, size_t, const qg_qparams *);
     void (*fake_quant_backward)(const float *, const uint8_t *, float *, size_t);
     qg_status (*observe)(const float *, size_t, size_t, qg_observer *, qg_error *);
-    void (*requantize)(const int32_t *, KC_Q *, size_t, const qg_requant_params *);
+    void (*requantize)(const int32_t *, KC_QP *, size_t, const qg_requant_params *);
 } kc_kernels;
 
+#ifdef KC_JIT
+static kc_kernels kc_table[1];
+#else
 #define KC_ENTRY(isa, id)                                                                                              \
     {                                                                                                                  \
 #isa, id, KC_SYM(quantize, isa), KC_SYM(dequantize, isa), KC_SYM(fake_quant, isa),                             \
@@ -59,6 +78,7 @@ static const kc_kernels kc_table[] = {
     KC_ENTRY(rvv, QG_ISA_RVV),
 #endif
 };
+#endif
 
 static const kc_kernels *K;
 static unsigned checks_failed;
@@ -73,7 +93,6 @@ static unsigned checks_failed;
 #define CHECK_EQ(a, b) CHECK((a) == (b))
 
 #define CHECK_FAIL(msg) CHECK(!(msg))
-static const qg_spec *SP = &KC_SPEC_STRUCT;
 static unsigned long long compared, mismatches, total_mismatches; /* mismatches: this test's */
 
 /* ---- deterministic inputs -------------------------------------------------- */
@@ -348,6 +367,21 @@ static void test_observe(void) {
     CHECK_EQ(mismatches, 0);
 }
 
+#ifdef KC_JIT
+static qg_jit *jit_cold, *jit_warm;
+static const qg_kernels *jit_k;
+
+/* The same spec again: the same kernels, from memory. */
+static void test_dispatch(void) {
+    qg_error err;
+    const qg_kernels *again = NULL;
+    CHECK_EQ(qg_jit_compile(jit_warm, SP, 0, &again, &err), QG_OK);
+    CHECK(again == jit_k);
+    qg_jit_stats st;
+    qg_jit_get_stats(jit_warm, &st);
+    CHECK_EQ(st.memory_hits, 1);
+}
+#else
 static void test_dispatch(void) {
     /* The dispatcher picks some ISA this build has, and its results agree. */
     const char *isa = KC_CAT(KC_SPEC, _isa)();
@@ -364,15 +398,86 @@ static void test_dispatch(void) {
     count("dispatch fake_quant", 1000, ybuf, rbuf, 4, 1000, 1);
     CHECK_EQ(mismatches, 0);
 }
+#endif
+
+#ifdef KC_JIT
+/* Compiles the spec twice through one fresh cache directory: the first
+ * JIT compiles and stores, the second loads the stored object, and its
+ * kernels are the ones checked. */
+static char cache_dir[256];
+
+static int jit_setup(const char *isa_name) {
+    qg_error err;
+    if (qg_spec_load_file(KC_SPEC_FILE, NULL, 0, &jit_spec, &err)) {
+        fprintf(stderr, "kernel_check: %s\n", err.message);
+        return 2;
+    }
+    static const size_t q_size[] = {[QG_QINT8] = 1, [QG_QUINT8] = 1, [QG_QINT16] = 2, [QG_QINT32] = 4};
+    if (q_size[SP->dtype] != sizeof(KC_Q) || (SP->dtype == QG_QUINT8) != ((KC_Q)-1 > 0)) {
+        fprintf(stderr, "kernel_check: built with KC_QTYPE for another dtype than %s's\n", SP->name);
+        return 2;
+    }
+    int isa = -1;
+    for (int i = 0; i < QG_ISA_COUNT; i++)
+        if (strcmp(qg_isa_name((qg_isa)i), isa_name) == 0)
+            isa = i;
+    if (isa < 0) {
+        fprintf(stderr, "kernel_check: unknown ISA %s\n", isa_name);
+        return 2;
+    }
+    if (!qg_cpu_has((qg_isa)isa)) {
+        printf("SKIPPED: this CPU cannot run %s\n", isa_name);
+        return 77;
+    }
+    snprintf(cache_dir, sizeof cache_dir, "%s/qgen-kc-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(cache_dir)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    const qg_jit_options opt = {isa, cache_dir, false};
+    const qg_kernels *cold = NULL;
+    qg_jit_stats st;
+    if (qg_jit_create(&opt, &jit_cold, &err) || qg_jit_compile(jit_cold, SP, 0, &cold, &err) ||
+        qg_jit_create(&opt, &jit_warm, &err) || qg_jit_compile(jit_warm, SP, 0, &jit_k, &err)) {
+        fprintf(stderr, "kernel_check: jit: %s\n", err.message);
+        return 1;
+    }
+    qg_jit_get_stats(jit_cold, &st);
+    CHECK(st.compiled == 1 && st.disk_hits == 0);
+    qg_jit_get_stats(jit_warm, &st);
+    CHECK(st.compiled == 0 && st.disk_hits == 1);
+    CHECK(cold != jit_k && cold->fake_quant != jit_k->fake_quant);
+    kc_table[0] =
+        (kc_kernels){qg_isa_name(jit_k->isa),    jit_k->isa,     jit_k->quantize,  jit_k->dequantize, jit_k->fake_quant,
+                     jit_k->fake_quant_backward, jit_k->observe, jit_k->requantize};
+    return 0;
+}
+
+static void jit_teardown(void) {
+    qg_jit_destroy(jit_cold);
+    qg_jit_destroy(jit_warm);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "kernel_check: could not remove %s\n", cache_dir);
+}
+#endif
 
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s ISA\n", argv[0]);
         return 2;
     }
+#ifdef KC_JIT
+    int rc = jit_setup(argv[1]);
+    if (rc)
+        return rc;
+    K = &kc_table[0];
+#else
     for (size_t i = 0; i < sizeof kc_table / sizeof kc_table[0]; i++)
         if (strcmp(kc_table[i].isa, argv[1]) == 0)
             K = &kc_table[i];
+#endif
     if (!K) {
         fprintf(stderr, "kernel_check: spec %s has no %s kernels in this build\n", SP->name, argv[1]);
         return 2;
@@ -391,7 +496,11 @@ int main(int argc, char **argv) {
                  {"fake_quant_backward", test_backward},
                  {"requantize", test_requantize},
                  {"observe", test_observe},
+#ifdef KC_JIT
+                 {"jit: same spec, same kernels", test_dispatch}};
+#else
                  {"dispatch", test_dispatch}};
+#endif
     unsigned passed = 0, failed = 0;
     for (size_t t = 0; t < sizeof tests / sizeof tests[0]; t++) {
         unsigned before = checks_failed;
@@ -403,5 +512,9 @@ int main(int argc, char **argv) {
     }
     printf("%s/%s: %llu elements compared, %llu mismatches\n", SP->name, K->isa, compared, total_mismatches);
     printf("%u passed, %u failed\n", passed, failed);
+#ifdef KC_JIT
+    jit_teardown();
+    failed += checks_failed && !failed;
+#endif
     return failed ? 1 : 0;
 }

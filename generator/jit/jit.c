@@ -1,0 +1,326 @@
+/* The in-process JIT: a spec's kernels compiled by the LLVM backend into
+ * an object (or read from the disk cache), linked into the process by ORC's
+ * LLJIT, and handed out as a table of function pointers.
+ *
+ * Symbols of a pack are named after its cache key (qgj<key>_<op>__<isa>),
+ * so packs of specs sharing a name never collide, and the cached object is
+ * valid in any process. The runtime functions the kernels call are defined
+ * as absolute symbols (the host links libqgen_rt statically, so they are
+ * not in its dynamic symbol table); libc and libm come from the process. */
+#define _POSIX_C_SOURCE 200809L
+#include "qgen/jit.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+
+#include "../emit_llvm/emit_llvm.h"
+#include "../plan/kernel_plan.h"
+#include "../spec_internal.h"
+#include "object_cache.h"
+#include "qgen/kernel_support.h"
+
+_Static_assert(QG_JIT_QUANTIZE == 1u << QG_K_QUANTIZE && QG_JIT_DEQUANTIZE == 1u << QG_K_DEQUANTIZE &&
+                   QG_JIT_FAKE_QUANT == 1u << QG_K_FAKE_QUANT &&
+                   QG_JIT_FAKE_QUANT_BACKWARD == 1u << QG_K_FAKE_QUANT_BACKWARD &&
+                   QG_JIT_OBSERVE == 1u << QG_K_OBSERVE && QG_JIT_REQUANTIZE == 1u << QG_K_REQUANTIZE,
+               "the JIT's op flags follow qg_kernel_op");
+
+typedef struct pack {
+    struct pack *next;
+    char key[QG_CACHE_KEY_HEX];
+    unsigned ops;
+    qg_spec spec;
+    qg_kernels k;
+} pack;
+
+struct qg_jit {
+    pthread_mutex_t lock;
+    LLVMOrcLLJITRef lljit;
+    LLVMOrcJITDylibRef jd;
+    qg_isa isa;
+    char cache_dir[4096]; /* "" = no disk cache */
+    pack *packs;
+    qg_jit_stats stats;
+};
+
+static qg_status llvm_failure(qg_error *err, const char *what, LLVMErrorRef e) {
+    char *msg = LLVMGetErrorMessage(e);
+    qg_status st = qg_error_set(err, QG_ERR_BACKEND, "jit: %s: %s", what, msg);
+    LLVMDisposeErrorMessage(msg);
+    return st;
+}
+
+static qg_isa best_isa(void) {
+    static const qg_isa order[] = {QG_ISA_AVX512, QG_ISA_AVX2, QG_ISA_NEON, QG_ISA_RVV};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        const qg_llvm_target *t = qg_llvm_target_of(order[i], NULL);
+        if (strcmp(t->arch, qg_llvm_host_arch()) == 0 && qg_cpu_has(order[i]))
+            return order[i];
+    }
+    return QG_ISA_SCALAR;
+}
+
+static qg_status check_isa(int isa, qg_error *err) {
+    if (isa < 0 || isa >= QG_ISA_COUNT)
+        return qg_error_set(err, QG_ERR_INVALID, "jit: isa %d is not an ISA; expected QG_JIT_BEST_ISA or a qg_isa",
+                            isa);
+    const qg_llvm_target *t = qg_llvm_target_of((qg_isa)isa, NULL);
+    if (!t || strcmp(t->arch, qg_llvm_host_arch()) != 0)
+        return qg_error_set(err, QG_ERR_INVALID, "jit: %s kernels run on %s; this machine is %s",
+                            qg_isa_name((qg_isa)isa), t ? t->arch : "another architecture", qg_llvm_host_arch());
+    if (!qg_cpu_has((qg_isa)isa))
+        return qg_error_set(err, QG_ERR_INVALID, "jit: this CPU does not run %s; expected an ISA it reports, e.g. %s",
+                            qg_isa_name((qg_isa)isa), qg_isa_name(best_isa()));
+    return QG_OK;
+}
+
+/* The runtime functions generated kernels call. */
+static qg_status define_runtime(qg_jit *j, qg_error *err) {
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+    } syms[] = {
+        {"qg_observe_with", (void (*)(void))qg_observe_with},
+        {"qg_mask_pack_bits", (void (*)(void))qg_mask_pack_bits},
+        {"qg_mask_unpack_bits", (void (*)(void))qg_mask_unpack_bits},
+        {"qg_ref_quantize", (void (*)(void))qg_ref_quantize},
+        {"qg_ref_dequantize", (void (*)(void))qg_ref_dequantize},
+        {"qg_ref_fake_quant", (void (*)(void))qg_ref_fake_quant},
+        {"qg_ref_fake_quant_backward", (void (*)(void))qg_ref_fake_quant_backward},
+        {"qg_ref_requantize", (void (*)(void))qg_ref_requantize},
+    };
+    enum { N = sizeof syms / sizeof syms[0] };
+    LLVMOrcCSymbolMapPair pairs[N];
+    for (size_t i = 0; i < N; i++) {
+        pairs[i].Name = LLVMOrcLLJITMangleAndIntern(j->lljit, syms[i].name);
+        pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)syms[i].fn;
+        pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+        pairs[i].Sym.Flags.TargetFlags = 0;
+    }
+    LLVMErrorRef e = LLVMOrcJITDylibDefine(j->jd, LLVMOrcAbsoluteSymbols(pairs, N));
+    return e ? llvm_failure(err, "defining the runtime's symbols", e) : QG_OK;
+}
+
+qg_status qg_jit_create(const qg_jit_options *opt, qg_jit **out, qg_error *err) {
+    *out = NULL;
+    const qg_jit_options defaults = {QG_JIT_BEST_ISA, NULL, false};
+    if (!opt)
+        opt = &defaults;
+    qg_isa isa = best_isa();
+    qg_status st;
+    if (opt->isa != QG_JIT_BEST_ISA && (st = check_isa(opt->isa, err)))
+        return st;
+    if (opt->isa != QG_JIT_BEST_ISA)
+        isa = (qg_isa)opt->isa;
+    qg_jit *j = calloc(1, sizeof *j);
+    if (!j)
+        return qg_error_set(err, QG_ERR_NOMEM, "jit: out of memory");
+    j->isa = isa;
+    if (!opt->no_disk_cache) {
+        if (opt->cache_dir)
+            snprintf(j->cache_dir, sizeof j->cache_dir, "%s", opt->cache_dir);
+        else if ((st = qg_cache_default_dir(j->cache_dir, sizeof j->cache_dir, err)))
+            goto fail;
+        if ((st = qg_cache_prepare_dir(j->cache_dir, err)))
+            goto fail;
+    }
+    /* sets LLVM up (targets, fatal-error handler) for the host */
+    void *tm = qg_llvm_target_machine(qg_llvm_target_of(isa, NULL), err);
+    if (!tm) {
+        st = err ? err->code : QG_ERR_BACKEND;
+        goto fail;
+    }
+    LLVMDisposeTargetMachine(tm);
+    LLVMErrorRef e = LLVMOrcCreateLLJIT(&j->lljit, NULL);
+    if (e) {
+        st = llvm_failure(err, "creating the JIT", e);
+        j->lljit = NULL;
+        goto fail;
+    }
+    j->jd = LLVMOrcLLJITGetMainJITDylib(j->lljit);
+    LLVMOrcDefinitionGeneratorRef gen;
+    e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(j->lljit), NULL, NULL);
+    if (e) {
+        st = llvm_failure(err, "looking up the process's symbols", e);
+        goto fail;
+    }
+    LLVMOrcJITDylibAddGenerator(j->jd, gen);
+    if ((st = define_runtime(j, err)))
+        goto fail;
+    pthread_mutex_init(&j->lock, NULL);
+    *out = j;
+    return QG_OK;
+fail:
+    if (j->lljit)
+        LLVMConsumeError(LLVMOrcDisposeLLJIT(j->lljit));
+    free(j);
+    return st;
+}
+
+qg_isa qg_jit_isa(const qg_jit *jit) { return jit->isa; }
+
+const char *qg_jit_cache_dir(const qg_jit *jit) { return jit->cache_dir; }
+
+void qg_jit_get_stats(qg_jit *jit, qg_jit_stats *stats) {
+    pthread_mutex_lock(&jit->lock);
+    *stats = jit->stats;
+    pthread_mutex_unlock(&jit->lock);
+}
+
+void qg_jit_destroy(qg_jit *jit) {
+    if (!jit)
+        return;
+    LLVMConsumeError(LLVMOrcDisposeLLJIT(jit->lljit));
+    for (pack *p = jit->packs, *next; p; p = next) {
+        next = p->next;
+        free(p);
+    }
+    pthread_mutex_destroy(&jit->lock);
+    free(jit);
+}
+
+/* Everything the object depends on: spec, target, ops, versions. */
+static qg_status key_of(const qg_spec *sp, const qg_llvm_target *t, unsigned ops, char key[QG_CACHE_KEY_HEX],
+                        qg_error *err) {
+    char *json = qg_spec_to_json(sp);
+    if (!json)
+        return qg_error_set(err, QG_ERR_NOMEM, "jit: out of memory");
+    size_t cap = strlen(json) + 1024;
+    char *material = malloc(cap);
+    if (!material) {
+        free(json);
+        return qg_error_set(err, QG_ERR_NOMEM, "jit: out of memory");
+    }
+    int n = snprintf(material, cap, "qgen %s\nllvm %s\n%s\n%s\n%s\nisa %s\nops %u\n%s", QGEN_VERSION, qg_llvm_version(),
+                     t->triple, t->cpu, t->features, qg_isa_name(t->isa), ops, json);
+    qg_cache_key(material, (size_t)n, key);
+    free(material);
+    free(json);
+    return QG_OK;
+}
+
+/* Compiled, or from the disk cache: the object of one pack. */
+static qg_status object_of(qg_jit *j, const qg_spec *sp, const qg_llvm_target *t, const char *key, const char *prefix,
+                           unsigned ops, qg_llvm_blob *obj, qg_error *err) {
+    if (j->cache_dir[0]) {
+        qg_cache_result r = qg_cache_load(j->cache_dir, key, &obj->data, &obj->size);
+        if (r == QG_CACHE_HIT) {
+            j->stats.disk_hits++;
+            return QG_OK;
+        }
+        if (r == QG_CACHE_CORRUPT)
+            j->stats.corrupt_entries++;
+    }
+    qg_status st = qg_llvm_compile(sp, t, prefix, ops, QG_LLVM_OBJ, obj, err);
+    if (st)
+        return st;
+    j->stats.compiled++;
+    if (j->cache_dir[0] && qg_cache_store(j->cache_dir, key, obj->data, obj->size, NULL) != QG_OK)
+        j->stats.cache_errors++;
+    return QG_OK;
+}
+
+static qg_status lookup(qg_jit *j, const char *prefix, const char *op, qg_isa isa, void **fn, qg_error *err) {
+    char name[128];
+    snprintf(name, sizeof name, "%s_%s__%s", prefix, op, qg_isa_name(isa));
+    LLVMOrcExecutorAddress addr = 0;
+    LLVMErrorRef e = LLVMOrcLLJITLookup(j->lljit, &addr, name);
+    if (e)
+        return llvm_failure(err, name, e);
+    *fn = (void *)(uintptr_t)addr;
+    return QG_OK;
+}
+
+/* Links the pack's object and fills its table. */
+static qg_status link_pack(qg_jit *j, pack *p, const char *prefix, qg_llvm_blob *obj, qg_error *err) {
+    char spec_sym[64];
+    snprintf(spec_sym, sizeof spec_sym, "%s_spec", prefix);
+    LLVMOrcCSymbolMapPair pair = {
+        LLVMOrcLLJITMangleAndIntern(j->lljit, spec_sym),
+        {(LLVMOrcExecutorAddress)(uintptr_t)&p->spec, {LLVMJITSymbolGenericFlagsExported, 0}}};
+    LLVMErrorRef e = LLVMOrcJITDylibDefine(j->jd, LLVMOrcAbsoluteSymbols(&pair, 1));
+    if (e)
+        return llvm_failure(err, "defining the spec symbol", e);
+    LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(obj->data, obj->size, prefix);
+    if ((e = LLVMOrcLLJITAddObjectFile(j->lljit, j->jd, buf)))
+        return llvm_failure(err, "adding the object", e);
+    void *fns[QG_K_OP_COUNT] = {0};
+    for (int op = 0; op < QG_K_OP_COUNT; op++) {
+        qg_status st;
+        if ((p->ops & (1u << op)) &&
+            (st = lookup(j, prefix, qg_kernel_op_name((qg_kernel_op)op), p->k.isa, &fns[op], err)))
+            return st;
+    }
+    /* object pointers to function pointers: POSIX guarantees they convert */
+    memcpy(&p->k.quantize, &fns[QG_K_QUANTIZE], sizeof(void *));
+    memcpy(&p->k.dequantize, &fns[QG_K_DEQUANTIZE], sizeof(void *));
+    memcpy(&p->k.fake_quant, &fns[QG_K_FAKE_QUANT], sizeof(void *));
+    memcpy(&p->k.fake_quant_backward, &fns[QG_K_FAKE_QUANT_BACKWARD], sizeof(void *));
+    memcpy(&p->k.observe, &fns[QG_K_OBSERVE], sizeof(void *));
+    memcpy(&p->k.requantize, &fns[QG_K_REQUANTIZE], sizeof(void *));
+    return QG_OK;
+}
+
+static qg_status compile_locked(qg_jit *j, const qg_spec *spec, unsigned ops, const qg_kernels **out, qg_error *err) {
+    qg_status st = qg_spec_validate(spec, err);
+    if (st)
+        return st;
+    /* specs fp32 lanes cannot serve (qint32, float zero points) get the
+     * scalar kernels, which any CPU of this architecture runs */
+    const qg_isa isa = qg_plan_check_isa(spec, j->isa, NULL) == QG_OK ? j->isa : QG_ISA_SCALAR;
+    const qg_llvm_target *t = qg_llvm_target_of(isa, NULL);
+    char key[QG_CACHE_KEY_HEX];
+    if ((st = key_of(spec, t, ops, key, err)))
+        return st;
+    for (pack *p = j->packs; p; p = p->next)
+        if (p->ops == ops && strcmp(p->key, key) == 0) {
+            j->stats.memory_hits++;
+            *out = &p->k;
+            return QG_OK;
+        }
+    pack *p = calloc(1, sizeof *p);
+    if (!p)
+        return qg_error_set(err, QG_ERR_NOMEM, "jit: out of memory");
+    memcpy(p->key, key, sizeof key);
+    p->ops = ops;
+    p->spec = *spec;
+    p->k.spec = &p->spec;
+    p->k.isa = isa;
+    char prefix[48];
+    snprintf(prefix, sizeof prefix, "qgj%s", key);
+    qg_llvm_blob obj = {0};
+    st = object_of(j, spec, t, key, prefix, ops, &obj, err);
+    if (!st)
+        st = link_pack(j, p, prefix, &obj, err);
+    qg_llvm_blob_free(&obj);
+    if (st) {
+        /* a pack whose symbols may be defined stays owned by the JIT */
+        p->next = j->packs;
+        j->packs = p;
+        p->key[0] = 0;
+        return st;
+    }
+    p->next = j->packs;
+    j->packs = p;
+    *out = &p->k;
+    return QG_OK;
+}
+
+qg_status qg_jit_compile(qg_jit *jit, const qg_spec *spec, unsigned ops, const qg_kernels **out, qg_error *err) {
+    *out = NULL;
+    if (ops == 0)
+        ops = QG_JIT_ALL;
+    if (ops & ~(unsigned)QG_JIT_ALL)
+        return qg_error_set(err, QG_ERR_INVALID, "jit: ops 0x%x has unknown bits; expected QG_JIT_* flags", ops);
+    pthread_mutex_lock(&jit->lock);
+    qg_status st = compile_locked(jit, spec, ops, out, err);
+    pthread_mutex_unlock(&jit->lock);
+    return st;
+}

@@ -1,0 +1,94 @@
+/* qgen/jit.h - a spec's kernels compiled inside the running process
+ * (libqgen, through LLVM's ORC JIT), with an on-disk object cache.
+ *
+ *   qg_jit *jit;
+ *   qg_jit_create(NULL, &jit, &err);            // best ISA of this CPU
+ *   const qg_kernels *k;
+ *   qg_jit_compile(jit, &spec, 0, &k, &err);    // every op
+ *   k->fake_quant(x, y, mask, n, &qp);
+ *   qg_jit_destroy(jit);                        // the kernels go with it
+ *
+ * Every call is thread-safe. Errors come back as values with messages; the
+ * host process is never aborted (targets are checked before LLVM sees them
+ * and LLVM's fatal errors are turned into errors). */
+#ifndef QGEN_JIT_H
+#define QGEN_JIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qgen/runtime.h"
+#include "qgen/spec.h"
+#include "qgen/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qg_jit qg_jit;
+
+#define QG_JIT_BEST_ISA (-1)
+
+typedef struct qg_jit_options {
+    int isa;               /* QG_JIT_BEST_ISA, or a qg_isa this CPU runs */
+    const char *cache_dir; /* NULL: $XDG_CACHE_HOME/qgen, else ~/.cache/qgen */
+    bool no_disk_cache;    /* compile on every first request of a process */
+} qg_jit_options;
+
+/* The ops to compile (0 = all of them). */
+enum {
+    QG_JIT_QUANTIZE = 1u << 0,
+    QG_JIT_DEQUANTIZE = 1u << 1,
+    QG_JIT_FAKE_QUANT = 1u << 2,
+    QG_JIT_FAKE_QUANT_BACKWARD = 1u << 3,
+    QG_JIT_OBSERVE = 1u << 4,
+    QG_JIT_REQUANTIZE = 1u << 5,
+    QG_JIT_ALL = 0x3F
+};
+
+/* The generated ABI as function pointers; q buffers hold the spec's dtype.
+ * An op that was not asked for is NULL. */
+typedef struct qg_kernels {
+    const qg_spec *spec; /* a copy owned by the JIT */
+    qg_isa isa;
+    void (*quantize)(const float *x, void *q, size_t n, const qg_qparams *qp);
+    void (*dequantize)(const void *q, float *x, size_t n, const qg_qparams *qp);
+    void (*fake_quant)(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp);
+    void (*fake_quant_backward)(const float *dy, const uint8_t *mask, float *dx, size_t n);
+    qg_status (*observe)(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err);
+    void (*requantize)(const int32_t *acc, void *q, size_t n, const qg_requant_params *rp);
+} qg_kernels;
+
+/* NULL options: best ISA, default cache directory. */
+qg_status qg_jit_create(const qg_jit_options *opt, qg_jit **out, qg_error *err);
+
+/* The kernels of `ops` for `spec`. Asking again for the same spec and ops
+ * returns the same kernels; a new spec is looked up in the disk cache
+ * (checked against its checksum; a corrupt entry is recompiled) and
+ * compiled on a miss. A cache that cannot be written is not an error. */
+qg_status qg_jit_compile(qg_jit *jit, const qg_spec *spec, unsigned ops, const qg_kernels **out, qg_error *err);
+
+/* The ISA the JIT compiles for. */
+qg_isa qg_jit_isa(const qg_jit *jit);
+
+/* Where kernels came from, for tests and benchmarks. */
+typedef struct qg_jit_stats {
+    unsigned compiled;        /* built by LLVM */
+    unsigned disk_hits;       /* loaded from the disk cache */
+    unsigned memory_hits;     /* already in this JIT */
+    unsigned corrupt_entries; /* cache entries refused (and replaced) */
+    unsigned cache_errors;    /* entries that could not be written */
+} qg_jit_stats;
+void qg_jit_get_stats(qg_jit *jit, qg_jit_stats *stats);
+
+/* The cache directory in use ("" when the disk cache is off). */
+const char *qg_jit_cache_dir(const qg_jit *jit);
+
+/* Releases the JIT and every kernel it made. */
+void qg_jit_destroy(qg_jit *jit);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
