@@ -124,12 +124,14 @@ qg_status qg_jit_create(const qg_jit_options *opt, qg_jit **out, qg_error *err) 
         return qg_error_set(err, QG_ERR_NOMEM, "jit: out of memory");
     j->isa = isa;
     if (!opt->no_disk_cache) {
+        /* a cache that cannot be set up is no reason to fail: the JIT runs
+         * without it, and the stats say so */
         if (opt->cache_dir)
             snprintf(j->cache_dir, sizeof j->cache_dir, "%s", opt->cache_dir);
-        else if ((st = qg_cache_default_dir(j->cache_dir, sizeof j->cache_dir, err)))
-            goto fail;
-        if ((st = qg_cache_prepare_dir(j->cache_dir, err)))
-            goto fail;
+        else if (qg_cache_default_dir(j->cache_dir, sizeof j->cache_dir, NULL) != QG_OK)
+            j->cache_dir[0] = 0, j->stats.cache_errors++;
+        if (j->cache_dir[0] && qg_cache_prepare_dir(j->cache_dir, NULL) != QG_OK)
+            j->cache_dir[0] = 0, j->stats.cache_errors++;
     }
     /* sets LLVM up (targets, fatal-error handler) for the host */
     void *tm = qg_llvm_target_machine(qg_llvm_target_of(isa, NULL), err);

@@ -32,7 +32,8 @@ typedef struct qg_jit qg_jit;
 
 typedef struct qg_jit_options {
     int isa;               /* QG_JIT_BEST_ISA, or a qg_isa this CPU runs */
-    const char *cache_dir; /* NULL: $XDG_CACHE_HOME/qgen, else ~/.cache/qgen */
+    const char *cache_dir; /* NULL: $XDG_CACHE_HOME/qgen, else ~/.cache/qgen (made
+                              with mode 0700; if it cannot be, the JIT runs without) */
     bool no_disk_cache;    /* compile on every first request of a process */
 } qg_jit_options;
 

@@ -1,0 +1,311 @@
+/* The JIT's contract around the kernels (their arithmetic is checked by
+ * kernel_check in JIT mode): refusals with messages, the disk cache's
+ * hits, corrupt and unwritable entries, processes and threads racing on
+ * one spec, and per-op compilation. */
+#include <dirent.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../test_util.h"
+#include "qgen/jit.h"
+
+static char root[256];
+
+static const char *path_in(const char *name) {
+    static char bufs[4][512];
+    static int k;
+    char *p = bufs[k++ % 4];
+    snprintf(p, 512, "%s/%s", root, name);
+    return p;
+}
+
+static qg_spec act_spec(void);
+static qg_spec act_storage;
+/* act_spec() in a place that outlives the call */
+static const qg_spec *act(void) {
+    act_storage = act_spec();
+    return &act_storage;
+}
+
+static qg_spec act_spec(void) {
+    qg_spec sp;
+    qg_error err;
+    const char *json = "{\"name\": \"act\", \"dtype\": \"quint8\", \"observer\": {\"type\": \"minmax\"}}";
+    if (qg_spec_load_string(json, "act.json", NULL, 0, &sp, &err) != QG_OK) {
+        fprintf(stderr, "setup: %s\n", err.message);
+        exit(2);
+    }
+    return sp;
+}
+
+/* fake_quant of k against the reference on 1000 values around the range. */
+static int fake_quant_agrees(const qg_kernels *k) {
+    enum { N = 1000 };
+    static float x[N], y[N], r[N];
+    const float scale = 0.05f;
+    const int32_t zp = 17;
+    for (int i = 0; i < N; i++)
+        x[i] = (float)(i - N / 2) * 0.0137f + (i % 7 == 0 ? 0.025f : 0.0f);
+    qg_qparams qp = {&scale, &zp, NULL, 1, 1};
+    k->fake_quant(x, y, NULL, N, &qp);
+    qg_ref_fake_quant(k->spec, x, r, NULL, N, &qp);
+    return memcmp(y, r, sizeof y) == 0;
+}
+
+/* The one cache entry in dir (its path), and how many files the dir has. */
+static int entries(const char *dir, char *entry, size_t cap) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.' && (e->d_name[1] == 0 || (e->d_name[1] == '.' && e->d_name[2] == 0)))
+            continue;
+        n++;
+        if (entry && strstr(e->d_name, ".qgobj"))
+            snprintf(entry, cap, "%s/%s", dir, e->d_name);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_refusals(void) {
+    qg_jit *j = NULL;
+    qg_error err;
+    qg_jit_options opt = {QG_ISA_NEON, NULL, true};
+#if defined(__x86_64__)
+    CU_ASSERT_EQUAL(qg_jit_create(&opt, &j, &err), QG_ERR_INVALID);
+    ASSERT_CONTAINS(err.message, "neon kernels run on aarch64", "this machine is x86_64");
+    CU_ASSERT_PTR_NULL(j);
+    opt.isa = QG_ISA_RVV;
+    CU_ASSERT_EQUAL(qg_jit_create(&opt, &j, &err), QG_ERR_INVALID);
+    ASSERT_CONTAINS(err.message, "rvv kernels run on riscv64");
+#endif
+    opt.isa = 42;
+    CU_ASSERT_EQUAL(qg_jit_create(&opt, &j, &err), QG_ERR_INVALID);
+    ASSERT_CONTAINS(err.message, "isa 42");
+    opt.isa = QG_JIT_BEST_ISA;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+    CU_ASSERT_STRING_EQUAL(qg_jit_cache_dir(j), "");
+    qg_spec sp = act_spec();
+    sp.quant_min = 300; /* out of quint8's range */
+    const qg_kernels *k = (const qg_kernels *)1;
+    CU_ASSERT_EQUAL(qg_jit_compile(j, &sp, 0, &k, &err), QG_ERR_INVALID);
+    ASSERT_CONTAINS(err.message, "quant_min", "300");
+    CU_ASSERT_PTR_NULL(k);
+    sp = act_spec();
+    CU_ASSERT_EQUAL(qg_jit_compile(j, &sp, 0x40, &k, &err), QG_ERR_INVALID);
+    ASSERT_CONTAINS(err.message, "ops 0x40");
+    /* one op only: the others stay NULL */
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &sp, QG_JIT_FAKE_QUANT, &k, &err), QG_OK);
+    CU_ASSERT_PTR_NOT_NULL(k->fake_quant);
+    CU_ASSERT_PTR_NULL(k->quantize);
+    CU_ASSERT_PTR_NULL(k->observe);
+    CU_ASSERT_TRUE(fake_quant_agrees(k));
+    /* qint32 (not servable by fp32 lanes) falls back to scalar kernels */
+    qg_spec bias;
+    CU_ASSERT_EQUAL_FATAL(
+        qg_spec_load_string("{\"name\": \"bias\", \"dtype\": \"qint32\"}", "bias.json", NULL, 0, &bias, &err), QG_OK);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &bias, 0, &k, &err), QG_OK);
+    CU_ASSERT_EQUAL(k->isa, QG_ISA_SCALAR);
+    const float xs[3] = {1.5f, -2.25f, 1e9f}, s = 0.5f;
+    const int32_t z = 0;
+    int32_t q[3], rq[3];
+    qg_qparams qp = {&s, &z, NULL, 1, 1};
+    k->quantize(xs, q, 3, &qp);
+    qg_ref_quantize(&bias, xs, rq, 3, &qp);
+    CU_ASSERT_EQUAL(memcmp(q, rq, sizeof q), 0);
+    qg_jit_destroy(j);
+}
+
+static void test_cache_hits_and_corruption(void) {
+    const char *dir = path_in("cache1");
+    qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false};
+    qg_spec sp = act_spec();
+    qg_error err;
+    qg_jit *a, *b, *c;
+    const qg_kernels *k;
+    qg_jit_stats st;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &a, &err), QG_OK);
+    struct stat sb;
+    CU_ASSERT_EQUAL(stat(dir, &sb), 0);
+    CU_ASSERT_EQUAL(sb.st_mode & 0777, 0700);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(a, &sp, 0, &k, &err), QG_OK);
+    CU_ASSERT_TRUE(fake_quant_agrees(k));
+    qg_jit_get_stats(a, &st);
+    CU_ASSERT_TRUE(st.compiled == 1 && st.disk_hits == 0 && st.cache_errors == 0);
+    char entry[600] = "";
+    CU_ASSERT_EQUAL(entries(dir, entry, sizeof entry), 1);
+    /* a second JIT loads it */
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &b, &err), QG_OK);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(b, &sp, 0, &k, &err), QG_OK);
+    CU_ASSERT_TRUE(fake_quant_agrees(k));
+    qg_jit_get_stats(b, &st);
+    CU_ASSERT_TRUE(st.compiled == 0 && st.disk_hits == 1);
+    qg_jit_destroy(b);
+    /* one flipped payload byte, then a truncated file: refused, rebuilt */
+    for (int damage = 0; damage < 2; damage++) {
+        FILE *f = fopen(entry, "r+b");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fseek(f, 0, SEEK_END);
+        long size = ftell(f);
+        if (damage == 0) {
+            fseek(f, size / 2, SEEK_SET);
+            int ch = fgetc(f);
+            fseek(f, size / 2, SEEK_SET);
+            fputc(ch ^ 0x10, f);
+            fclose(f);
+        } else {
+            fclose(f);
+            CU_ASSERT_EQUAL(truncate(entry, size - 100), 0);
+        }
+        CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &c, &err), QG_OK);
+        CU_ASSERT_EQUAL_FATAL(qg_jit_compile(c, &sp, 0, &k, &err), QG_OK);
+        CU_ASSERT_TRUE(fake_quant_agrees(k));
+        qg_jit_get_stats(c, &st);
+        CU_ASSERT_TRUE(st.corrupt_entries == 1 && st.compiled == 1 && st.disk_hits == 0);
+        qg_jit_destroy(c);
+    }
+    /* the rebuilt entry is whole again */
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &c, &err), QG_OK);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(c, &sp, 0, &k, &err), QG_OK);
+    qg_jit_get_stats(c, &st);
+    CU_ASSERT_EQUAL(st.disk_hits, 1);
+    CU_ASSERT_EQUAL(entries(dir, NULL, 0), 1); /* no temporary files left */
+    qg_jit_destroy(c);
+    qg_jit_destroy(a);
+}
+
+static void test_unwritable_cache(void) {
+    /* /proc: exists, and nobody (root included) can create files in it */
+    const char *dirs[] = {"/proc", "/proc/qgen-cannot-create/cache"};
+    for (int i = 0; i < 2; i++) {
+        qg_jit_options opt = {QG_JIT_BEST_ISA, dirs[i], false};
+        qg_jit *j;
+        qg_error err;
+        const qg_kernels *k;
+        qg_jit_stats st;
+        CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+        CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, act(), 0, &k, &err), QG_OK);
+        CU_ASSERT_TRUE(fake_quant_agrees(k));
+        qg_jit_get_stats(j, &st);
+        CU_ASSERT_TRUE(st.compiled == 1 && st.cache_errors == 1);
+        qg_jit_destroy(j);
+    }
+    if (geteuid() != 0) { /* permission bits bind only non-root users */
+        const char *dir = path_in("readonly");
+        mkdir(dir, 0500);
+        chmod(dir, 0500);
+        qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false};
+        qg_jit *j;
+        qg_error err;
+        const qg_kernels *k;
+        qg_jit_stats st;
+        CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+        CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, act(), 0, &k, &err), QG_OK);
+        qg_jit_get_stats(j, &st);
+        CU_ASSERT_EQUAL(st.cache_errors, 1);
+        qg_jit_destroy(j);
+    }
+}
+
+static void test_default_dir(void) {
+    char xdg[600];
+    snprintf(xdg, sizeof xdg, "%s", path_in("xdg"));
+    setenv("XDG_CACHE_HOME", xdg, 1);
+    qg_jit *j;
+    qg_error err;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(NULL, &j, &err), QG_OK);
+    char want[700];
+    snprintf(want, sizeof want, "%s/qgen", xdg);
+    CU_ASSERT_STRING_EQUAL(qg_jit_cache_dir(j), want);
+    struct stat sb;
+    CU_ASSERT_TRUE(stat(want, &sb) == 0 && (sb.st_mode & 0777) == 0700);
+    qg_jit_destroy(j);
+}
+
+/* Two processes compile the same spec into one cache at the same time. */
+static void test_two_processes(void) {
+    const char *dir = path_in("shared");
+    pid_t pids[2];
+    for (int p = 0; p < 2; p++) {
+        pids[p] = fork();
+        if (pids[p] == 0) {
+            qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false};
+            qg_jit *j;
+            qg_error err;
+            const qg_kernels *k;
+            qg_spec sp = act_spec();
+            int ok = qg_jit_create(&opt, &j, &err) == QG_OK && qg_jit_compile(j, &sp, 0, &k, &err) == QG_OK &&
+                     fake_quant_agrees(k);
+            _exit(ok ? 0 : 1);
+        }
+    }
+    for (int p = 0; p < 2; p++) {
+        int status;
+        CU_ASSERT_EQUAL(waitpid(pids[p], &status, 0), pids[p]);
+        CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    CU_ASSERT_EQUAL(entries(dir, NULL, 0), 1);
+    qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false};
+    qg_jit *j;
+    qg_error err;
+    const qg_kernels *k;
+    qg_jit_stats st;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, act(), 0, &k, &err), QG_OK);
+    qg_jit_get_stats(j, &st);
+    CU_ASSERT_EQUAL(st.disk_hits, 1);
+    CU_ASSERT_TRUE(fake_quant_agrees(k));
+    qg_jit_destroy(j);
+}
+
+static qg_jit *shared_jit;
+static void *compile_in_thread(void *out) {
+    qg_spec sp = act_spec();
+    qg_error err;
+    if (qg_jit_compile(shared_jit, &sp, 0, (const qg_kernels **)out, &err) != QG_OK)
+        *(const qg_kernels **)out = NULL;
+    return NULL;
+}
+
+static void test_threads(void) {
+    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true};
+    qg_error err;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &shared_jit, &err), QG_OK);
+    enum { T = 4 };
+    pthread_t th[T];
+    const qg_kernels *k[T];
+    for (int t = 0; t < T; t++)
+        pthread_create(&th[t], NULL, compile_in_thread, &k[t]);
+    for (int t = 0; t < T; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < T; t++)
+        CU_ASSERT_TRUE(k[t] && k[t] == k[0]);
+    qg_jit_stats st;
+    qg_jit_get_stats(shared_jit, &st);
+    CU_ASSERT_TRUE(st.compiled == 1 && st.memory_hits == T - 1);
+    CU_ASSERT_TRUE(k[0] && fake_quant_agrees(k[0]));
+    qg_jit_destroy(shared_jit);
+}
+
+int main(int argc, char **argv) {
+    snprintf(root, sizeof root, "%s", argc > 1 ? argv[1] : "/tmp/qgen-test-jit");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", root, root);
+    if (system(cmd) != 0)
+        return 2;
+    static const qg_test tests[] = {
+        {"refusals, per-op compiles, qint32 on scalar", test_refusals},
+        {"disk cache: hits, corrupt and truncated entries", test_cache_hits_and_corruption},
+        {"unwritable cache directories", test_unwritable_cache},
+        {"default directory under XDG_CACHE_HOME, mode 0700", test_default_dir},
+        {"two processes, one spec, one cache", test_two_processes},
+        {"threads compiling one spec get one pack", test_threads},
+    };
+    return QG_RUN("jit", tests);
+}
