@@ -49,12 +49,24 @@ static LLVMValueRef minmax(lx *x, LLVMValueRef a, LLVMValueRef b, bool is_max) {
     switch (x->isa->minmax) {
     case LX_MINMAX_MINIMUM: return lx_intrinsic(x, is_max ? "llvm.maximum" : "llvm.minimum", &t, 1, args, 2);
     case LX_MINMAX_MINNUM: return lx_intrinsic(x, is_max ? "llvm.maxnum" : "llvm.minnum", &t, 1, args, 2);
+    /* x86: the instructions themselves. A compare-and-select would do, but
+     * LLVM rewrites it around neighbouring adds of +0.0 into a blend. */
+    case LX_MINMAX_X86_256:
+        if (t == x->vf)
+            return lx_intrinsic(x, is_max ? "llvm.x86.avx.max.ps.256" : "llvm.x86.avx.min.ps.256", NULL, 0, args, 2);
+        break;
+    case LX_MINMAX_X86_512:
+        if (t == x->vf) {
+            LLVMValueRef a3[3] = {a, b, lx_i32(x, 4)};
+            return lx_intrinsic(x, is_max ? "llvm.x86.avx512.max.ps.512" : "llvm.x86.avx512.min.ps.512", NULL, 0, a3,
+                                3);
+        }
+        break;
     case LX_MINMAX_SELECT:
-    default: {
-        LLVMValueRef lt = LLVMBuildFCmp(x->b, is_max ? LLVMRealOGT : LLVMRealOLT, a, b, "");
-        return LLVMBuildSelect(x->b, lt, a, b, "");
+    default: break;
     }
-    }
+    LLVMValueRef lt = LLVMBuildFCmp(x->b, is_max ? LLVMRealOGT : LLVMRealOLT, a, b, "");
+    return LLVMBuildSelect(x->b, lt, a, b, "");
 }
 LLVMValueRef lx_min(lx *x, LLVMValueRef a, LLVMValueRef b) { return minmax(x, a, b, false); }
 LLVMValueRef lx_max(lx *x, LLVMValueRef a, LLVMValueRef b) { return minmax(x, a, b, true); }

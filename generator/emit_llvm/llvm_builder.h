@@ -9,7 +9,13 @@
 
 /* How an ISA shapes its vectors and spells the few operations whose
  * portable IR would lower badly or not at all. */
-typedef enum lx_minmax { LX_MINMAX_SELECT, LX_MINMAX_MINIMUM, LX_MINMAX_MINNUM } lx_minmax;
+typedef enum lx_minmax {
+    LX_MINMAX_SELECT,
+    LX_MINMAX_X86_256, /* minps/maxps, as the C backend's intrinsics */
+    LX_MINMAX_X86_512,
+    LX_MINMAX_MINIMUM,
+    LX_MINMAX_MINNUM
+} lx_minmax;
 
 typedef struct lx_isa {
     qg_isa isa;

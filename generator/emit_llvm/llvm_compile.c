@@ -18,8 +18,8 @@
 
 static const lx_isa isa_shapes[QG_ISA_COUNT] = {
     [QG_ISA_SCALAR] = {QG_ISA_SCALAR, 1, false, 4, LX_MINMAX_SELECT},
-    [QG_ISA_AVX2] = {QG_ISA_AVX2, 8, false, 4, LX_MINMAX_SELECT},
-    [QG_ISA_AVX512] = {QG_ISA_AVX512, 16, false, 4, LX_MINMAX_SELECT},
+    [QG_ISA_AVX2] = {QG_ISA_AVX2, 8, false, 4, LX_MINMAX_X86_256},
+    [QG_ISA_AVX512] = {QG_ISA_AVX512, 16, false, 4, LX_MINMAX_X86_512},
     [QG_ISA_NEON] = {QG_ISA_NEON, 4, false, 4, LX_MINMAX_MINIMUM},
     [QG_ISA_RVV] = {QG_ISA_RVV, 4, true, 1, LX_MINMAX_MINNUM}, /* e32m2: vscale x 4 lanes */
 };

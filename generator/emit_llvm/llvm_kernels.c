@@ -98,8 +98,45 @@ static LLVMValueRef mask_helper(lx *x, bool pack) {
 
 /* The plan on the vector at element `at` (count lanes valid; `active`
  * masks the loads and stores of a partial vector, NULL for a full one). */
-static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at, LLVMValueRef count,
-                      LLVMValueRef active) {
+/* x86, int8 outputs: four vectors narrowed with two rounds of saturating
+ * packs and one lane permutation, as the C backend's store4 helpers do. */
+static bool packs_four(const lx *x, const io_t *io) {
+    return io->out_q && x->qsize == 1 && x->isa->unroll == 4 &&
+           (x->isa->isa == QG_ISA_AVX2 || x->isa->isa == QG_ISA_AVX512);
+}
+
+static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef out, LLVMValueRef at) {
+    const bool avx512 = x->isa->isa == QG_ISA_AVX512;
+    const bool is_unsigned = x->sp->dtype == QG_QUINT8;
+    const char *dw = avx512 ? "llvm.x86.avx512.packssdw.512" : "llvm.x86.avx2.packssdw";
+    const char *wb = avx512 ? (is_unsigned ? "llvm.x86.avx512.packuswb.512" : "llvm.x86.avx512.packsswb.512")
+                            : (is_unsigned ? "llvm.x86.avx2.packuswb" : "llvm.x86.avx2.packsswb");
+    LLVMValueRef ab = lx_intrinsic(x, dw, NULL, 0, (LLVMValueRef[]){r[0], r[1]}, 2);
+    LLVMValueRef cd = lx_intrinsic(x, dw, NULL, 0, (LLVMValueRef[]){r[2], r[3]}, 2);
+    LLVMValueRef v = lx_intrinsic(x, wb, NULL, 0, (LLVMValueRef[]){ab, cd}, 2);
+    /* the packs work within 128-bit lanes: put each vector's dwords back together */
+    const unsigned L = x->isa->lanes, lanes128 = L / 4;
+    LLVMValueRef idx[16];
+    for (unsigned m = 0; m < L; m++)
+        idx[m] = lx_i32(x, (long long)((m % lanes128) * 4 + m / lanes128));
+    LLVMValueRef dwords = LLVMBuildBitCast(x->b, v, x->vi, "");
+    LLVMValueRef perm = LLVMBuildShuffleVector(x->b, dwords, LLVMGetPoison(x->vi), LLVMConstVector(idx, L), "");
+    LLVMSetAlignment(LLVMBuildStore(x->b, perm, lx_gep(x, x->i8, out, at)), 1);
+}
+
+/* AVX2: a full vector's lane mask as bytes through the bit mask and pdep. */
+static void store_mask_bytes_avx2(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValueRef at) {
+    LLVMValueRef bits = LLVMBuildZExt(x->b, LLVMBuildBitCast(x->b, m, x->i8, ""), x->i64, "");
+    LLVMValueRef args[2] = {bits, LLVMConstInt(x->i64, 0x0101010101010101ull, 0)};
+    LLVMValueRef bytes = lx_intrinsic(x, "llvm.x86.bmi.pdep.64", NULL, 0, args, 2);
+    LLVMSetAlignment(LLVMBuildStore(x->b, bytes, lx_gep(x, x->i8, out, at)), 1);
+}
+
+/* The plan on the vector at element `at` (count lanes valid; `active`
+ * masks the loads and stores of a partial vector, NULL for a full one).
+ * With `deferred`, a quantized result is left there instead of stored. */
+static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at,
+                         LLVMValueRef count, LLVMValueRef active, LLVMValueRef *deferred) {
     LLVMValueRef in[QG_IN_COUNT] = {0};
     LLVMTypeRef vin = io->in_q ? x->vq : io->in_t == x->i32 ? x->vi : x->vf;
     LLVMValueRef v = lx_load(x, vin, io->in_t, io->in_size, s->in, at, active, LLVMConstNull(vin));
@@ -121,9 +158,10 @@ static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *
         in[k] = s->param[k];
     LLVMValueRef mres = NULL;
     LLVMValueRef r = lx_lower_plan(x, p, in, &mres);
-    if (io->out_q)
-        r = LLVMBuildTrunc(x->b, r, x->vq, "");
-    lx_store(x, r, io->out_t, io->out_size, s->out, at, active);
+    if (deferred)
+        *deferred = r;
+    else
+        lx_store(x, io->out_q ? LLVMBuildTrunc(x->b, r, x->vq, "") : r, io->out_t, io->out_size, s->out, at, active);
     if (io->mask_out) {
         LLVMBasicBlockRef join = if_open(x, LLVMBuildIsNotNull(x->b, s->mask, ""));
         LLVMValueRef bytes = LLVMBuildZExt(x->b, mres, x->vb, "");
@@ -131,11 +169,18 @@ static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *
             lx_store(x, bytes, x->i8, 1, s->lane_bytes, lx_i64(x, 0), NULL);
             LLVMValueRef args[4] = {s->mask, at, s->lane_bytes, count};
             lx_call(x, mask_helper(x, true), args, 4);
+        } else if (!active && x->isa->isa == QG_ISA_AVX2) {
+            store_mask_bytes_avx2(x, mres, s->mask, at);
         } else {
             lx_store(x, bytes, x->i8, 1, s->mask, at, active);
         }
         if_close(x, join);
     }
+}
+
+static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at, LLVMValueRef count,
+                      LLVMValueRef active) {
+    vector_at_ex(x, p, io, s, at, count, active, NULL);
 }
 
 /* static void span(in, out, mask, base, len, params...) */
@@ -170,10 +215,14 @@ static LLVMValueRef build_span(lx *x, const qg_plan *p, const io_t *io) {
         main = loop_open(x, i0, "unrolled");
         LLVMValueRef i = loop_value(x, &main);
         loop_test(x, &main, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, step, ""), s.len, ""));
+        const bool four = packs_four(x, io);
+        LLVMValueRef r[4];
         for (int k = 0; k < U; k++) {
             LLVMValueRef off = LLVMBuildAdd(x->b, i, LLVMBuildMul(x->b, vl, lx_i64(x, k), ""), "");
-            vector_at(x, p, io, &s, LLVMBuildAdd(x->b, s.base, off, ""), vl, NULL);
+            vector_at_ex(x, p, io, &s, LLVMBuildAdd(x->b, s.base, off, ""), vl, NULL, four ? &r[k] : NULL);
         }
+        if (four)
+            store_four_q8(x, r, s.out, LLVMBuildAdd(x->b, s.base, i, ""));
         loop_close(x, &main, step);
         i0 = loop_value(x, &main);
     }

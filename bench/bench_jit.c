@@ -1,0 +1,218 @@
+/* The JIT's latency (cold compile per op and per pack, disk-cache hit,
+ * in-process hit) and the speed of its kernels against the C backend's on
+ * the same ISA, measured in one run. Prints markdown; medians throughout.
+ *
+ * usage: bench_jit */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_act.h"
+#include "bench_w.h"
+#include "qgen/jit.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof v[0], cmp);
+    return v[n / 2];
+}
+
+static void die(const qg_error *err) {
+    fprintf(stderr, "bench_jit: %s\n", err->message);
+    exit(1);
+}
+
+enum { RUNS = 7 };
+static char cache_dir[256];
+
+/* Seconds to compile `ops` of sp in a fresh JIT (its creation not timed). */
+static double compile_time(const qg_spec *sp, unsigned ops, bool disk) {
+    qg_jit_options opt = {QG_JIT_BEST_ISA, disk ? cache_dir : NULL, !disk};
+    qg_jit *j;
+    qg_error err;
+    const qg_kernels *k;
+    if (qg_jit_create(&opt, &j, &err))
+        die(&err);
+    double t0 = now();
+    if (qg_jit_compile(j, sp, ops, &k, &err))
+        die(&err);
+    double t = now() - t0;
+    qg_jit_destroy(j);
+    return t;
+}
+
+static double median_compile(const qg_spec *sp, unsigned ops, bool disk) {
+    double t[RUNS];
+    for (int r = 0; r < RUNS; r++)
+        t[r] = compile_time(sp, ops, disk);
+    return median(t, RUNS);
+}
+
+static double create_time(void) {
+    double t[RUNS];
+    for (int r = 0; r < RUNS; r++) {
+        qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true};
+        qg_jit *j;
+        qg_error err;
+        double t0 = now();
+        if (qg_jit_create(&opt, &j, &err))
+            die(&err);
+        t[r] = now() - t0;
+        qg_jit_destroy(j);
+    }
+    return median(t, RUNS);
+}
+
+static double memory_hit_time(const qg_spec *sp) {
+    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true};
+    qg_jit *j;
+    qg_error err;
+    const qg_kernels *k;
+    if (qg_jit_create(&opt, &j, &err) || qg_jit_compile(j, sp, 0, &k, &err))
+        die(&err);
+    double t[RUNS];
+    enum { CALLS = 1000 };
+    for (int r = 0; r < RUNS; r++) {
+        double t0 = now();
+        for (int c = 0; c < CALLS; c++)
+            qg_jit_compile(j, sp, 0, &k, &err);
+        t[r] = (now() - t0) / CALLS;
+    }
+    qg_jit_destroy(j);
+    return median(t, RUNS);
+}
+
+/* ---- kernel speed ------------------------------------------------------- */
+
+static size_t n_cur = 65536;
+static float *x, *y;
+static int8_t *q;
+static uint8_t *mask;
+static qg_qparams qp_act, qp_w;
+static const qg_kernels *jk_act, *jk_w;
+typedef void (*bench_fn)(void);
+
+#define C_KERNELS(isa)                                                                                                 \
+    static void c_fq_##isa(void) { bench_act_fake_quant__##isa(x, y, mask, n_cur, &qp_act); }                          \
+    static void c_fqw_##isa(void) { bench_w_fake_quant__##isa(x, y, mask, n_cur, &qp_w); }                             \
+    static void c_q_##isa(void) { bench_act_quantize__##isa(x, q, n_cur, &qp_act); }                                   \
+    static void c_dq_##isa(void) { bench_act_dequantize__##isa(q, y, n_cur, &qp_act); }
+C_KERNELS(avx2)
+C_KERNELS(avx512)
+static void j_fq(void) { jk_act->fake_quant(x, y, mask, n_cur, &qp_act); }
+static void j_fqw(void) { jk_w->fake_quant(x, y, mask, n_cur, &qp_w); }
+static void j_q(void) { jk_act->quantize(x, q, n_cur, &qp_act); }
+static void j_dq(void) { jk_act->dequantize(q, y, n_cur, &qp_act); }
+
+static double rate(bench_fn fn) {
+    int reps = 1;
+    for (;;) {
+        double t0 = now();
+        for (int r = 0; r < reps; r++)
+            fn();
+        if (now() - t0 > 0.02 || reps > (1 << 20))
+            break;
+        reps *= 2;
+    }
+    double v[RUNS];
+    for (int k = 0; k < RUNS; k++) {
+        double t0 = now();
+        for (int r = 0; r < reps; r++)
+            fn();
+        v[k] = (double)n_cur * reps / (now() - t0);
+    }
+    return median(v, RUNS);
+}
+
+static void speed_rows(qg_isa isa) {
+    qg_jit_options opt = {isa, NULL, true};
+    qg_jit *j;
+    qg_error err;
+    if (qg_jit_create(&opt, &j, &err))
+        return; /* this CPU lacks the ISA */
+    if (qg_jit_compile(j, &bench_act_spec, 0, &jk_act, &err) || qg_jit_compile(j, &bench_w_spec, 0, &jk_w, &err))
+        die(&err);
+    const bool avx512 = isa == QG_ISA_AVX512;
+    const struct {
+        const char *op;
+        bench_fn c, llvm;
+    } rows[] = {
+        {"fake_quant per tensor", avx512 ? c_fq_avx512 : c_fq_avx2, j_fq},
+        {"fake_quant per channel (64)", avx512 ? c_fqw_avx512 : c_fqw_avx2, j_fqw},
+        {"quantize qint8", avx512 ? c_q_avx512 : c_q_avx2, j_q},
+        {"dequantize qint8", avx512 ? c_dq_avx512 : c_dq_avx2, j_dq},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        /* interleaved, twice, to spread the machine's noise over both */
+        double c1 = rate(rows[r].c), l1 = rate(rows[r].llvm), l2 = rate(rows[r].llvm), c2 = rate(rows[r].c);
+        double c = c1 > c2 ? c1 : c2, l = l1 > l2 ? l1 : l2;
+        printf("| %s | %s | %.0f | %.0f | %.2f |\n", qg_isa_name(isa), rows[r].op, c / 1e6, l / 1e6, l / c);
+    }
+    qg_jit_destroy(j);
+}
+
+int main(void) {
+    snprintf(cache_dir, sizeof cache_dir, "%s/qgen-bench-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(cache_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    qg_jit_options best = {QG_JIT_BEST_ISA, NULL, true};
+    qg_jit *probe;
+    qg_error err;
+    if (qg_jit_create(&best, &probe, &err))
+        die(&err);
+    const char *isa = qg_isa_name(qg_jit_isa(probe));
+    qg_jit_destroy(probe);
+
+    printf("JIT latency, spec bench_act (qint8 per tensor) on %s, O2, median of %d:\n\n", isa, RUNS);
+    printf("| what | ms |\n|---|---|\n");
+    printf("| qg_jit_create (LLJIT set-up, once per JIT) | %.2f |\n", create_time() * 1e3);
+    static const char *const op_names[] = {"quantize", "dequantize", "fake_quant", "fake_quant_backward",
+                                           "observe",  "requantize"};
+    for (int op = 0; op < 6; op++)
+        printf("| cold compile, %s only | %.2f |\n", op_names[op],
+               median_compile(&bench_act_spec, 1u << op, false) * 1e3);
+    printf("| cold compile, full pack (6 ops) | %.2f |\n", median_compile(&bench_act_spec, 0, false) * 1e3);
+    printf("| cold compile, full pack, per-channel spec bench_w | %.2f |\n",
+           median_compile(&bench_w_spec, 0, false) * 1e3);
+    compile_time(&bench_act_spec, 0, true); /* fills the disk cache */
+    printf("| disk-cache hit, full pack | %.2f |\n", median_compile(&bench_act_spec, 0, true) * 1e3);
+    printf("| in-process hit | %.4f |\n\n", memory_hit_time(&bench_act_spec) * 1e3);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench_jit: could not remove %s\n", cache_dir);
+
+    x = malloc(n_cur * sizeof(float));
+    y = malloc(n_cur * sizeof(float));
+    q = malloc(n_cur);
+    mask = malloc(n_cur);
+    static float s_act = 0.05f, s_w[64];
+    static int32_t z_act = 3, z_w[64];
+    for (int c = 0; c < 64; c++)
+        s_w[c] = 0.01f + 0.001f * (float)c;
+    qp_act = (qg_qparams){&s_act, &z_act, NULL, 1, 1};
+    qp_w = (qg_qparams){s_w, z_w, NULL, 64, n_cur / 64};
+    for (size_t i = 0; i < n_cur; i++)
+        x[i] = (float)sin((double)i * 0.37) * 8.0f;
+    bench_act_quantize(x, q, n_cur, &qp_act);
+    printf("Kernel speed, %zu elements, Melem/s (best of two interleaved medians):\n\n", n_cur);
+    printf("| ISA | op | C backend | LLVM backend (JIT) | LLVM / C |\n|---|---|---|---|---|\n");
+    speed_rows(QG_ISA_AVX2);
+    speed_rows(QG_ISA_AVX512);
+    return 0;
+}
