@@ -81,6 +81,8 @@ for (op, n), impls in sorted(ours.items(), key=lambda kv: (kv[0][0], kv[0][1])):
             op, n, g(a), g(t) if t else "-", "%.1f" % (a / t) if t else "-", g(mc), a / mc))
 table = "\n".join(lines)
 print(table)
+jit = subprocess.run([build + "/bin/bench_jit"], capture_output=True, text=True, check=True).stdout
+print(jit)
 if out_path:
     cpu = subprocess.run(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"], capture_output=True, text=True).stdout
     with open(out_path, "w") as f:
@@ -91,3 +93,9 @@ if out_path:
                 "elements per second, n floats per call. Reproduce with:\n\n"
                 "    make build && bench/run_bench.py build --write docs/performance.md\n\n" % cpu.strip())
         f.write(table + "\n")
+        f.write("\n## The JIT and the LLVM backend\n\n"
+                "`build/bin/bench_jit`, in the same run: compile latency of the in-process JIT (a fresh JIT per\n"
+                "sample, so nothing is reused unless the row says so) and the speed of the LLVM backend's kernels\n"
+                "against the C backend's for the same spec and ISA. Goals: cold <= 20 ms per op and <= 100 ms per\n"
+                "pack, disk-cache hit <= 2 ms, in-process hit <= 50 us, kernels within 5% of the C backend.\n\n")
+        f.write(jit)
