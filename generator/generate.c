@@ -199,7 +199,7 @@ qg_status qg_generate(const qg_spec *spec, const qg_generate_options *opt, qg_er
             if (strcmp(dot, ".c") == 0 || strcmp(dot, ".h") == 0)
                 src[nsrc++] = (qg_source){files[i].name, files[i].text.p, files[i].text.len};
         }
-        st = qg_validate_sources(src, nsrc, QGEN_INCLUDE_DIR, err);
+        st = qg_validate_sources(src, nsrc, qg_include_dir(), err);
     }
     if (!st && mkdir_p(opt->out_dir) != 0)
         st = qg_error_set(err, QG_ERR_IO, "%s: cannot create the output directory: %s", opt->out_dir, strerror(errno));

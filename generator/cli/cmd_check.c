@@ -9,10 +9,6 @@
 #include "../validate/validate_c.h"
 #include "cli.h"
 
-#ifndef QGEN_INCLUDE_DIR
-#define QGEN_INCLUDE_DIR "include"
-#endif
-
 enum { MAX_CHECK_FILES = 16 };
 
 int qg_cmd_check(int argc, char **argv) {
@@ -60,7 +56,7 @@ int qg_cmd_check(int argc, char **argv) {
     qg_error err;
     if (n == 0)
         rc = qg_cli_failf("check: %s: no generated .c or .h files", dir);
-    else if (qg_validate_sources(src, n, QGEN_INCLUDE_DIR, &err))
+    else if (qg_validate_sources(src, n, qg_include_dir(), &err))
         rc = qg_cli_fail(&err);
     else
         printf("%s: %zu files parse cleanly for their targets\n", dir, n);

@@ -24,6 +24,10 @@ int qg_source_isa(const char *file_name);
  * is printed to stderr; err->message holds the first. */
 qg_status qg_validate_sources(const qg_source *files, size_t count, const char *include_dir, qg_error *err);
 
+/* qgen's public headers: $QGEN_INCLUDE_DIR, else <exe>/../include when
+ * installed, else the install prefix's, else the source tree's. */
+const char *qg_include_dir(void);
+
 /* Whether this build has libclang. */
 int qg_validate_available(void);
 

@@ -1,0 +1,35 @@
+# `cmake --install`: the qgen CLI, libqgen_rt (static and shared), libqgen,
+# the public headers, the runtime's sources (for cross builds of consumers),
+# QGenConfig.cmake with its version file and qgen_add_kernels(), and qgen.pc.
+include(CMakePackageConfigHelpers)
+set(QGEN_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/QGen)
+
+install(TARGETS qgen_rt qgen_rt_shared EXPORT QGenTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+if(QGEN_WITH_GENERATOR)
+  install(TARGETS qgen qgen_cli EXPORT QGenTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/qgen DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT QGenTargets NAMESPACE QGen:: DESTINATION ${QGEN_CMAKE_DIR})
+
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/toolchains/aarch64-linux-gnu.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/toolchains/riscv64-linux-gnu.cmake
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/toolchains)
+file(GLOB runtime_sources ${PROJECT_SOURCE_DIR}/runtime/*.c ${PROJECT_SOURCE_DIR}/runtime/*.h)
+install(FILES ${runtime_sources} DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/runtime-src)
+install(FILES ${XXHASH_INCLUDE_DIR}/xxhash.h DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/runtime-src/xxhash)
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/QGenConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/QGenConfig.cmake INSTALL_DESTINATION ${QGEN_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/QGenConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/QGenConfig.cmake ${PROJECT_BINARY_DIR}/QGenConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/QGenAddKernels.cmake
+        DESTINATION ${QGEN_CMAKE_DIR})
+
+file(RELATIVE_PATH QGEN_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" QGEN_PC_TO_PREFIX "${QGEN_PC_TO_PREFIX}")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/qgen.pc.in ${PROJECT_BINARY_DIR}/qgen.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/qgen.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,118 @@
+#!/bin/bash
+# The installed package as users meet it: install to a temporary prefix,
+# build every example against it and run it (the cross builds under qemu),
+# with both backends; then check that editing a spec regenerates only its
+# own kernels and that a bad spec fails the build with the spec's error.
+#
+# usage: run_package_tests.sh BUILD_DIR SOURCE_DIR WORK_DIR CROSS(0|1)
+set -u
+build=$1 src=$2 work=$3 cross=$4
+prefix=$work/prefix
+failures=0
+rm -rf "$work" && mkdir -p "$work"
+
+step() { printf '== %s\n' "$*"; }
+fail() { printf 'FAILED: %s\n' "$*"; failures=$((failures + 1)); }
+
+# configure + build an example; extra arguments go to the configure step
+build_example() {
+  local name=$1 dir=$2; shift 2
+  if ! cmake -S "$src/examples/$name" -B "$dir" "$@" >"$dir.log" 2>&1 ||
+     ! cmake --build "$dir" -j 2 >>"$dir.log" 2>&1; then
+    tail -30 "$dir.log"
+    fail "$name: build ($*)"
+    return 1
+  fi
+}
+
+# run a program; its last line must contain $1
+run_expect() {
+  local want=$1; shift
+  local out
+  out=$("$@" 2>&1); local rc=$?
+  printf '%s\n' "$out" | sed 's/^/   | /'
+  if [ $rc -ne 0 ] || ! printf '%s\n' "$out" | tail -1 | grep -q "$want"; then
+    fail "$* (exit $rc)"
+  fi
+}
+
+step "cmake --install to $prefix"
+cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 || { cat "$work/install.log"; fail install; exit 1; }
+for f in bin/qgen lib/libqgen_rt.a lib/libqgen_rt.so lib/libqgen.a include/qgen/jit.h lib/cmake/QGen/QGenConfig.cmake \
+         lib/cmake/QGen/QGenConfigVersion.cmake lib/pkgconfig/qgen.pc; do
+  [ -e "$prefix/$f" ] || fail "missing $f in the install"
+done
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --libs qgen | grep -q -- "-lqgen_rt" || fail "pkg-config qgen"
+
+for backend in c llvm; do
+  step "downstream-cmake, native, $backend backend"
+  d=$work/downstream-$backend
+  build_example downstream-cmake "$d" -DCMAKE_PREFIX_PATH="$prefix" -DKERNEL_BACKEND=$backend &&
+    run_expect "all kernels agree" "$d/downstream"
+done
+for ex in ptq-conv-bias:"every output is 255" qat-loop:"trained" ; do
+  name=${ex%%:*} want=${ex#*:}
+  step "$name, native"
+  build_example "$name" "$work/$name" -DCMAKE_PREFIX_PATH="$prefix" && run_expect "$want" "$work/$name/$name"
+done
+step "jit-host, native"
+if build_example jit-host "$work/jit-host" -DCMAKE_PREFIX_PATH="$prefix"; then
+  for spec in act weight; do
+    XDG_CACHE_HOME=$work/cache run_expect "every op agrees" "$work/jit-host/jit-host" \
+      "$src/examples/downstream-cmake/specs/$spec.json"
+  done
+  # the second run of a spec loads it from the disk cache
+  XDG_CACHE_HOME=$work/cache "$work/jit-host/jit-host" "$src/examples/downstream-cmake/specs/act.json" |
+    head -1 | grep -q "from the disk cache" || fail "jit-host: no disk-cache hit on the second run"
+fi
+
+if [ "$cross" = 1 ]; then
+  for backend in c llvm; do
+    step "downstream-cmake, aarch64 ($backend backend), under qemu-aarch64"
+    d=$work/downstream-aarch64-$backend
+    build_example downstream-cmake "$d" -DQGen_DIR="$prefix/lib/cmake/QGen" -DKERNEL_BACKEND=$backend \
+      -DCMAKE_TOOLCHAIN_FILE="$prefix/share/qgen/toolchains/aarch64-linux-gnu.cmake" &&
+      run_expect "all kernels agree" qemu-aarch64 -L /usr/aarch64-linux-gnu "$d/downstream"
+    step "downstream-cmake, riscv64 ($backend backend), under qemu-riscv64 at VLEN 128 and 1024"
+    d=$work/downstream-riscv64-$backend
+    if build_example downstream-cmake "$d" -DQGen_DIR="$prefix/lib/cmake/QGen" -DKERNEL_BACKEND=$backend \
+         -DCMAKE_TOOLCHAIN_FILE="$prefix/share/qgen/toolchains/riscv64-linux-gnu.cmake"; then
+      for vlen in 128 1024; do
+        QGEN_ISA=rvv run_expect "all kernels agree" qemu-riscv64 -L /usr/riscv64-linux-gnu \
+          -cpu "rv64,v=true,vlen=$vlen,vext_spec=v1.0" "$d/downstream"
+      done
+    fi
+  done
+fi
+
+step "editing one spec regenerates only its kernels"
+proj=$work/edit-project
+cp -r "$src/examples/downstream-cmake" "$proj"
+d=$work/edit-build
+if cmake -S "$proj" -B "$d" -DCMAKE_PREFIX_PATH="$prefix" >"$d.log" 2>&1 && cmake --build "$d" >>"$d.log" 2>&1; then
+  out=$(cmake --build "$d" 2>&1)
+  printf '%s\n' "$out" | grep -q "qgen:" && fail "a rebuild with nothing changed ran qgen"
+  sed -i 's/"averaging_constant": 0.1/"averaging_constant": 0.2/' "$proj/specs/act.json"
+  out=$(cmake --build "$d" 2>&1)
+  printf '%s\n' "$out" | grep "qgen:" | sed 's/^/   | /'
+  printf '%s\n' "$out" | grep -q "qgen: act kernels" || fail "editing act.json did not regenerate act"
+  printf '%s\n' "$out" | grep -q "qgen: weight kernels" && fail "editing act.json regenerated weight"
+  grep -q '"averaging_constant": 0.2' "$d/qgen/act/act.h" || fail "act.h does not show the edit"
+
+  step "a bad spec fails the build with the spec's error"
+  sed -i 's/"dtype": "qint8"/"dtype": "qint9"/' "$proj/specs/weight.json"
+  out=$(cmake --build "$d" 2>&1); rc=$?
+  printf '%s\n' "$out" | grep -E "weight.json|dtype" | head -5 | sed 's/^/   | /'
+  [ $rc -ne 0 ] || fail "the build with a bad spec succeeded"
+  printf '%s\n' "$out" | grep -q "specs/weight.json" || fail "the error does not name the spec file"
+  printf '%s\n' "$out" | grep -q "qint9" || fail "the error does not name the bad value"
+else
+  tail -30 "$d.log"
+  fail "edit-project: first build"
+fi
+
+if [ $failures -ne 0 ]; then
+  echo "$failures package check(s) failed"
+  exit 1
+fi
+echo "every package check passed"
