@@ -14,6 +14,8 @@ static const char usage[] = "usage: qgen <command> [options]\n"
                             "  generate --spec S --targets LIST -o DIR\n"
                             "                                   write the spec's kernels as C for each ISA\n"
                             "  check DIR                        parse generated files with libclang for their targets\n"
+                            "  compare --spec S [--format md|json|html] [-o FILE]\n"
+                            "                                   the kernels side by side per op, ISA and backend\n"
                             "  observe --spec S --in X [--state F]\n"
                             "                                   feed data to the spec's observer, print qparams\n"
                             "\n"
@@ -43,6 +45,9 @@ int main(int argc, char **argv) {
         return qg_cmd_generate(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0)
         return qg_cmd_check(argc - 1, argv + 1);
-    fprintf(stderr, "qgen: unknown command \"%s\"; expected spec, generate, check, run or observe\n\n%s", cmd, usage);
+    if (strcmp(cmd, "compare") == 0)
+        return qg_cmd_compare(argc - 1, argv + 1);
+    fprintf(stderr, "qgen: unknown command \"%s\"; expected spec, generate, check, compare, run or observe\n\n%s", cmd,
+            usage);
     return QG_EXIT_BAD_INPUT;
 }

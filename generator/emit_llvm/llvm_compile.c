@@ -159,6 +159,10 @@ static qg_status build_and_emit(lx *x, LLVMTargetMachineRef tm, qg_llvm_output o
         return take_message(err, "the generated module does not verify", msg);
     LLVMDisposeMessage(msg);
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    if (x->isa->isa == QG_ISA_SCALAR) { /* the portable fallback stays scalar code */
+        LLVMPassBuilderOptionsSetLoopVectorization(po, 0);
+        LLVMPassBuilderOptionsSetSLPVectorization(po, 0);
+    }
     LLVMErrorRef e = LLVMRunPasses(x->m, "default<O2>", tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (e)

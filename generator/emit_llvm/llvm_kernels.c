@@ -96,6 +96,54 @@ static LLVMValueRef mask_helper(lx *x, bool pack) {
     return lx_declare(x, pack ? "qg_mask_pack_bits" : "qg_mask_unpack_bits", x->vd, p, 4);
 }
 
+/* Packed masks on fixed-width ISAs, inline: a vector's lanes are at most
+ * 16 bits, which with the bit offset span at most three bytes; only the
+ * bytes holding one of the `count` bits are read or written. */
+static LLVMValueRef byte_needed(lx *x, LLVMValueRef sh, LLVMValueRef count, int k) {
+    LLVMValueRef end = LLVMBuildAdd(x->b, LLVMBuildZExt(x->b, sh, x->i64, ""), count, "");
+    return LLVMBuildICmp(x->b, LLVMIntUGT, end, lx_i64(x, 8 * k), "");
+}
+
+static LLVMValueRef low_bits(lx *x, LLVMValueRef count) {
+    LLVMValueRef c32 = LLVMBuildTrunc(x->b, count, x->i32, "");
+    return LLVMBuildSub(x->b, LLVMBuildShl(x->b, lx_i32(x, 1), c32, ""), lx_i32(x, 1), "");
+}
+
+static void pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count) {
+    LLVMTypeRef iL = LLVMIntTypeInContext(x->c, x->isa->lanes);
+    LLVMValueRef bits = LLVMBuildZExt(x->b, LLVMBuildBitCast(x->b, m, iL, ""), x->i32, "");
+    bits = LLVMBuildAnd(x->b, bits, low_bits(x, count), "");
+    LLVMValueRef byte = LLVMBuildLShr(x->b, at, lx_i64(x, 3), "");
+    LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_i64(x, 7), ""), x->i32, "");
+    LLVMValueRef word = LLVMBuildShl(x->b, bits, sh, "");
+    for (int k = 0; k < 3; k++) {
+        LLVMBasicBlockRef join = if_open(x, byte_needed(x, sh, count, k));
+        LLVMValueRef p = lx_gep(x, x->i8, packed, LLVMBuildAdd(x->b, byte, lx_i64(x, k), ""));
+        LLVMValueRef part = LLVMBuildTrunc(x->b, LLVMBuildLShr(x->b, word, lx_i32(x, 8 * k), ""), x->i8, "");
+        LLVMBuildStore(x->b, LLVMBuildOr(x->b, LLVMBuildLoad2(x->b, x->i8, p, ""), part, ""), p);
+        if_close(x, join);
+    }
+}
+
+static LLVMValueRef unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count) {
+    LLVMValueRef byte = LLVMBuildLShr(x->b, at, lx_i64(x, 3), "");
+    LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_i64(x, 7), ""), x->i32, "");
+    LLVMValueRef word = lx_alloca(x, x->i32);
+    LLVMBuildStore(x->b, lx_i32(x, 0), word);
+    for (int k = 0; k < 3; k++) {
+        LLVMBasicBlockRef join = if_open(x, byte_needed(x, sh, count, k));
+        LLVMValueRef p = lx_gep(x, x->i8, packed, LLVMBuildAdd(x->b, byte, lx_i64(x, k), ""));
+        LLVMValueRef part = LLVMBuildShl(x->b, LLVMBuildZExt(x->b, LLVMBuildLoad2(x->b, x->i8, p, ""), x->i32, ""),
+                                         lx_i32(x, 8 * k), "");
+        LLVMBuildStore(x->b, LLVMBuildOr(x->b, LLVMBuildLoad2(x->b, x->i32, word, ""), part, ""), word);
+        if_close(x, join);
+    }
+    LLVMValueRef bits = LLVMBuildLShr(x->b, LLVMBuildLoad2(x->b, x->i32, word, ""), sh, "");
+    bits = LLVMBuildAnd(x->b, bits, low_bits(x, count), "");
+    LLVMTypeRef iL = LLVMIntTypeInContext(x->c, x->isa->lanes);
+    return LLVMBuildBitCast(x->b, LLVMBuildTrunc(x->b, bits, iL, ""), x->vm, "");
+}
+
 /* The plan on the vector at element `at` (count lanes valid; `active`
  * masks the loads and stores of a partial vector, NULL for a full one). */
 /* x86, int8 outputs: four vectors narrowed with two rounds of saturating
@@ -144,15 +192,18 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
         v = is_signed_q(x) ? LLVMBuildSExt(x->b, v, x->vi, "") : LLVMBuildZExt(x->b, v, x->vi, "");
     in[p->op == QG_K_FAKE_QUANT_BACKWARD ? QG_IN_DY : io->in_t == x->f32 ? QG_IN_X : QG_IN_Q] = v;
     if (io->mask_in) {
-        LLVMValueRef bytes;
-        if (x->sp->compat_mask) {
+        LLVMValueRef bytes = NULL;
+        if (x->sp->compat_mask && !x->isa->scalable) {
+            in[QG_IN_MASK] = unpack_bits_inline(x, s->mask, at, count);
+        } else if (x->sp->compat_mask) {
             LLVMValueRef args[4] = {s->lane_bytes, s->mask, at, count};
             lx_call(x, mask_helper(x, false), args, 4);
             bytes = lx_load(x, x->vb, x->i8, 1, s->lane_bytes, lx_i64(x, 0), NULL, NULL);
         } else {
             bytes = lx_load(x, x->vb, x->i8, 1, s->mask, at, active, LLVMConstNull(x->vb));
         }
-        in[QG_IN_MASK] = LLVMBuildICmp(x->b, LLVMIntNE, bytes, LLVMConstNull(x->vb), "");
+        if (!in[QG_IN_MASK])
+            in[QG_IN_MASK] = LLVMBuildICmp(x->b, LLVMIntNE, bytes, LLVMConstNull(x->vb), "");
     }
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         in[k] = s->param[k];
@@ -165,7 +216,9 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
     if (io->mask_out) {
         LLVMBasicBlockRef join = if_open(x, LLVMBuildIsNotNull(x->b, s->mask, ""));
         LLVMValueRef bytes = LLVMBuildZExt(x->b, mres, x->vb, "");
-        if (x->sp->compat_mask) {
+        if (x->sp->compat_mask && !x->isa->scalable) {
+            pack_bits_inline(x, mres, s->mask, at, count);
+        } else if (x->sp->compat_mask) {
             lx_store(x, bytes, x->i8, 1, s->lane_bytes, lx_i64(x, 0), NULL);
             LLVMValueRef args[4] = {s->mask, at, s->lane_bytes, count};
             lx_call(x, mask_helper(x, true), args, 4);
@@ -204,7 +257,7 @@ static LLVMValueRef build_span(lx *x, const qg_plan *p, const io_t *io) {
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         if (p->uses[k])
             s.param[k] = LLVMGetParam(fn, np++);
-    if (x->sp->compat_mask && (io->mask_in || io->mask_out))
+    if (x->sp->compat_mask && x->isa->scalable && (io->mask_in || io->mask_out))
         s.lane_bytes = lx_alloca(x, x->vb);
     LLVMValueRef vl = lx_vl(x);
     loop_t main = {0};

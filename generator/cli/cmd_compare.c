@@ -1,0 +1,130 @@
+/* qgen compare: the spec's kernels side by side per op, ISA and backend. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../compare/compare.h"
+#include "../spec_internal.h"
+#include "cli.h"
+#include "qgen/generate.h"
+
+static const char usage[] =
+    "usage: qgen compare --spec S [--ops LIST] [--targets LIST] [--backends c,llvm]\n"
+    "                    [--format md|json|html] [-o FILE] [--keep] [--set key=value]...\n"
+    "\n"
+    "Builds the spec's kernels with both backends for each ISA and reports, per op, ISA and\n"
+    "backend: code size, the main loop's instructions, llvm-mca's cycles per element, measured\n"
+    "throughput where the ISA runs here, and whether the kernels are right (foreign ISAs under\n"
+    "qemu) and agree across backends.\n"
+    "  --ops      quantize, dequantize, fake_quant, fake_quant_backward, observe, requantize (default: all)\n"
+    "  --targets  all, or scalar, avx2, avx512, neon, rvv (default: all)\n"
+    "  --backends c, llvm or c,llvm (default: both)\n"
+    "  --format   md (default), json (stable, see docs/compare.md) or html (with SVG charts)\n"
+    "  --keep     keep the scratch directory\n"
+    "Tools: clang-19, llvm-mca-19, qemu-aarch64, qemu-riscv64 from PATH, or QGEN_CLANG, QGEN_LLVM_MCA,\n"
+    "QGEN_QEMU_AARCH64, QGEN_QEMU_RISCV64; a missing one is reported in the output.\n";
+
+static int parse_list(const char *opt, const char *text, const char *const *names, int count, unsigned *out) {
+    *out = 0;
+    for (const char *p = text; *p;) {
+        size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int k = 0; k < count; k++)
+            if (strlen(names[k]) == len && strncmp(p, names[k], len) == 0)
+                found = k;
+        if (found < 0) {
+            char list[256] = "";
+            for (int k = 0; k < count; k++) {
+                strncat(list, k ? ", " : "", sizeof list - strlen(list) - 1);
+                strncat(list, names[k], sizeof list - strlen(list) - 1);
+            }
+            return qg_cli_failf("%s: got \"%.*s\"; expected a comma-separated list of %s", opt, (int)len, p, list);
+        }
+        *out |= 1u << found;
+        p += len + (p[len] == ',');
+    }
+    return QG_EXIT_OK;
+}
+
+int qg_cmd_compare(int argc, char **argv) {
+    const char *spec_path = NULL, *format = "md", *out_path = NULL;
+    qg_compare_options opt = {0};
+    qg_cli_sets sets = {0};
+    static const struct option opts[] = {{"spec", required_argument, 0, 'S'},
+                                         {"ops", required_argument, 0, 'p'},
+                                         {"targets", required_argument, 0, 't'},
+                                         {"backends", required_argument, 0, 'b'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {"keep", no_argument, 0, 'k'},
+                                         {"set", required_argument, 0, 's'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0}};
+    static const char *const op_names[] = {"quantize", "dequantize", "fake_quant", "fake_quant_backward",
+                                           "observe",  "requantize"};
+    static const char *const backend_names[] = {"c", "llvm"};
+    qg_error err;
+    int c, rc;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'S': spec_path = optarg; break;
+        case 'p':
+            if ((rc = parse_list("--ops", optarg, op_names, 6, &opt.ops)))
+                return rc;
+            break;
+        case 't':
+            if (qg_parse_targets(optarg, &opt.targets, &err))
+                return qg_cli_fail(&err);
+            break;
+        case 'b':
+            if ((rc = parse_list("--backends", optarg, backend_names, 2, &opt.backends)))
+                return rc;
+            break;
+        case 'f': format = optarg; break;
+        case 'o': out_path = optarg; break;
+        case 'k': opt.keep = true; break;
+        case 's':
+            if ((rc = qg_cli_add_set(&sets, optarg)))
+                return rc;
+            break;
+        case 'h': fputs(usage, stdout); return QG_EXIT_OK;
+        default: return qg_cli_failf("compare: bad option; see qgen compare --help");
+        }
+    }
+    if (!spec_path)
+        return qg_cli_failf("compare: --spec is required; see qgen compare --help");
+    if (strcmp(format, "md") != 0 && strcmp(format, "json") != 0 && strcmp(format, "html") != 0)
+        return qg_cli_failf("--format: got \"%s\"; expected md, json or html", format);
+    qg_spec sp;
+    if (qg_spec_load_file(spec_path, sets.items, sets.count, &sp, &err))
+        return qg_cli_fail(&err);
+    qg_compare_report rep;
+    if (qg_compare_run(&sp, &opt, &rep, &err))
+        return qg_cli_fail(&err);
+    /* written to a temporary name and renamed: a failed run leaves no half file */
+    char tmp[4200];
+    FILE *f = stdout;
+    if (out_path) {
+        snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
+        if (!(f = fopen(tmp, "w"))) {
+            qg_compare_report_free(&rep);
+            return qg_cli_failf("-o: cannot write %s", tmp);
+        }
+    }
+    qg_status st = QG_OK;
+    if (strcmp(format, "json") == 0)
+        st = qg_compare_write_json(&rep, f, &err);
+    else if (strcmp(format, "html") == 0)
+        qg_compare_write_html(&rep, f);
+    else
+        qg_compare_write_md(&rep, f);
+    qg_compare_report_free(&rep);
+    if (out_path) {
+        if (fclose(f) != 0 || st != QG_OK || rename(tmp, out_path) != 0) {
+            remove(tmp);
+            return qg_cli_failf("-o: cannot write %s", out_path);
+        }
+    }
+    return st ? qg_cli_fail(&err) : QG_EXIT_OK;
+}

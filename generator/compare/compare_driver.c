@@ -1,0 +1,221 @@
+/* The program `qgen compare` builds for each ISA and backend (and once
+ * with -DCMP_REFERENCE, on the runtime's reference): it runs every op on
+ * the same deterministic inputs and prints one line per op, "<op> <XXH64
+ * of the outputs>"; with --time (native runs only) also "time <op>
+ * <Melem/s>", the median of 5 runs of at least 10 ms each.
+ *
+ * Built with -DCMP_NAME=<spec name> -DCMP_HEADER="<name>.h" -DCMP_ISA=<isa>.
+ * This file is embedded in the qgen binary; it is not part of libqgen. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include CMP_HEADER
+
+#define XXH_INLINE_ALL
+#include "xxhash.h"
+
+#define CMP_CAT2(a, b) a##b
+#define CMP_CAT(a, b) CMP_CAT2(a, b)
+#define CMP_Q CMP_CAT(CMP_NAME, _q_t)
+#define CMP_SPEC CMP_CAT(CMP_NAME, _spec)
+#define CMP_K(op) CMP_CAT(CMP_NAME, CMP_CAT(_##op##__, CMP_ISA))
+
+static const qg_spec *SP = &CMP_SPEC;
+
+#ifdef CMP_REFERENCE
+static void quantize(const float *x, CMP_Q *q, size_t n, const qg_qparams *qp) { qg_ref_quantize(SP, x, q, n, qp); }
+static void dequantize(const CMP_Q *q, float *y, size_t n, const qg_qparams *qp) { qg_ref_dequantize(SP, q, y, n, qp); }
+static void fake_quant(const float *x, float *y, uint8_t *m, size_t n, const qg_qparams *qp) {
+    qg_ref_fake_quant(SP, x, y, m, n, qp);
+}
+static void backward(const float *dy, const uint8_t *m, float *dx, size_t n) {
+    qg_ref_fake_quant_backward(SP, dy, m, dx, n);
+}
+static void requantize(const int32_t *acc, CMP_Q *q, size_t n, const qg_requant_params *rp) {
+    qg_ref_requantize(SP, acc, q, n, rp);
+}
+static qg_status observe(const float *x, size_t n, size_t inner, qg_observer *o, qg_error *err) {
+    return qg_observer_update(o, x, n, inner, err);
+}
+#else
+#define quantize CMP_K(quantize)
+#define dequantize CMP_K(dequantize)
+#define fake_quant CMP_K(fake_quant)
+#define backward CMP_K(fake_quant_backward)
+#define requantize CMP_K(requantize)
+#define observe CMP_K(observe)
+#endif
+
+enum { N_CHECK = 4099, N_TIME = 65536, CH_MAX = 4096 };
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint64_t next(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static float scale[CH_MAX], zf[CH_MAX];
+static int32_t zp[CH_MAX];
+static size_t channels;
+
+static void make_qparams(void) {
+    channels = qg_qscheme_is_per_channel(SP->qscheme) ? SP->channel_len : 1;
+    const int symmetric = SP->qscheme == QG_PER_TENSOR_SYMMETRIC || SP->qscheme == QG_PER_CHANNEL_SYMMETRIC;
+    for (size_t c = 0; c < channels && c < CH_MAX; c++) {
+        scale[c] = c % 3 == 0 ? 0.03125f : 0.0137f * (float)(1 + c % 5);
+        zp[c] = symmetric ? 0 : (int32_t)(SP->quant_min + (SP->quant_max - SP->quant_min) / 3);
+        zf[c] = (float)zp[c] + 0.25f;
+    }
+    if (SP->observer.type == QG_OBS_FIXED_QPARAMS) {
+        scale[0] = SP->observer.fixed_scale;
+        zp[0] = SP->observer.fixed_zero_point;
+    }
+}
+
+/* ties, near-ties, grid points, saturation, specials, plain values */
+static void fill(float *x, size_t n, int specials) {
+    for (size_t i = 0; i < n; i++) {
+        const size_t c = channels > 1 ? i % channels : 0;
+        const double s = scale[c], k = (double)((int64_t)(next() % 700) - 350);
+        switch (next() % 8) {
+        case 0: x[i] = (float)((k + 0.5) * s); break;
+        case 1: x[i] = nextafterf((float)((k + 0.5) * s), (next() & 1) ? INFINITY : -INFINITY); break;
+        case 2: x[i] = (float)(k * s); break;
+        case 3: x[i] = (float)(k * s * 1000.0); break;
+        case 4:
+            if (specials) {
+                static const float sp[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f};
+                x[i] = sp[next() % 5];
+                break;
+            }
+            /* fall through */
+        default: x[i] = (float)((double)(int64_t)(next() % 100000 - 50000) * s / 97.0); break;
+        }
+    }
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static float xs[N_TIME], ys[N_TIME], dys[N_TIME];
+static CMP_Q qs[N_TIME];
+static uint8_t ms[N_TIME];
+static int32_t accs[N_TIME];
+static size_t n_cur;
+static qg_qparams qp;
+static qg_requant_params rp;
+static float s_w[4] = {0.5f, 0.25f, 0.75f, 0.3f};
+static int32_t bias_q[4] = {-1000, 0, 12345, -7};
+
+typedef void (*op_fn)(void);
+static void run_quantize(void) { quantize(xs, qs, n_cur, &qp); }
+static void run_dequantize(void) { dequantize(qs, ys, n_cur, &qp); }
+static void run_fake_quant(void) { fake_quant(xs, ys, ms, n_cur, &qp); }
+static void run_backward(void) { backward(dys, ms, ys, n_cur); }
+static void run_requantize(void) { requantize(accs, qs, n_cur, &rp); }
+static qg_observer *obs;
+static void run_observe(void) {
+    qg_error err;
+    observe(xs, n_cur, 1, obs, &err);
+}
+
+static double melem_per_s(op_fn fn) {
+    int reps = 1;
+    for (;;) {
+        double t0 = now();
+        for (int r = 0; r < reps; r++)
+            fn();
+        if (now() - t0 > 0.01 || reps > (1 << 20))
+            break;
+        reps *= 2;
+    }
+    double v[5];
+    for (int k = 0; k < 5; k++) {
+        double t0 = now();
+        for (int r = 0; r < reps; r++)
+            fn();
+        v[k] = (double)n_cur * reps / (now() - t0) / 1e6;
+    }
+    qsort(v, 5, sizeof v[0], cmp_double);
+    return v[2];
+}
+
+static void hash_line(const char *op, const void *a, size_t na, const void *b, size_t nb) {
+    XXH64_state_t *st = XXH64_createState();
+    XXH64_reset(st, 0);
+    XXH64_update(st, a, na);
+    if (b)
+        XXH64_update(st, b, nb);
+    printf("%s %016llx\n", op, (unsigned long long)XXH64_digest(st));
+    XXH64_freeState(st);
+}
+
+int main(int argc, char **argv) {
+    const int timing = argc > 1 && strcmp(argv[1], "--time") == 0;
+    qg_error err;
+    make_qparams();
+    const int fqp = SP->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
+    /* per channel: the channels-last layout (inner 1) */
+    qp = (qg_qparams){scale, zp, fqp ? zf : NULL, channels, 1};
+    rp = (qg_requant_params){0.02f, s_w, bias_q, 0.05f, (int32_t)(SP->quant_min + SP->quant_max + 1) / 2, 4, 7};
+    n_cur = N_CHECK;
+    fill(xs, n_cur, 1);
+    for (size_t i = 0; i < n_cur; i++) {
+        dys[i] = (float)(int64_t)(next() % 2001 - 1000) / 64.0f;
+        accs[i] = (int32_t)(next() % 4000001) - 2000000;
+    }
+    const size_t mask_bytes = SP->compat_mask ? (n_cur + 7) / 8 : n_cur;
+    memset(ms, 0, sizeof ms);
+    run_fake_quant();
+    hash_line("fake_quant", ys, n_cur * sizeof ys[0], ms, mask_bytes);
+    run_backward();
+    hash_line("fake_quant_backward", ys, n_cur * sizeof ys[0], NULL, 0);
+    run_quantize();
+    hash_line("quantize", qs, n_cur * sizeof qs[0], NULL, 0);
+    run_dequantize();
+    hash_line("dequantize", ys, n_cur * sizeof ys[0], NULL, 0);
+    run_requantize();
+    hash_line("requantize", qs, n_cur * sizeof qs[0], NULL, 0);
+    if (qg_observer_create(SP, &obs, &err)) {
+        printf("observe error\n");
+        return 1;
+    }
+    fill(xs, n_cur, 0);
+    const size_t n_obs = channels > 1 ? n_cur / channels * channels : n_cur;
+    qg_status st = observe(xs, n_obs, 1, obs, &err);
+    static float mn[CH_MAX], mx[CH_MAX];
+    qg_observer_minmax(obs, mn, mx);
+    const size_t nc = SP->channel_len < CH_MAX ? SP->channel_len : CH_MAX;
+    int32_t status = (int32_t)st;
+    memcpy(mn + nc, &status, sizeof status);
+    hash_line("observe", mn, nc * sizeof mn[0] + sizeof status, mx, nc * sizeof mx[0]);
+    if (timing) {
+        n_cur = N_TIME;
+        fill(xs, n_cur, 0);
+        for (size_t i = 0; i < n_cur; i++)
+            dys[i] = xs[i], accs[i] = (int32_t)(next() % 4000001) - 2000000;
+        qg_observer_reset(obs);
+        const struct {
+            const char *name;
+            op_fn fn;
+        } ops[] = {{"fake_quant", run_fake_quant}, {"fake_quant_backward", run_backward}, {"quantize", run_quantize},
+                   {"dequantize", run_dequantize}, {"requantize", run_requantize},        {"observe", run_observe}};
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+            printf("time %s %.1f\n", ops[k].name, melem_per_s(ops[k].fn));
+    }
+    qg_observer_destroy(obs);
+    return 0;
+}
