@@ -14,6 +14,8 @@ packages=(
   qemu-user libc6-dev-arm64-cross libc6-dev-riscv64-cross gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu
   # reference and benchmark peers
   python3 python3-numpy python3-torch libxnnpack-dev libpthreadpool-dev
+  # qgen compare's html report, rendered in a headless browser by the tests
+  chromium
 )
 
 missing=()

@@ -2,8 +2,11 @@
 #ifndef QGEN_TEST_UTIL_H
 #define QGEN_TEST_UTIL_H
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <CUnit/Basic.h>
 
@@ -19,6 +22,23 @@ static inline void qg_assert_contains_impl(const char *text, const char *const *
 }
 #define ASSERT_CONTAINS(text, ...)                                                                                     \
     qg_assert_contains_impl((text), (const char *const[]){__VA_ARGS__, NULL}, __FILE__, __LINE__)
+
+/* Runs argv[0] with argv, stdout and stderr into the two files; returns its
+ * exit status (128 + signal when it crashed). */
+static inline int qg_test_spawn(const char *const *argv, const char *out_path, const char *err_path) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+            e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
 
 typedef struct qg_test {
     const char *name;

@@ -21,6 +21,7 @@ static const char usage[] =
     "  --targets  all, or scalar, avx2, avx512, neon, rvv (default: all)\n"
     "  --backends c, llvm or c,llvm (default: both)\n"
     "  --format   md (default), json (stable, see docs/compare.md) or html (with SVG charts)\n"
+    "  --mca-cpu  ISA=CPU[,CPU2]: llvm-mca models for one ISA instead of the defaults (repeatable)\n"
     "  --keep     keep the scratch directory\n"
     "Tools: clang-19, llvm-mca-19, qemu-aarch64, qemu-riscv64 from PATH, or QGEN_CLANG, QGEN_LLVM_MCA,\n"
     "QGEN_QEMU_AARCH64, QGEN_QEMU_RISCV64; a missing one is reported in the output.\n";
@@ -51,15 +52,12 @@ int qg_cmd_compare(int argc, char **argv) {
     const char *spec_path = NULL, *format = "md", *out_path = NULL;
     qg_compare_options opt = {0};
     qg_cli_sets sets = {0};
-    static const struct option opts[] = {{"spec", required_argument, 0, 'S'},
-                                         {"ops", required_argument, 0, 'p'},
-                                         {"targets", required_argument, 0, 't'},
-                                         {"backends", required_argument, 0, 'b'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {"keep", no_argument, 0, 'k'},
-                                         {"set", required_argument, 0, 's'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0}};
+    static const struct option opts[] = {
+        {"spec", required_argument, 0, 'S'},    {"ops", required_argument, 0, 'p'},
+        {"targets", required_argument, 0, 't'}, {"backends", required_argument, 0, 'b'},
+        {"format", required_argument, 0, 'f'},  {"keep", no_argument, 0, 'k'},
+        {"set", required_argument, 0, 's'},     {"mca-cpu", required_argument, 0, 'm'},
+        {"help", no_argument, 0, 'h'},          {0}};
     static const char *const op_names[] = {"quantize", "dequantize", "fake_quant", "fake_quant_backward",
                                            "observe",  "requantize"};
     static const char *const backend_names[] = {"c", "llvm"};
@@ -84,6 +82,18 @@ int qg_cmd_compare(int argc, char **argv) {
         case 'f': format = optarg; break;
         case 'o': out_path = optarg; break;
         case 'k': opt.keep = true; break;
+        case 'm': {
+            const char *eq = strchr(optarg, '=');
+            unsigned isa = 0;
+            char name[32];
+            snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - optarg) : 0, optarg);
+            if (!eq || !eq[1] || qg_parse_targets(name, &isa, &err) || (isa & (isa - 1)))
+                return qg_cli_failf("--mca-cpu: got \"%s\"; expected ISA=CPU[,CPU2], e.g. avx2=alderlake", optarg);
+            for (int k = 0; k < QG_ISA_COUNT; k++)
+                if (isa == 1u << k)
+                    opt.mca_cpus[k] = eq + 1;
+            break;
+        }
         case 's':
             if ((rc = qg_cli_add_set(&sets, optarg)))
                 return rc;

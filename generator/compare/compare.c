@@ -344,7 +344,19 @@ static int elements_per_iteration(qg_isa isa) {
     }
 }
 
-static int mca_models(qg_isa isa, const char *models[2]) {
+static int mca_models(const qg_compare_options *opt, qg_isa isa, const char *models[2], char storage[2][32]) {
+    if (opt->mca_cpus[isa]) {
+        const char *list = opt->mca_cpus[isa];
+        int n = 0;
+        while (*list && n < 2) {
+            size_t len = strcspn(list, ",");
+            snprintf(storage[n], 32, "%.*s", (int)len, list);
+            models[n] = storage[n];
+            n++;
+            list += len + (list[len] == ',');
+        }
+        return n;
+    }
     switch (isa) {
     case QG_ISA_AVX512: models[0] = "skylake-avx512", models[1] = "znver4"; return 2;
     case QG_ISA_NEON: models[0] = "neoverse-n1"; return 1;
@@ -403,16 +415,22 @@ static void analyse(ctx *c, qg_compare_row *row) {
     qg_loop_find(text, fns, 3, a->arch, &loop);
     free(text);
     row->loop_found = loop.found;
+    const qg_spec *sp = c->sp;
+    const bool forwards = sp->dtype == QG_QINT32 || sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS ||
+                          (row->op == QG_K_REQUANTIZE && sp->requant == QG_REQUANT_FIXED_POINT);
     if (!loop.found) {
-        snprintf(row->note, sizeof row->note, "no loop: this kernel calls the runtime's reference");
+        snprintf(row->note, sizeof row->note, "%s",
+                 forwards ? "no loop: this kernel calls the runtime's reference" : "no loop found in the kernel");
         qg_loop_free(&loop);
         return;
     }
     row->loop_instructions = loop.instructions;
     memcpy(row->mix, loop.mix, sizeof row->mix);
+    row->mix[QG_MIX_LOADS] = row->mix[QG_MIX_STORES] = -1; /* from llvm-mca's MayLoad/MayStore, below */
     row->elements_per_iteration = elements_per_iteration(row->isa);
     const char *models[2];
-    row->n_mca = mca_models(row->isa, models);
+    char storage[2][32];
+    row->n_mca = mca_models(c->opt, row->isa, models, storage);
     const qg_llvm_target *t = qg_llvm_target_of(row->isa, a->arch);
     for (int m = 0; m < row->n_mca; m++) {
         if (!c->have_mca) {
@@ -424,7 +442,7 @@ static void analyse(ctx *c, qg_compare_row *row) {
         qg_loop_mca(c->mca, c->work, &loop, t->triple, models[m], t->features, a->arch, &row->mca[m], &loads, &stores);
         if (row->mca[m].ok) {
             row->mca[m].cycles_per_element = row->mca[m].cycles_per_iteration / row->elements_per_iteration;
-            if (loads >= 0 && m == 0) {
+            if (loads >= 0 && row->mix[QG_MIX_LOADS] < 0) {
                 row->mix[QG_MIX_LOADS] = loads;
                 row->mix[QG_MIX_STORES] = stores;
             }

@@ -14,10 +14,11 @@ enum { QG_BACKEND_C, QG_BACKEND_LLVM, QG_BACKEND_COUNT };
 const char *qg_backend_name(int backend);
 
 typedef struct qg_compare_options {
-    unsigned ops;      /* bit set of 1u << qg_kernel_op; 0 = all */
-    unsigned targets;  /* bit set of 1u << qg_isa; 0 = all */
-    unsigned backends; /* bit set of 1u << QG_BACKEND_*; 0 = both */
-    bool keep;         /* keep the work directory (its path goes to stderr) */
+    unsigned ops;                       /* bit set of 1u << qg_kernel_op; 0 = all */
+    unsigned targets;                   /* bit set of 1u << qg_isa; 0 = all */
+    unsigned backends;                  /* bit set of 1u << QG_BACKEND_*; 0 = both */
+    bool keep;                          /* keep the work directory (its path goes to stderr) */
+    const char *mca_cpus[QG_ISA_COUNT]; /* per ISA: "cpu" or "cpu1,cpu2" instead of the defaults; NULL = default */
 } qg_compare_options;
 
 /* One llvm-mca model's estimate. */

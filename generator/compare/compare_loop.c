@@ -68,6 +68,8 @@ static int classify(const char *mn, const char *operands, const char *arch) {
          * "...ps", "p..."); moves only move, and general-register and
          * mask-register instructions are "other" */
         const size_t l = strlen(mn);
+        if (starts(mn, "vmov") && strstr(operands, "{%k") && !strchr(operands, '('))
+            return QG_MIX_ARITH; /* a masked register move is a select */
         if (starts(mn, "vmov") || starts(mn, "vmaskmov") || starts(mn, "vzeroupper") || starts(mn, "mov"))
             return QG_MIX_OTHER;
         if (mn[0] == 'v')
@@ -309,13 +311,17 @@ static void loops_of(const line *lines, size_t n, const char *arch, qg_loop *loo
         }
         work[l] = mix[l][QG_MIX_ARITH] + mix[l][QG_MIX_CONVERT] + mix[l][QG_MIX_SHUFFLE];
     }
+    /* loops doing no such work at all are considered only when no other is there */
+    bool any_work = false;
+    for (int l = 0; l < nloops; l++)
+        any_work |= work[l] > 0;
     int best = -1;
     for (int l = 0; l < nloops; l++) {
-        if (work[l] == 0)
+        if (any_work && work[l] == 0)
             continue;
         bool inner = true;
         for (int m = 0; m < nloops && inner; m++)
-            if (work[m] > 0 && header[m] != header[l] && has(body[l], header[m]))
+            if ((work[m] > 0 || !any_work) && header[m] != header[l] && has(body[l], header[m]))
                 inner = false;
         if (inner && (best < 0 || work[l] > work[best] || (work[l] == work[best] && insns[l] > insns[best])))
             best = l;

@@ -33,6 +33,34 @@ static void mca_text(const qg_compare_row *r, char *out, size_t cap) {
 
 static const char *tri(int v) { return v < 0 ? "-" : v ? "yes" : "NO"; }
 
+/* "38 (4/1/24/4/4/6)"; loads and stores are "?" without llvm-mca */
+static void loop_text(const qg_compare_row *w, char *out, size_t cap) {
+    char ld[16] = "?", st[16] = "?";
+    if (w->mix[QG_MIX_LOADS] >= 0)
+        snprintf(ld, sizeof ld, "%d", w->mix[QG_MIX_LOADS]);
+    if (w->mix[QG_MIX_STORES] >= 0)
+        snprintf(st, sizeof st, "%d", w->mix[QG_MIX_STORES]);
+    snprintf(out, cap, "%d (%s/%s/%d/%d/%d/%d)", w->loop_instructions, ld, st, w->mix[QG_MIX_ARITH],
+             w->mix[QG_MIX_CONVERT], w->mix[QG_MIX_SHUFFLE], w->mix[QG_MIX_OTHER]);
+}
+
+/* The distinct reasons why a model gave no figure, once each. */
+static int model_notes(const qg_compare_report *r, const char *out[16]) {
+    int n = 0;
+    for (size_t i = 0; i < r->nrows; i++)
+        for (int m = 0; m < r->rows[i].n_mca; m++) {
+            const char *note = r->rows[i].mca[m].note;
+            if (!note[0])
+                continue;
+            bool seen = false;
+            for (int k = 0; k < n && !seen; k++)
+                seen = strcmp(out[k], note) == 0;
+            if (!seen && n < 16)
+                out[n++] = note;
+        }
+    return n;
+}
+
 void qg_compare_write_md(const qg_compare_report *r, FILE *f) {
     fprintf(f, "qgen compare: spec `%s` (qgen %s, LLVM %s)\n\n", r->spec.name, QGEN_VERSION, r->llvm_version);
     fprintf(f, "| op | ISA | backend | code bytes | loop instr (ld/st/arith/cvt/shuf/other) | elem/iter | "
@@ -44,8 +72,7 @@ void qg_compare_write_md(const qg_compare_report *r, FILE *f) {
         if (w->code_bytes >= 0)
             snprintf(bytes, sizeof bytes, "%ld", w->code_bytes);
         if (w->loop_found) {
-            snprintf(loop, sizeof loop, "%d (%d/%d/%d/%d/%d/%d)", w->loop_instructions, w->mix[0], w->mix[1], w->mix[2],
-                     w->mix[3], w->mix[4], w->mix[5]);
+            loop_text(w, loop, sizeof loop);
             snprintf(elems, sizeof elems, "%d", w->elements_per_iteration);
         } else if (w->note[0]) {
             snprintf(loop, sizeof loop, "%s", w->note);
@@ -62,6 +89,10 @@ void qg_compare_write_md(const qg_compare_report *r, FILE *f) {
     fprintf(f, "\n");
     for (int k = 0; k < r->nnotes; k++)
         fprintf(f, "\nNote: %s\n", r->notes[k]);
+    const char *mn[16];
+    const int nm = model_notes(r, mn);
+    for (int k = 0; k < nm; k++)
+        fprintf(f, "\nNote: %s\n", mn[k]);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
@@ -99,7 +130,7 @@ qg_status qg_compare_write_json(const qg_compare_report *r, FILE *f, qg_error *e
             json_object_set_new(loop, "instructions", json_integer(w->loop_instructions));
             json_object_set_new(loop, "elements_per_iteration", json_integer(w->elements_per_iteration));
             for (int k = 0; k < QG_MIX_COUNT; k++)
-                json_object_set_new(mix, qg_mix_name(k), json_integer(w->mix[k]));
+                json_object_set_new(mix, qg_mix_name(k), w->mix[k] >= 0 ? json_integer(w->mix[k]) : json_null());
             json_object_set_new(loop, "mix", mix);
             json_object_set_new(o, "loop", loop);
         } else {
@@ -167,7 +198,7 @@ static void svg_chart(FILE *f, const qg_compare_report *r, const char *title, co
     const int bar_h = 16, gap = 4, label_w = 290, plot_w = 520, top = 10;
     const int height = top + n * (bar_h + gap) + 30;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\">\n",
-            label_w + plot_w + 90, height);
+            label_w + plot_w + 140, height);
     int y = top;
     for (size_t i = 0; i < r->nrows; i++) {
         const qg_compare_row *w = &r->rows[i];
@@ -221,9 +252,10 @@ void qg_compare_write_html(const qg_compare_report *r, FILE *f) {
         if (w->code_bytes >= 0)
             fprintf(f, "%ld", w->code_bytes);
         fprintf(f, "</td><td>");
+        char loop[64];
+        loop_text(w, loop, sizeof loop);
         if (w->loop_found)
-            fprintf(f, "%d (%d/%d/%d/%d/%d/%d)", w->loop_instructions, w->mix[0], w->mix[1], w->mix[2], w->mix[3],
-                    w->mix[4], w->mix[5]);
+            fputs(loop, f);
         else
             html_escape(f, w->note);
         fprintf(f, "</td><td class=\"n\">");
@@ -244,9 +276,11 @@ void qg_compare_write_html(const qg_compare_report *r, FILE *f) {
     snprintf(lim, sizeof lim, limits, r->rvv_vlen);
     html_escape(f, lim);
     fprintf(f, "</p>\n");
-    for (int k = 0; k < r->nnotes; k++) {
+    const char *mn[16];
+    const int nm = model_notes(r, mn);
+    for (int k = 0; k < r->nnotes + nm; k++) {
         fprintf(f, "<p>Note: ");
-        html_escape(f, r->notes[k]);
+        html_escape(f, k < r->nnotes ? r->notes[k] : mn[k - r->nnotes]);
         fprintf(f, "</p>\n");
     }
     fprintf(f, "</body></html>\n");

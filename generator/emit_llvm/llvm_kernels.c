@@ -589,10 +589,12 @@ static LLVMValueRef build_minmax(lx *x) {
     LLVMValueRef first = lx_splat(x, LLVMBuildLoad2(x->b, x->f32, xs, ""), x->vf);
     LLVMValueRef lo[4], hi[4], ok[4];
     for (int k = 0; k < U; k++) {
-        lo[k] = lx_alloca(x, x->vf), hi[k] = lx_alloca(x, x->vf), ok[k] = lx_alloca(x, x->vm);
+        /* "no NaN yet" as all-ones int32 lanes: the compares' own form on
+         * x86, so no mask narrowing in the loop */
+        lo[k] = lx_alloca(x, x->vf), hi[k] = lx_alloca(x, x->vf), ok[k] = lx_alloca(x, x->vi);
         LLVMBuildStore(x->b, first, lo[k]);
         LLVMBuildStore(x->b, first, hi[k]);
-        LLVMBuildStore(x->b, LLVMBuildFCmp(x->b, LLVMRealORD, first, first, ""), ok[k]);
+        LLVMBuildStore(x->b, LLVMBuildSExt(x->b, LLVMBuildFCmp(x->b, LLVMRealORD, first, first, ""), x->vi, ""), ok[k]);
     }
     LLVMValueRef vl = lx_vl(x);
 #define ACCUMULATE(k, v)                                                                                               \
@@ -600,8 +602,8 @@ static LLVMValueRef build_minmax(lx *x) {
         LLVMBuildStore(x->b, lx_min(x, LLVMBuildLoad2(x->b, x->vf, lo[k], ""), v), lo[k]);                             \
         LLVMBuildStore(x->b, lx_max(x, LLVMBuildLoad2(x->b, x->vf, hi[k], ""), v), hi[k]);                             \
         LLVMBuildStore(x->b,                                                                                           \
-                       LLVMBuildAnd(x->b, LLVMBuildLoad2(x->b, x->vm, ok[k], ""),                                      \
-                                    LLVMBuildFCmp(x->b, LLVMRealORD, v, v, ""), ""),                                   \
+                       LLVMBuildAnd(x->b, LLVMBuildLoad2(x->b, x->vi, ok[k], ""),                                      \
+                                    LLVMBuildSExt(x->b, LLVMBuildFCmp(x->b, LLVMRealORD, v, v, ""), x->vi, ""), ""),   \
                        ok[k]);                                                                                         \
     } while (0)
     LLVMValueRef i0 = lx_i64(x, 0);
@@ -633,12 +635,13 @@ static LLVMValueRef build_minmax(lx *x) {
     }
 #undef ACCUMULATE
     LLVMValueRef mn = LLVMBuildLoad2(x->b, x->vf, lo[0], ""), mx = LLVMBuildLoad2(x->b, x->vf, hi[0], "");
-    LLVMValueRef all = LLVMBuildLoad2(x->b, x->vm, ok[0], "");
+    LLVMValueRef all = LLVMBuildLoad2(x->b, x->vi, ok[0], "");
     for (int k = 1; k < U; k++) {
         mn = lx_min(x, mn, LLVMBuildLoad2(x->b, x->vf, lo[k], ""));
         mx = lx_max(x, mx, LLVMBuildLoad2(x->b, x->vf, hi[k], ""));
-        all = LLVMBuildAnd(x->b, all, LLVMBuildLoad2(x->b, x->vm, ok[k], ""), "");
+        all = LLVMBuildAnd(x->b, all, LLVMBuildLoad2(x->b, x->vi, ok[k], ""), "");
     }
+    all = LLVMBuildICmp(x->b, LLVMIntNE, all, LLVMConstNull(x->vi), "");
     LLVMValueRef rmn = lx_intrinsic(x, "llvm.vector.reduce.fmin", &x->vf, 1, &mn, 1);
     LLVMValueRef rmx = lx_intrinsic(x, "llvm.vector.reduce.fmax", &x->vf, 1, &mx, 1);
     LLVMValueRef rok = lx_intrinsic(x, "llvm.vector.reduce.and", &x->vm, 1, &all, 1);

@@ -47,20 +47,10 @@ static int qgen(const char *first, ...) {
     char out_path[512], err_path[512];
     snprintf(out_path, sizeof out_path, "%s/stdout.txt", TEST_TMP);
     snprintf(err_path, sizeof err_path, "%s/stderr.txt", TEST_TMP);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600),
-            e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(o, 1);
-        dup2(e, 2);
-        execv(QGEN_BIN, (char *const *)argv);
-        _exit(127);
-    }
-    int status;
-    waitpid(pid, &status, 0);
+    int rc = qg_test_spawn(argv, out_path, err_path);
     slurp(out_path, out_text, sizeof out_text);
     slurp(err_path, err_text, sizeof err_text);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return rc;
 }
 
 static const char *tmp(const char *name) {

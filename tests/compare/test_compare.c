@@ -1,0 +1,280 @@
+/* qgen compare end to end: the JSON holds every op x ISA x backend with
+ * plausible figures, correct kernels that agree across backends, and is
+ * deterministic but for the timings; missing tools and models are
+ * reported, not fatal; the HTML report renders in headless Chromium.
+ *
+ * usage: test_compare QGEN SOURCE_DIR WORK_DIR */
+#include <jansson.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "../test_util.h"
+#include "qgen/runtime.h"
+
+static const char *qgen_bin, *src_dir, *work;
+static char err_text[16384];
+
+static const char *in_work(const char *name) {
+    static char bufs[6][1024];
+    static int k;
+    char *p = bufs[k++ % 6];
+    snprintf(p, 1024, "%s/%s", work, name);
+    return p;
+}
+
+static const char *spec_file(const char *rel) {
+    static char bufs[4][1024];
+    static int k;
+    char *p = bufs[k++ % 4];
+    snprintf(p, 1024, "%s/%s", src_dir, rel);
+    return p;
+}
+
+/* qgen compare with the NULL-terminated arguments; stderr into err_text */
+static int compare(const char *first, ...) {
+    const char *argv[40] = {qgen_bin, "compare", first};
+    int argc = 3;
+    va_list ap;
+    va_start(ap, first);
+    const char *a;
+    while ((a = va_arg(ap, const char *)) && argc < 39)
+        argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+    int rc = qg_test_spawn(argv, in_work("stdout.txt"), in_work("stderr.txt"));
+    FILE *f = fopen(in_work("stderr.txt"), "r");
+    size_t n = f ? fread(err_text, 1, sizeof err_text - 1, f) : 0;
+    err_text[n] = 0;
+    if (f)
+        fclose(f);
+    if (rc != 0)
+        fprintf(stderr, "\nqgen compare exited %d: %s\n", rc, err_text);
+    return rc;
+}
+
+static json_t *load(const char *path) {
+    json_error_t e;
+    json_t *j = json_load_file(path, 0, &e);
+    if (!j)
+        fprintf(stderr, "\n%s:%d: %s\n", path, e.line, e.text);
+    return j;
+}
+
+static const char *str(json_t *o, const char *key) { return json_string_value(json_object_get(o, key)); }
+
+static bool x86_native(const char *isa) {
+    return strcmp(isa, "scalar") == 0 || strcmp(isa, "avx2") == 0 || strcmp(isa, "avx512") == 0;
+}
+
+static qg_isa isa_id(const char *isa) {
+    for (int i = 0; i < QG_ISA_COUNT; i++)
+        if (strcmp(qg_isa_name((qg_isa)i), isa) == 0)
+            return (qg_isa)i;
+    return QG_ISA_COUNT;
+}
+
+/* Every row of one report: present once, plausible, right. */
+static void check_rows(json_t *root, int vector_isas_generated) {
+    json_t *rows = json_object_get(root, "rows");
+    CU_ASSERT_EQUAL_FATAL(json_array_size(rows), 6 * 5 * 2);
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        const char *op = str(row, "op"), *isa = str(row, "isa"), *backend = str(row, "backend"), *run = str(row, "run");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(op);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(run);
+        /* the order is fixed: op-major, then ISA, then backend */
+        CU_ASSERT_STRING_EQUAL(backend, i % 2 ? "llvm" : "c");
+        CU_ASSERT_STRING_EQUAL(isa, qg_isa_name((qg_isa)(i / 2 % 5)));
+        if (!vector_isas_generated && strcmp(isa, "scalar") != 0) {
+            CU_ASSERT_STRING_EQUAL(run, "not generated");
+            CU_ASSERT_PTR_NOT_NULL(strstr(str(row, "note"), "cannot serve"));
+            continue;
+        }
+        json_int_t bytes = json_integer_value(json_object_get(row, "code_bytes"));
+        CU_ASSERT_TRUE(bytes > 16 && bytes < 20000);
+        json_t *loop = json_object_get(row, "loop");
+        if (json_is_null(loop)) { /* only kernels that forward to the runtime's reference */
+            CU_ASSERT_PTR_NOT_NULL(strstr(str(row, "note"), "reference"));
+        } else {
+            json_int_t n = json_integer_value(json_object_get(loop, "instructions"));
+            json_int_t e = json_integer_value(json_object_get(loop, "elements_per_iteration"));
+            json_t *mix = json_object_get(loop, "mix");
+            json_int_t vector_work = json_integer_value(json_object_get(mix, "arith")) +
+                                     json_integer_value(json_object_get(mix, "convert")) +
+                                     json_integer_value(json_object_get(mix, "shuffle"));
+            CU_ASSERT_TRUE(n > 3 && n < 1000);
+            CU_ASSERT_TRUE(e == 4 || e == 16 || e == 32 || e == 64);
+            CU_ASSERT_TRUE(vector_work > 0 && vector_work <= n);
+            CU_ASSERT_TRUE(json_integer_value(json_object_get(mix, "loads")) > 0);
+            json_t *mca = json_object_get(row, "mca");
+            CU_ASSERT_TRUE(json_array_size(mca) >= 1);
+            size_t m;
+            json_t *model;
+            json_array_foreach(mca, m, model) {
+                double cpe = json_real_value(json_object_get(model, "cycles_per_element"));
+                if (!(cpe > 0.01 && cpe < 200.0))
+                    fprintf(stderr, "\n%s %s %s %s: cycles per element %g\n", op, isa, backend, str(model, "cpu"), cpe);
+                CU_ASSERT_TRUE(cpe > 0.01 && cpe < 200.0);
+            }
+        }
+        /* where it ran: natively (timed) or under qemu (never timed) */
+        json_t *measured = json_object_get(row, "measured_melem_per_s");
+        if (x86_native(isa)) {
+            if (qg_cpu_has(isa_id(isa))) {
+                CU_ASSERT_STRING_EQUAL(run, "native");
+                CU_ASSERT_TRUE(json_real_value(measured) > 1.0);
+            }
+        } else {
+            CU_ASSERT_TRUE(json_is_null(measured));
+            CU_ASSERT_TRUE(strncmp(run, strcmp(isa, "neon") == 0 ? "qemu-aarch64" : "qemu-riscv64", 12) == 0);
+        }
+        if (!x86_native(isa) || qg_cpu_has(isa_id(isa))) {
+            if (!json_is_true(json_object_get(row, "correct")) || !json_is_true(json_object_get(row, "backends_agree")))
+                fprintf(stderr, "\n%s %s %s: correct %s, agree %s\n", op, isa, backend,
+                        json_dumps(json_object_get(row, "correct"), JSON_ENCODE_ANY),
+                        json_dumps(json_object_get(row, "backends_agree"), JSON_ENCODE_ANY));
+            CU_ASSERT_TRUE(json_is_true(json_object_get(row, "correct")));
+            CU_ASSERT_TRUE(json_is_true(json_object_get(row, "backends_agree")));
+        }
+    }
+}
+
+/* The report without its timings, which alone may differ between runs. */
+static void drop_timings(json_t *root) {
+    size_t i;
+    json_t *row;
+    json_array_foreach(json_object_get(root, "rows"), i, row)
+        json_object_set_new(row, "measured_melem_per_s", json_null());
+}
+
+static void test_default_spec_json(void) {
+    const char *spec = spec_file("examples/specs/act_quint8.json");
+    CU_ASSERT_EQUAL_FATAL(compare("--spec", spec, "--format", "json", "-o", in_work("act1.json"), NULL), 0);
+    json_t *a = load(in_work("act1.json"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_STRING_EQUAL(str(a, "format"), "qgen-compare/1");
+    CU_ASSERT_STRING_EQUAL(str(json_object_get(a, "spec"), "name"), "act");
+    check_rows(a, 1);
+    /* deterministic but for the timings */
+    CU_ASSERT_EQUAL_FATAL(compare("--spec", spec, "--format", "json", "-o", in_work("act2.json"), NULL), 0);
+    json_t *b = load(in_work("act2.json"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    drop_timings(a);
+    drop_timings(b);
+    CU_ASSERT_TRUE(json_equal(a, b));
+    json_decref(a);
+    json_decref(b);
+}
+
+static void test_other_specs_json(void) {
+    /* per channel (channels-last table) and a qint32 spec (scalar only) */
+    CU_ASSERT_EQUAL_FATAL(compare("--spec", spec_file("tests/kernels/specs/w_pc_sym.json"), "--format", "json", "-o",
+                                  in_work("w.json"), NULL),
+                          0);
+    json_t *w = load(in_work("w.json"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    check_rows(w, 1);
+    json_decref(w);
+    CU_ASSERT_EQUAL_FATAL(compare("--spec", spec_file("tests/kernels/specs/bias_q32.json"), "--format", "json", "-o",
+                                  in_work("bias.json"), NULL),
+                          0);
+    json_t *b = load(in_work("bias.json"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    check_rows(b, 0);
+    json_decref(b);
+}
+
+static void test_missing_tools_and_models(void) {
+    const char *spec = spec_file("examples/specs/act_quint8.json");
+    setenv("QGEN_QEMU_RISCV64", "/nonexistent/qemu-riscv64", 1);
+    int rc = compare("--spec", spec, "--ops", "quantize", "--targets", "neon,rvv", "--mca-cpu",
+                     "neon=cortex-x9000,neoverse-n1", "--format", "json", "-o", in_work("missing.json"), NULL);
+    unsetenv("QGEN_QEMU_RISCV64");
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    json_t *j = load(in_work("missing.json"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    json_t *rows = json_object_get(j, "rows");
+    CU_ASSERT_EQUAL_FATAL(json_array_size(rows), 4);
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        json_t *mca = json_object_get(row, "mca");
+        if (strcmp(str(row, "isa"), "rvv") == 0) {
+            CU_ASSERT_STRING_EQUAL(str(row, "run"), "not run: qemu-riscv64 not found");
+            CU_ASSERT_TRUE(json_is_null(json_object_get(row, "correct")));
+        } else {
+            CU_ASSERT_TRUE(json_is_true(json_object_get(row, "correct")));
+            json_t *missing = json_array_get(mca, 0), *present = json_array_get(mca, 1);
+            CU_ASSERT_TRUE(json_is_null(json_object_get(missing, "cycles_per_element")));
+            ASSERT_CONTAINS(str(missing, "note"), "no model for cortex-x9000");
+            CU_ASSERT_TRUE(json_real_value(json_object_get(present, "cycles_per_element")) > 0.0);
+        }
+    }
+    json_decref(j);
+    setenv("QGEN_LLVM_MCA", "/nonexistent/llvm-mca", 1);
+    rc = compare("--spec", spec, "--ops", "dequantize", "--targets", "avx2", "--format", "md", "-o",
+                 in_work("nomca.md"), NULL);
+    unsetenv("QGEN_LLVM_MCA");
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    FILE *f = fopen(in_work("nomca.md"), "r");
+    static char md[32768];
+    size_t n = f ? fread(md, 1, sizeof md - 1, f) : 0;
+    md[n] = 0;
+    if (f)
+        fclose(f);
+    ASSERT_CONTAINS(md, "| dequantize | avx2 | c |", "skylake: n/a", "Note: llvm-mca-19 not found");
+    /* bad options are refused with a message */
+    CU_ASSERT_EQUAL(compare("--spec", spec, "--mca-cpu", "avx3=skylake", NULL), 2);
+    ASSERT_CONTAINS(err_text, "--mca-cpu", "avx3");
+    CU_ASSERT_EQUAL(compare("--spec", spec, "--format", "pdf", NULL), 2);
+    ASSERT_CONTAINS(err_text, "--format", "pdf", "md, json or html");
+}
+
+/* The HTML report in headless Chromium: the DOM it builds has the charts
+ * and the table, and a screenshot is taken (kept as compare.png). */
+static void test_html_renders(void) {
+    const char *spec = spec_file("examples/specs/act_quint8.json");
+    CU_ASSERT_EQUAL_FATAL(compare("--spec", spec, "--ops", "fake_quant,quantize", "--targets", "scalar,avx2,neon",
+                                  "--format", "html", "-o", in_work("compare.html"), NULL),
+                          0);
+    char chromium[512] = "/usr/bin/chromium";
+    if (access(chromium, X_OK) != 0) {
+        fprintf(stderr, "\nchromium is not installed (scripts/install-deps.sh installs it)\n");
+        CU_FAIL("chromium missing");
+        return;
+    }
+    char url[1200], shot[1200];
+    snprintf(url, sizeof url, "file://%s", in_work("compare.html"));
+    snprintf(shot, sizeof shot, "--screenshot=%s", in_work("compare.png"));
+    const char *dump[] = {chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", url, NULL};
+    CU_ASSERT_EQUAL(qg_test_spawn(dump, in_work("dom.html"), in_work("chromium.txt")), 0);
+    static char dom[1 << 18];
+    FILE *f = fopen(in_work("dom.html"), "r");
+    size_t n = f ? fread(dom, 1, sizeof dom - 1, f) : 0;
+    dom[n] = 0;
+    if (f)
+        fclose(f);
+    ASSERT_CONTAINS(dom, "<svg", "<rect", "cycles per element", "Melem/s", "<td>fake_quant</td>", "qemu-aarch64");
+    const char *png[] = {chromium, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1100,1600", shot,
+                         url,      NULL};
+    CU_ASSERT_EQUAL(qg_test_spawn(png, in_work("shot.txt"), in_work("chromium2.txt")), 0);
+    struct stat sb;
+    CU_ASSERT_TRUE(stat(in_work("compare.png"), &sb) == 0 && sb.st_size > 20000);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: test_compare QGEN SOURCE_DIR WORK_DIR\n");
+        return 2;
+    }
+    qgen_bin = argv[1], src_dir = argv[2], work = argv[3];
+    mkdir(work, 0755);
+    static const qg_test tests[] = {
+        {"default spec: every op x ISA x backend, plausible, correct, deterministic", test_default_spec_json},
+        {"per-channel and qint32 specs", test_other_specs_json},
+        {"missing qemu, llvm-mca and models are reported", test_missing_tools_and_models},
+        {"html renders in headless Chromium", test_html_renders},
+    };
+    return QG_RUN("compare", tests);
+}
