@@ -68,8 +68,8 @@ static int classify(const char *mn, const char *operands, const char *arch) {
          * "...ps", "p..."); moves only move, and general-register and
          * mask-register instructions are "other" */
         const size_t l = strlen(mn);
-        if (starts(mn, "vmov") && strstr(operands, "{%k") && !strchr(operands, '('))
-            return QG_MIX_ARITH; /* a masked register move is a select */
+        if (starts(mn, "vmov") && strstr(operands, "{z}"))
+            return QG_MIX_ARITH; /* a zero-masking move is a select (a load as well, if from memory) */
         if (starts(mn, "vmov") || starts(mn, "vmaskmov") || starts(mn, "vzeroupper") || starts(mn, "mov"))
             return QG_MIX_OTHER;
         if (mn[0] == 'v')
