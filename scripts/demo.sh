@@ -59,3 +59,6 @@ for vlen in 128 1024; do
 done
 echo
 "$build/bin/qgen_demo" "$spec"
+echo
+echo "Both backends (C and LLVM) side by side, fake_quant on every ISA (qgen compare; docs/compare.md):"
+"$build/bin/qgen" compare --spec "$spec" --ops fake_quant --format md | sed -n '3,100p' | grep '^|'
