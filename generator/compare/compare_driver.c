@@ -2,7 +2,7 @@
  * with -DCMP_REFERENCE, on the runtime's reference): it runs every op on
  * the same deterministic inputs and prints one line per op, "<op> <XXH64
  * of the outputs>"; with --time (native runs only) also "time <op>
- * <Melem/s>", the median of 5 runs of at least 10 ms each.
+ * <Melem/s>", the median of 7 runs of at least 20 ms each.
  *
  * Built with -DCMP_NAME=<spec name> -DCMP_HEADER="<name>.h" -DCMP_ISA=<isa>.
  * This file is embedded in the qgen binary; it is not part of libqgen. */
@@ -138,19 +138,19 @@ static double melem_per_s(op_fn fn) {
         double t0 = now();
         for (int r = 0; r < reps; r++)
             fn();
-        if (now() - t0 > 0.01 || reps > (1 << 20))
+        if (now() - t0 > 0.02 || reps > (1 << 20))
             break;
         reps *= 2;
     }
-    double v[5];
-    for (int k = 0; k < 5; k++) {
+    double v[7];
+    for (int k = 0; k < 7; k++) {
         double t0 = now();
         for (int r = 0; r < reps; r++)
             fn();
         v[k] = (double)n_cur * reps / (now() - t0) / 1e6;
     }
-    qsort(v, 5, sizeof v[0], cmp_double);
-    return v[2];
+    qsort(v, 7, sizeof v[0], cmp_double);
+    return v[3];
 }
 
 static void hash_line(const char *op, const void *a, size_t na, const void *b, size_t nb) {

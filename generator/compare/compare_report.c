@@ -14,7 +14,7 @@ static const char *const limits =
     "x86 rows use skylake and znver4 (skylake-avx512 for AVX-512, which skylake lacks); NEON uses neoverse-n1 "
     "(LLVM's cortex-a76 maps to an older model); RVV uses sifive-x280 at VLEN %d, told LMUL 2 and SEW 32. "
     "Elements per iteration come from the generator (vectors per iteration x lanes). Measured: this machine, one "
-    "thread, median of 5 runs of at least 10 ms at 65536 elements; foreign ISAs run under qemu for correctness "
+    "thread, median of 7 runs of at least 20 ms at 65536 elements; foreign ISAs run under qemu for correctness "
     "only, never timed.";
 
 static void mca_text(const qg_compare_row *r, char *out, size_t cap) {

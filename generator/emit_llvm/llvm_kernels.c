@@ -116,6 +116,21 @@ static void pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMVal
     LLVMValueRef byte = LLVMBuildLShr(x->b, at, lx_i64(x, 3), "");
     LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_i64(x, 7), ""), x->i32, "");
     LLVMValueRef word = LLVMBuildShl(x->b, bits, sh, "");
+    LLVMBasicBlockRef general = lx_block(x, "bits_any"), done = lx_block(x, "bits_done");
+    if (x->isa->lanes % 8 == 0) {
+        /* whole bytes (a full vector at a byte boundary): one store, the
+         * mask being zeroed at entry */
+        LLVMBasicBlockRef whole = lx_block(x, "bits_whole");
+        LLVMValueRef aligned = LLVMBuildAnd(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, sh, lx_i32(x, 0), ""),
+                                            LLVMBuildICmp(x->b, LLVMIntEQ, count, lx_i64(x, x->isa->lanes), ""), "");
+        LLVMBuildCondBr(x->b, aligned, whole, general);
+        LLVMPositionBuilderAtEnd(x->b, whole);
+        LLVMSetAlignment(LLVMBuildStore(x->b, LLVMBuildTrunc(x->b, bits, iL, ""), lx_gep(x, x->i8, packed, byte)), 1);
+        LLVMBuildBr(x->b, done);
+    } else {
+        LLVMBuildBr(x->b, general);
+    }
+    LLVMPositionBuilderAtEnd(x->b, general);
     for (int k = 0; k < 3; k++) {
         LLVMBasicBlockRef join = if_open(x, byte_needed(x, sh, count, k));
         LLVMValueRef p = lx_gep(x, x->i8, packed, LLVMBuildAdd(x->b, byte, lx_i64(x, k), ""));
@@ -123,6 +138,8 @@ static void pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMVal
         LLVMBuildStore(x->b, LLVMBuildOr(x->b, LLVMBuildLoad2(x->b, x->i8, p, ""), part, ""), p);
         if_close(x, join);
     }
+    LLVMBuildBr(x->b, done);
+    LLVMPositionBuilderAtEnd(x->b, done);
 }
 
 static LLVMValueRef unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count) {
@@ -130,6 +147,22 @@ static LLVMValueRef unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef 
     LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_i64(x, 7), ""), x->i32, "");
     LLVMValueRef word = lx_alloca(x, x->i32);
     LLVMBuildStore(x->b, lx_i32(x, 0), word);
+    LLVMBasicBlockRef general = lx_block(x, "bits_any"), done = lx_block(x, "bits_done");
+    if (x->isa->lanes % 8 == 0) { /* whole bytes: one load */
+        LLVMTypeRef iL = LLVMIntTypeInContext(x->c, x->isa->lanes);
+        LLVMBasicBlockRef whole = lx_block(x, "bits_whole");
+        LLVMValueRef aligned = LLVMBuildAnd(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, sh, lx_i32(x, 0), ""),
+                                            LLVMBuildICmp(x->b, LLVMIntEQ, count, lx_i64(x, x->isa->lanes), ""), "");
+        LLVMBuildCondBr(x->b, aligned, whole, general);
+        LLVMPositionBuilderAtEnd(x->b, whole);
+        LLVMValueRef v = LLVMBuildLoad2(x->b, iL, lx_gep(x, x->i8, packed, byte), "");
+        LLVMSetAlignment(v, 1);
+        LLVMBuildStore(x->b, LLVMBuildZExt(x->b, v, x->i32, ""), word);
+        LLVMBuildBr(x->b, done);
+    } else {
+        LLVMBuildBr(x->b, general);
+    }
+    LLVMPositionBuilderAtEnd(x->b, general);
     for (int k = 0; k < 3; k++) {
         LLVMBasicBlockRef join = if_open(x, byte_needed(x, sh, count, k));
         LLVMValueRef p = lx_gep(x, x->i8, packed, LLVMBuildAdd(x->b, byte, lx_i64(x, k), ""));
@@ -138,6 +171,8 @@ static LLVMValueRef unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef 
         LLVMBuildStore(x->b, LLVMBuildOr(x->b, LLVMBuildLoad2(x->b, x->i32, word, ""), part, ""), word);
         if_close(x, join);
     }
+    LLVMBuildBr(x->b, done);
+    LLVMPositionBuilderAtEnd(x->b, done);
     LLVMValueRef bits = LLVMBuildLShr(x->b, LLVMBuildLoad2(x->b, x->i32, word, ""), sh, "");
     bits = LLVMBuildAnd(x->b, bits, low_bits(x, count), "");
     LLVMTypeRef iL = LLVMIntTypeInContext(x->c, x->isa->lanes);
