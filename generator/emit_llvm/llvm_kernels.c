@@ -272,14 +272,16 @@ static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *
 }
 
 /* static void span(in, out, mask, base, len, params...) */
-static LLVMValueRef build_span(lx *x, const qg_plan *p, const io_t *io) {
+/* With one_vector, the span of the channels-last walk: len <= one vector,
+ * so no loops (and far less code to compile). */
+static LLVMValueRef build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vector) {
     LLVMTypeRef params[5 + QG_IN_COUNT] = {x->ptr, x->ptr, x->ptr, x->i64, x->i64};
     unsigned np = 5;
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         if (p->uses[k])
             params[np++] = p->kind[k] == QG_VI ? x->vi : x->vf;
     char name[QG_NAME_MAX + 64];
-    snprintf(name, sizeof name, "%s_%s_span", x->prefix, qg_kernel_op_name(p->op));
+    snprintf(name, sizeof name, "%s_%s_span%s", x->prefix, qg_kernel_op_name(p->op), one_vector ? "1" : "");
     LLVMValueRef fn = lx_define(x, name, x->vd, params, np, true);
     span_args s = {LLVMGetParam(fn, 0),
                    LLVMGetParam(fn, 1),
@@ -295,6 +297,23 @@ static LLVMValueRef build_span(lx *x, const qg_plan *p, const io_t *io) {
     if (x->sp->compat_mask && x->isa->scalable && (io->mask_in || io->mask_out))
         s.lane_bytes = lx_alloca(x, x->vb);
     LLVMValueRef vl = lx_vl(x);
+    if (one_vector) {
+        LLVMBasicBlockRef full = lx_block(x, "full"), part = lx_block(x, "partial"), done = lx_block(x, "done");
+        LLVMBuildCondBr(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, s.len, vl, ""), full, part);
+        LLVMPositionBuilderAtEnd(x->b, full);
+        vector_at(x, p, io, &s, s.base, vl, NULL);
+        LLVMBuildBr(x->b, done);
+        LLVMPositionBuilderAtEnd(x->b, part);
+        if (x->isa->lanes > 1 || x->isa->scalable) {
+            LLVMBasicBlockRef join = if_open(x, LLVMBuildICmp(x->b, LLVMIntUGT, s.len, lx_i64(x, 0), ""));
+            vector_at(x, p, io, &s, s.base, s.len, lx_active(x, lx_i64(x, 0), s.len));
+            if_close(x, join);
+        }
+        LLVMBuildBr(x->b, done);
+        LLVMPositionBuilderAtEnd(x->b, done);
+        LLVMBuildRetVoid(x->b);
+        return fn;
+    }
     loop_t main = {0};
     const int U = x->isa->unroll;
     LLVMValueRef i0 = lx_i64(x, 0);
@@ -481,7 +500,7 @@ static void channel_runs(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRe
     loop_close(x, &l, run_len);
 }
 
-static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef span) {
+static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef span, LLVMValueRef span1) {
     const char *op = qg_kernel_op_name(p->op);
     char name[QG_NAME_MAX + 64];
     snprintf(name, sizeof name, "%s_%s__%s", x->prefix, op, qg_isa_name(x->target->isa));
@@ -528,7 +547,7 @@ static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef sp
         LLVMBasicBlockRef last = lx_block(x, "channels_last");
         LLVMBuildCondBr(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, inner, lx_i64(x, 1), ""), last, runs);
         LLVMPositionBuilderAtEnd(x->b, last);
-        channels_last(x, p, span, in, out, mask, n, qp, runs);
+        channels_last(x, p, span1, in, out, mask, n, qp, runs);
     } else {
         LLVMBuildBr(x->b, runs);
     }
@@ -721,8 +740,12 @@ qg_status lx_build_kernels(lx *x, qg_error *err) {
         if ((st = qg_plan_build(sp, op, &plan, err)))
             return st;
         io_t io = io_of(x, op);
-        LLVMValueRef span = build_span(x, &plan, &io);
-        build_entry(x, &plan, &io, span);
+        LLVMValueRef span = build_span(x, &plan, &io, false);
+        LLVMValueRef span1 =
+            qg_qscheme_is_per_channel(sp->qscheme) && sp->channel_len > 1 && op != QG_K_FAKE_QUANT_BACKWARD
+                ? build_span(x, &plan, &io, true)
+                : NULL;
+        build_entry(x, &plan, &io, span, span1);
     }
     if (x->ops & (1u << QG_K_REQUANTIZE)) {
         if (by_reference || sp->requant == QG_REQUANT_FIXED_POINT) {
@@ -732,7 +755,7 @@ qg_status lx_build_kernels(lx *x, qg_error *err) {
             if ((st = qg_plan_build(sp, QG_K_REQUANTIZE, &plan, err)))
                 return st;
             io_t io = io_of(x, QG_K_REQUANTIZE);
-            build_requantize_entry(x, &plan, build_span(x, &plan, &io));
+            build_requantize_entry(x, &plan, build_span(x, &plan, &io, false));
         }
     }
     if (x->ops & (1u << QG_K_OBSERVE))
