@@ -391,8 +391,12 @@ void qg_loop_mca(const char *mca, const char *work_dir, const qg_loop *loop, con
     snprintf(a_triple, sizeof a_triple, "-mtriple=%s", triple);
     snprintf(a_cpu, sizeof a_cpu, "-mcpu=%s", cpu);
     snprintf(a_attr, sizeof a_attr, "-mattr=%s", features);
-    char *argv[] = {(char *)mca,       a_triple, a_cpu, features[0] ? a_attr : "-iterations=100",
-                    "-iterations=100", path,     NULL};
+    char *argv[8] = {(char *)mca, a_triple, a_cpu, "-iterations=100"};
+    int argc = 4;
+    if (features[0])
+        argv[argc++] = a_attr;
+    argv[argc++] = path;
+    argv[argc] = NULL;
     char *out = NULL;
     int rc = qg_cmp_run(argv, &out);
     if (!out) {
