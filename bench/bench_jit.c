@@ -12,30 +12,14 @@
 
 #include "bench_act.h"
 #include "bench_w.h"
+#include "bench_timer.h"
 #include "qgen/jit.h"
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof v[0], cmp);
-    return v[n / 2];
-}
 
 static void die(const qg_error *err) {
     fprintf(stderr, "bench_jit: %s\n", err->message);
     exit(1);
 }
 
-enum { RUNS = 7 };
 static char cache_dir[256];
 
 /* Seconds to compile `ops` of sp in a fresh JIT (its creation not timed). */
@@ -46,34 +30,34 @@ static double compile_time(const qg_spec *sp, unsigned ops, bool disk) {
     const qg_kernels *k;
     if (qg_jit_create(&opt, &j, &err))
         die(&err);
-    double t0 = now();
+    double t0 = bench_now();
     if (qg_jit_compile(j, sp, ops, &k, &err))
         die(&err);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     qg_jit_destroy(j);
     return t;
 }
 
 static double median_compile(const qg_spec *sp, unsigned ops, bool disk) {
-    double t[RUNS];
-    for (int r = 0; r < RUNS; r++)
+    double t[BENCH_RUNS];
+    for (int r = 0; r < BENCH_RUNS; r++)
         t[r] = compile_time(sp, ops, disk);
-    return median(t, RUNS);
+    return bench_median(t, BENCH_RUNS);
 }
 
 static double create_time(void) {
-    double t[RUNS];
-    for (int r = 0; r < RUNS; r++) {
+    double t[BENCH_RUNS];
+    for (int r = 0; r < BENCH_RUNS; r++) {
         qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true};
         qg_jit *j;
         qg_error err;
-        double t0 = now();
+        double t0 = bench_now();
         if (qg_jit_create(&opt, &j, &err))
             die(&err);
-        t[r] = now() - t0;
+        t[r] = bench_now() - t0;
         qg_jit_destroy(j);
     }
-    return median(t, RUNS);
+    return bench_median(t, BENCH_RUNS);
 }
 
 static double memory_hit_time(const qg_spec *sp) {
@@ -83,16 +67,16 @@ static double memory_hit_time(const qg_spec *sp) {
     const qg_kernels *k;
     if (qg_jit_create(&opt, &j, &err) || qg_jit_compile(j, sp, 0, &k, &err))
         die(&err);
-    double t[RUNS];
+    double t[BENCH_RUNS];
     enum { CALLS = 1000 };
-    for (int r = 0; r < RUNS; r++) {
-        double t0 = now();
+    for (int r = 0; r < BENCH_RUNS; r++) {
+        double t0 = bench_now();
         for (int c = 0; c < CALLS; c++)
             qg_jit_compile(j, sp, 0, &k, &err);
-        t[r] = (now() - t0) / CALLS;
+        t[r] = (bench_now() - t0) / CALLS;
     }
     qg_jit_destroy(j);
-    return median(t, RUNS);
+    return bench_median(t, BENCH_RUNS);
 }
 
 /* ---- kernel speed ------------------------------------------------------- */
@@ -117,26 +101,6 @@ static void j_fqw(void) { jk_w->fake_quant(x, y, mask, n_cur, &qp_w); }
 static void j_q(void) { jk_act->quantize(x, q, n_cur, &qp_act); }
 static void j_dq(void) { jk_act->dequantize(q, y, n_cur, &qp_act); }
 
-static double rate(bench_fn fn) {
-    int reps = 1;
-    for (;;) {
-        double t0 = now();
-        for (int r = 0; r < reps; r++)
-            fn();
-        if (now() - t0 > 0.02 || reps > (1 << 20))
-            break;
-        reps *= 2;
-    }
-    double v[RUNS];
-    for (int k = 0; k < RUNS; k++) {
-        double t0 = now();
-        for (int r = 0; r < reps; r++)
-            fn();
-        v[k] = (double)n_cur * reps / (now() - t0);
-    }
-    return median(v, RUNS);
-}
-
 static void speed_rows(qg_isa isa) {
     qg_jit_options opt = {isa, NULL, true};
     qg_jit *j;
@@ -157,7 +121,8 @@ static void speed_rows(qg_isa isa) {
     };
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         /* interleaved, twice, to spread the machine's noise over both */
-        double c1 = rate(rows[r].c), l1 = rate(rows[r].llvm), l2 = rate(rows[r].llvm), c2 = rate(rows[r].c);
+        double c1 = bench_rate(rows[r].c, n_cur), l1 = bench_rate(rows[r].llvm, n_cur),
+               l2 = bench_rate(rows[r].llvm, n_cur), c2 = bench_rate(rows[r].c, n_cur);
         double c = c1 > c2 ? c1 : c2, l = l1 > l2 ? l1 : l2;
         printf("| %s | %s | %.0f | %.0f | %.2f |\n", qg_isa_name(isa), rows[r].op, c / 1e6, l / 1e6, l / c);
     }
@@ -178,7 +143,7 @@ int main(void) {
     const char *isa = qg_isa_name(qg_jit_isa(probe));
     qg_jit_destroy(probe);
 
-    printf("JIT latency, spec bench_act (qint8 per tensor) on %s, O2, median of %d:\n\n", isa, RUNS);
+    printf("JIT latency, spec bench_act (qint8 per tensor) on %s, O2, median of %d:\n\n", isa, BENCH_RUNS);
     printf("| what | ms |\n|---|---|\n");
     printf("| qg_jit_create (LLJIT set-up, once per JIT) | %.2f |\n", create_time() * 1e3);
     static const char *const op_names[] = {"quantize", "dequantize", "fake_quant", "fake_quant_backward",

@@ -11,21 +11,11 @@
 
 #include <xnnpack.h>
 
+#include "bench_timer.h"
+
 #include "bench_act.h"
 #include "bench_w.h"
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-enum { RUNS = 7 };
 static size_t n_cur;
 static float *x, *y;
 static int8_t *q;
@@ -54,28 +44,7 @@ static void xnn_dequant(void) {
     xnn_run_operator(xdq, NULL);
 }
 
-/* Median over RUNS of the elements per second of fn at size n_cur, each
- * run repeating fn for at least ~20 ms. */
-static double measure(bench_fn fn) {
-    int reps = 1;
-    for (;;) {
-        double t0 = now();
-        for (int r = 0; r < reps; r++)
-            fn();
-        if (now() - t0 > 0.02 || reps > (1 << 20))
-            break;
-        reps *= 2;
-    }
-    double rate[RUNS];
-    for (int k = 0; k < RUNS; k++) {
-        double t0 = now();
-        for (int r = 0; r < reps; r++)
-            fn();
-        rate[k] = (double)n_cur * reps / (now() - t0);
-    }
-    qsort(rate, RUNS, sizeof rate[0], cmp);
-    return rate[RUNS / 2];
-}
+static double measure(bench_fn fn) { return bench_rate(fn, n_cur); }
 
 static void report(const char *op, const char *impl, double rate) {
     printf("{\"op\": \"%s\", \"impl\": \"%s\", \"n\": %zu, \"elem_per_s\": %.6g}\n", op, impl, n_cur, rate);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "emit_c/emit_c.h"
+#include "fs_util.h"
 #include "emit_llvm/emit_llvm.h"
 #include "validate/validate_c.h"
 #include "spec_internal.h"
@@ -90,21 +91,6 @@ static qg_status write_temp(const char *dir, out_file *f, qg_error *err) {
     if (fchmod(fd, 0644) || close(fd))
         return qg_error_set(err, QG_ERR_IO, "%s/%s: write failed: %s", dir, f->name, strerror(errno));
     return QG_OK;
-}
-
-/* mkdir -p: each missing level of `path`. */
-static int mkdir_p(const char *path) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
 static void banner_of(const qg_spec *sp, const char *file, const char *command, qg_text *t) {
@@ -201,7 +187,7 @@ qg_status qg_generate(const qg_spec *spec, const qg_generate_options *opt, qg_er
         }
         st = qg_validate_sources(src, nsrc, qg_include_dir(), err);
     }
-    if (!st && mkdir_p(opt->out_dir) != 0)
+    if (!st && qg_mkdir_p(opt->out_dir, 0755) != 0)
         st = qg_error_set(err, QG_ERR_IO, "%s: cannot create the output directory: %s", opt->out_dir, strerror(errno));
     for (int i = 0; i < nfiles && !st; i++)
         st = write_temp(opt->out_dir, &files[i], err);

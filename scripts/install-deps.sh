@@ -15,7 +15,7 @@ packages=(
   # reference and benchmark peers
   python3 python3-numpy python3-torch libxnnpack-dev libpthreadpool-dev
   # qgen compare's html report, rendered in a headless browser by the tests
-  chromium
+  chromium fonts-dejavu-core
 )
 
 missing=()

@@ -76,8 +76,8 @@ int main(void) {
            "worst error %.3f steps\n",
            weight_isa(), OUT_CH, (double)wscale[0], (double)wscale[OUT_CH - 1], wbad, worst);
     qg_observer_destroy(wobs);
-    /* half a step, up to the fp32 rounding of the dequantized value */
-    const int ok = bad == 0 && wbad == 0 && worst <= 0.5 + 1e-4;
+    /* bit-exact agreement with the reference decides; the worst error is shown */
+    const int ok = bad == 0 && wbad == 0;
     printf("%s\n", ok ? "all kernels agree with the reference" : "MISMATCH");
     return ok ? 0 : 1;
 }

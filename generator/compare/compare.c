@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../emit_llvm/emit_llvm.h"
+#include "../fs_util.h"
 #include "../validate/validate_c.h"
 #include "compare_driver_src.h"
 #include "qgen/generate.h"
@@ -121,21 +122,8 @@ static bool file_exists(const char *p) { return access(p, R_OK) == 0; }
 
 /* The runtime's sources: installed next to qgen, or the source tree's. */
 static void runtime_sources(char *out, size_t cap) {
-    char exe[PATH_MAX - 64];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(out, cap, "%s/../share/qgen/runtime-src", exe);
-            char probe[PATH_MAX + 64];
-            snprintf(probe, sizeof probe, "%s/observer.c", out);
-            if (file_exists(probe))
-                return;
-        }
-    }
-    snprintf(out, cap, "%s", QGEN_RUNTIME_SOURCE_DIR);
+    if (!qg_installed_path("share/qgen/runtime-src", "observer.c", out, cap))
+        snprintf(out, cap, "%s", QGEN_RUNTIME_SOURCE_DIR);
 }
 
 static const char *const runtime_files[] = {
@@ -334,35 +322,18 @@ static void run_driver(const arch_t *a, qg_isa isa, const char *exe, run_out *r)
 
 /* ---- static analysis -------------------------------------------------- */
 
-static int elements_per_iteration(qg_isa isa) {
-    switch (isa) {
-    case QG_ISA_AVX2: return 8 * 4;
-    case QG_ISA_AVX512: return 16 * 4;
-    case QG_ISA_NEON: return 4 * 4;
-    case QG_ISA_RVV: return RVV_VLEN / 32 * 2; /* e32, LMUL 2, one strip per iteration */
-    default: return 4;
-    }
-}
-
+/* The llvm-mca models of an ISA: --mca-cpu's, else its target's. */
 static int mca_models(const qg_compare_options *opt, qg_isa isa, const char *models[2], char storage[2][32]) {
-    if (opt->mca_cpus[isa]) {
-        const char *list = opt->mca_cpus[isa];
-        int n = 0;
-        while (*list && n < 2) {
-            size_t len = strcspn(list, ",");
-            snprintf(storage[n], 32, "%.*s", (int)len, list);
-            models[n] = storage[n];
-            n++;
-            list += len + (list[len] == ',');
-        }
-        return n;
+    const char *list = opt->mca_cpus[isa] ? opt->mca_cpus[isa] : qg_llvm_target_of(isa, arch_of(isa)->arch)->mca_cpus;
+    int n = 0;
+    while (*list && n < 2) {
+        size_t len = strcspn(list, ",");
+        snprintf(storage[n], 32, "%.*s", (int)len, list);
+        models[n] = storage[n];
+        n++;
+        list += len + (list[len] == ',');
     }
-    switch (isa) {
-    case QG_ISA_AVX512: models[0] = "skylake-avx512", models[1] = "znver4"; return 2;
-    case QG_ISA_NEON: models[0] = "neoverse-n1"; return 1;
-    case QG_ISA_RVV: models[0] = "sifive-x280"; return 1;
-    default: models[0] = "skylake", models[1] = "znver4"; return 2;
-    }
+    return n;
 }
 
 static void analyse(ctx *c, qg_compare_row *row) {
@@ -415,9 +386,7 @@ static void analyse(ctx *c, qg_compare_row *row) {
     qg_loop_find(text, fns, 3, a->arch, &loop);
     free(text);
     row->loop_found = loop.found;
-    const qg_spec *sp = c->sp;
-    const bool forwards = sp->dtype == QG_QINT32 || sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS ||
-                          (row->op == QG_K_REQUANTIZE && sp->requant == QG_REQUANT_FIXED_POINT);
+    const bool forwards = qg_plan_by_reference(c->sp, row->op);
     if (!loop.found) {
         snprintf(row->note, sizeof row->note, "%s",
                  forwards ? "no loop: this kernel calls the runtime's reference" : "no loop found in the kernel");
@@ -427,7 +396,7 @@ static void analyse(ctx *c, qg_compare_row *row) {
     row->loop_instructions = loop.instructions;
     memcpy(row->mix, loop.mix, sizeof row->mix);
     row->mix[QG_MIX_LOADS] = row->mix[QG_MIX_STORES] = -1; /* from llvm-mca's MayLoad/MayStore, below */
-    row->elements_per_iteration = elements_per_iteration(row->isa);
+    row->elements_per_iteration = qg_llvm_elements_per_iteration(row->isa, RVV_VLEN);
     const char *models[2];
     char storage[2][32];
     row->n_mca = mca_models(c->opt, row->isa, models, storage);

@@ -175,16 +175,24 @@ static void html_escape(FILE *f, const char *s) {
     }
 }
 
+/* The figure a chart shows for one row: measured Melem/s, or the first
+ * model's cycles per element; false when the row has none. */
+static bool chart_value(const qg_compare_row *w, bool measured, double *v) {
+    if (measured ? !w->measured : !(w->n_mca > 0 && w->mca[0].ok))
+        return false;
+    *v = measured ? w->measured_melem_per_s : w->mca[0].cycles_per_element;
+    return true;
+}
+
 /* A horizontal bar chart of one figure per row (rows without it skipped). */
 static void svg_chart(FILE *f, const qg_compare_report *r, const char *title, const char *unit, bool measured) {
     double max = 0.0;
     int n = 0;
     for (size_t i = 0; i < r->nrows; i++) {
         const qg_compare_row *w = &r->rows[i];
-        const bool has = measured ? w->measured : (w->n_mca > 0 && w->mca[0].ok);
-        if (!has)
+        double v;
+        if (!chart_value(w, measured, &v))
             continue;
-        const double v = measured ? w->measured_melem_per_s : w->mca[0].cycles_per_element;
         max = v > max ? v : max;
         n++;
     }
@@ -202,10 +210,9 @@ static void svg_chart(FILE *f, const qg_compare_report *r, const char *title, co
     int y = top;
     for (size_t i = 0; i < r->nrows; i++) {
         const qg_compare_row *w = &r->rows[i];
-        const bool has = measured ? w->measured : (w->n_mca > 0 && w->mca[0].ok);
-        if (!has)
+        double v;
+        if (!chart_value(w, measured, &v))
             continue;
-        const double v = measured ? w->measured_melem_per_s : w->mca[0].cycles_per_element;
         const int len = (int)(v / max * plot_w + 0.5);
         const char *color = w->backend == QG_BACKEND_C ? "#3b6ea8" : "#d9822b";
         fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%s %s %s%s%s</text>\n", label_w - 6,

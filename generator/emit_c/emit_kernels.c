@@ -708,18 +708,12 @@ static void emit_minmax_span(emitter *e) {
     P(" == %s;\n}\n\n", L == 64 ? "~0ull" : L == 1 ? "1u" : (L == 4 ? "0xFu" : L == 8 ? "0xFFu" : "0xFFFFu"));
 }
 
-static bool observer_vectorized(const qg_spec *sp) {
-    qg_observer_type t = sp->observer.type;
-    return t == QG_OBS_MINMAX || t == QG_OBS_MOVING_AVERAGE_MINMAX || t == QG_OBS_PER_CHANNEL_MINMAX ||
-           t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
-}
-
 /* The layout walk, NaN reporting and non-min/max observers are the
  * runtime's (qg_observe_with); the kernel brings its reduction. */
 static void emit_observe(emitter *e) {
     P("qg_status %s_observe__%s(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {\n", e->name,
       e->is->name);
-    if (observer_vectorized(e->sp))
+    if (qg_plan_observer_reduces(e->sp))
         P("    return qg_observe_with(obs, x, n, inner, %s_minmax_span, err);\n}\n\n", e->name);
     else
         P("    /* %s observers keep no min/max to vectorize */\n    return qg_observe_with(obs, x, n, inner, NULL, "
@@ -766,7 +760,7 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
     S("\n");
     if (qg_qscheme_is_per_channel(sp->qscheme) && sp->qscheme != QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS)
         emit_chan_table(e);
-    const bool by_reference = sp->dtype == QG_QINT32 || sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
+    const bool by_reference = qg_plan_by_reference(sp, QG_K_QUANTIZE);
     if (by_reference)
         emit_reference_entries(e);
     for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD && !by_reference; op++) {
@@ -779,7 +773,7 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
         emit_entry(e, &plan);
     }
     S("/* ---- requantize ---- */\n\n");
-    if (by_reference || sp->requant == QG_REQUANT_FIXED_POINT) {
+    if (qg_plan_by_reference(sp, QG_K_REQUANTIZE)) {
         emit_requantize_by_reference(e);
     } else {
         qg_plan plan;
@@ -790,7 +784,7 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
         emit_requantize_entry(e, &plan);
     }
     S("/* ---- observe ---- */\n\n");
-    if (observer_vectorized(sp))
+    if (qg_plan_observer_reduces(sp))
         emit_minmax_span(e);
     emit_observe(e);
     P("#else\ntypedef int %s_%s_not_this_architecture;\n#endif\n", sp->name, e->is->name);

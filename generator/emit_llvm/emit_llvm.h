@@ -20,6 +20,7 @@ typedef struct qg_llvm_target {
     const char *cpu;      /* LLVM CPU name */
     const char *features; /* LLVM feature string */
     const char *abi;      /* target ABI ("" = the triple's default) */
+    const char *mca_cpus; /* llvm-mca CPU models that `qgen compare` estimates with, comma-separated */
 } qg_llvm_target;
 
 /* The target of `isa`; the scalar ISA runs on any architecture, chosen by
@@ -46,11 +47,14 @@ void qg_llvm_blob_free(qg_llvm_blob *b);
 qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, const char *prefix, unsigned ops,
                           qg_llvm_output out, qg_llvm_blob *result, qg_error *err);
 
+/* Elements one main-loop iteration of `isa`'s kernels covers (vectors per
+ * iteration x lanes; a scalable ISA at VLEN `vlen`). */
+int qg_llvm_elements_per_iteration(qg_isa isa, int vlen);
+
 /* LLVM's version, e.g. "19.1.4" (part of the JIT cache key). */
 const char *qg_llvm_version(void);
 
-/* A target machine for `target` (LLVMTargetMachineRef, as void * so that
- * callers need not include LLVM), or NULL with err set. */
-void *qg_llvm_target_machine(const qg_llvm_target *target, qg_error *err);
+/* Sets LLVM up once per process: targets, and the fatal-error handler. */
+void qg_llvm_init(void);
 
 #endif

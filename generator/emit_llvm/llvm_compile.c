@@ -14,15 +14,28 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
+#include "../emit_c/isa_spelling.h"
 #include "llvm_builder.h"
 
-static const lx_isa isa_shapes[QG_ISA_COUNT] = {
-    [QG_ISA_SCALAR] = {QG_ISA_SCALAR, 1, false, 4, LX_MINMAX_SELECT},
-    [QG_ISA_AVX2] = {QG_ISA_AVX2, 8, false, 4, LX_MINMAX_X86_256},
-    [QG_ISA_AVX512] = {QG_ISA_AVX512, 16, false, 4, LX_MINMAX_X86_512},
-    [QG_ISA_NEON] = {QG_ISA_NEON, 4, false, 4, LX_MINMAX_MINIMUM},
-    [QG_ISA_RVV] = {QG_ISA_RVV, 4, true, 1, LX_MINMAX_MINNUM}, /* e32m2: vscale x 4 lanes */
-};
+/* An ISA's vector shape: lanes and unroll are the ISA's own facts, shared
+ * with the C backend (templates/<isa>.def); a scalable ISA (lanes 0 there)
+ * has 4 fp32 lanes per vscale, RVV's e32/LMUL 2. The min/max spelling is
+ * the LLVM backend's. */
+static lx_isa shape_of(qg_isa isa) {
+    const qg_isa_spelling *sp = qg_isa_spelling_of(isa);
+    lx_isa s = {isa, sp->lanes ? (unsigned)sp->lanes : 4u, sp->lanes == 0, sp->unroll, LX_MINMAX_SELECT};
+    s.minmax = isa == QG_ISA_AVX2     ? LX_MINMAX_X86_256
+               : isa == QG_ISA_AVX512 ? LX_MINMAX_X86_512
+               : isa == QG_ISA_NEON   ? LX_MINMAX_MINIMUM
+               : isa == QG_ISA_RVV    ? LX_MINMAX_MINNUM
+                                      : LX_MINMAX_SELECT;
+    return s;
+}
+
+int qg_llvm_elements_per_iteration(qg_isa isa, int vlen) {
+    const lx_isa s = shape_of(isa);
+    return (int)s.lanes * s.unroll * (s.scalable ? vlen / 64 : 1);
+}
 
 /* ---- LLVM set-up and fatal errors --------------------------------------- */
 
@@ -184,12 +197,7 @@ const char *qg_llvm_version(void) {
     return llvm_version;
 }
 
-void *qg_llvm_target_machine(const qg_llvm_target *target, qg_error *err) {
-    pthread_once(&llvm_once, init_llvm);
-    if (check_target(target, err))
-        return NULL;
-    return target_machine(target, err);
-}
+void qg_llvm_init(void) { pthread_once(&llvm_once, init_llvm); }
 
 qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, const char *prefix, unsigned ops,
                           qg_llvm_output out, qg_llvm_blob *result, qg_error *err) {
@@ -209,7 +217,8 @@ qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, con
     x.b = LLVMCreateBuilderInContext(x.c);
     x.sp = spec;
     x.target = target;
-    x.isa = &isa_shapes[target->isa];
+    const lx_isa shape = shape_of(target->isa);
+    x.isa = &shape;
     x.prefix = prefix;
     x.ops = ops;
     LLVMSetTarget(x.m, target->triple);

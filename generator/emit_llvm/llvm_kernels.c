@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../emit_c/isa_spelling.h"
 #include "llvm_builder.h"
 #include "qgen/runtime.h"
 
@@ -104,6 +105,12 @@ static LLVMValueRef byte_needed(lx *x, LLVMValueRef sh, LLVMValueRef count, int 
     return LLVMBuildICmp(x->b, LLVMIntUGT, end, lx_i64(x, 8 * k), "");
 }
 
+/* A full vector starting at a byte boundary: its bits are whole bytes. */
+static LLVMValueRef whole_bytes(lx *x, LLVMValueRef sh, LLVMValueRef count) {
+    return LLVMBuildAnd(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, sh, lx_i32(x, 0), ""),
+                        LLVMBuildICmp(x->b, LLVMIntEQ, count, lx_i64(x, x->isa->lanes), ""), "");
+}
+
 static LLVMValueRef low_bits(lx *x, LLVMValueRef count) {
     LLVMValueRef c32 = LLVMBuildTrunc(x->b, count, x->i32, "");
     return LLVMBuildSub(x->b, LLVMBuildShl(x->b, lx_i32(x, 1), c32, ""), lx_i32(x, 1), "");
@@ -121,8 +128,7 @@ static void pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMVal
         /* whole bytes (a full vector at a byte boundary): one store, the
          * mask being zeroed at entry */
         LLVMBasicBlockRef whole = lx_block(x, "bits_whole");
-        LLVMValueRef aligned = LLVMBuildAnd(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, sh, lx_i32(x, 0), ""),
-                                            LLVMBuildICmp(x->b, LLVMIntEQ, count, lx_i64(x, x->isa->lanes), ""), "");
+        LLVMValueRef aligned = whole_bytes(x, sh, count);
         LLVMBuildCondBr(x->b, aligned, whole, general);
         LLVMPositionBuilderAtEnd(x->b, whole);
         LLVMSetAlignment(LLVMBuildStore(x->b, LLVMBuildTrunc(x->b, bits, iL, ""), lx_gep(x, x->i8, packed, byte)), 1);
@@ -151,8 +157,7 @@ static LLVMValueRef unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef 
     if (x->isa->lanes % 8 == 0) { /* whole bytes: one load */
         LLVMTypeRef iL = LLVMIntTypeInContext(x->c, x->isa->lanes);
         LLVMBasicBlockRef whole = lx_block(x, "bits_whole");
-        LLVMValueRef aligned = LLVMBuildAnd(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, sh, lx_i32(x, 0), ""),
-                                            LLVMBuildICmp(x->b, LLVMIntEQ, count, lx_i64(x, x->isa->lanes), ""), "");
+        LLVMValueRef aligned = whole_bytes(x, sh, count);
         LLVMBuildCondBr(x->b, aligned, whole, general);
         LLVMPositionBuilderAtEnd(x->b, whole);
         LLVMValueRef v = LLVMBuildLoad2(x->b, iL, lx_gep(x, x->i8, packed, byte), "");
@@ -184,7 +189,8 @@ static LLVMValueRef unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef 
 /* x86, int8 outputs: four vectors narrowed with two rounds of saturating
  * packs and one lane permutation, as the C backend's store4 helpers do. */
 static bool packs_four(const lx *x, const io_t *io) {
-    return io->out_q && x->qsize == 1 && x->isa->unroll == 4 &&
+    /* where the ISA's C spelling has a four-vector store (templates/<isa>.def) */
+    return io->out_q && x->isa->unroll == 4 && qg_isa_spelling_of(x->isa->isa)->store_q4[x->sp->dtype] &&
            (x->isa->isa == QG_ISA_AVX2 || x->isa->isa == QG_ISA_AVX512);
 }
 
@@ -624,12 +630,6 @@ static void build_forward(lx *x, const char *op, const char *ref, unsigned nargs
 
 /* ---- observe ----------------------------------------------------------- */
 
-static bool observer_vectorized(const qg_spec *sp) {
-    qg_observer_type t = sp->observer.type;
-    return t == QG_OBS_MINMAX || t == QG_OBS_MOVING_AVERAGE_MINMAX || t == QG_OBS_PER_CHANNEL_MINMAX ||
-           t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
-}
-
 /* int minmax(const float *x, size_t len, float *mn, float *mx), len >= 1:
  * `unroll` independent accumulators, then a masked tail whose inactive
  * lanes repeat x[0]. Returns 0 when x holds a NaN. */
@@ -706,7 +706,7 @@ static LLVMValueRef build_minmax(lx *x) {
 }
 
 static void build_observe(lx *x) {
-    LLVMValueRef span = observer_vectorized(x->sp) ? build_minmax(x) : LLVMConstNull(x->ptr);
+    LLVMValueRef span = qg_plan_observer_reduces(x->sp) ? build_minmax(x) : LLVMConstNull(x->ptr);
     char name[QG_NAME_MAX + 64];
     snprintf(name, sizeof name, "%s_observe__%s", x->prefix, qg_isa_name(x->target->isa));
     LLVMTypeRef types[6] = {x->ptr, x->i64, x->i64, x->ptr, x->ptr};
@@ -725,14 +725,13 @@ qg_status lx_build_kernels(lx *x, qg_error *err) {
     qg_status st = qg_plan_check_isa(sp, x->target->isa, err);
     if (st)
         return st;
-    const bool by_reference = sp->dtype == QG_QINT32 || sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
     static const char *const ref_of[] = {"qg_ref_quantize", "qg_ref_dequantize", "qg_ref_fake_quant",
                                          "qg_ref_fake_quant_backward"};
     static const unsigned ref_args[] = {4, 4, 5, 4};
     for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD; op++) {
         if (!(x->ops & (1u << op)))
             continue;
-        if (by_reference) {
+        if (qg_plan_by_reference(sp, op)) {
             build_forward(x, qg_kernel_op_name(op), ref_of[op], ref_args[op]);
             continue;
         }
@@ -748,7 +747,7 @@ qg_status lx_build_kernels(lx *x, qg_error *err) {
         build_entry(x, &plan, &io, span, span1);
     }
     if (x->ops & (1u << QG_K_REQUANTIZE)) {
-        if (by_reference || sp->requant == QG_REQUANT_FIXED_POINT) {
+        if (qg_plan_by_reference(sp, QG_K_REQUANTIZE)) {
             build_forward(x, "requantize", "qg_ref_requantize", 4);
         } else {
             qg_plan plan;

@@ -5,18 +5,19 @@
 #include "emit_llvm.h"
 
 static const qg_llvm_target vector_targets[] = {
-    {QG_ISA_AVX2, "x86_64", "x86_64-linux-gnu", "x86-64", "+avx2,+bmi2", ""},
-    {QG_ISA_AVX512, "x86_64", "x86_64-linux-gnu", "x86-64", "+avx512f,+avx512bw,+avx512vl,+avx512dq", ""},
-    {QG_ISA_NEON, "aarch64", "aarch64-linux-gnu", "generic", "+neon", ""},
-    {QG_ISA_RVV, "riscv64", "riscv64-linux-gnu", "generic-rv64", "+m,+a,+f,+d,+c,+v", "lp64d"},
+    {QG_ISA_AVX2, "x86_64", "x86_64-linux-gnu", "x86-64", "+avx2,+bmi2", "", "skylake,znver4"},
+    {QG_ISA_AVX512, "x86_64", "x86_64-linux-gnu", "x86-64", "+avx512f,+avx512bw,+avx512vl,+avx512dq", "",
+     "skylake-avx512,znver4"},
+    {QG_ISA_NEON, "aarch64", "aarch64-linux-gnu", "generic", "+neon", "", "neoverse-n1"},
+    {QG_ISA_RVV, "riscv64", "riscv64-linux-gnu", "generic-rv64", "+m,+a,+f,+d,+c,+v", "lp64d", "sifive-x280"},
 };
 
 /* Scalar code for each architecture, at the baseline the C backend's
  * scalar files are built for. */
 static const qg_llvm_target scalar_targets[] = {
-    {QG_ISA_SCALAR, "x86_64", "x86_64-linux-gnu", "x86-64", "", ""},
-    {QG_ISA_SCALAR, "aarch64", "aarch64-linux-gnu", "generic", "+neon", ""},
-    {QG_ISA_SCALAR, "riscv64", "riscv64-linux-gnu", "generic-rv64", "+m,+a,+f,+d,+c", "lp64d"},
+    {QG_ISA_SCALAR, "x86_64", "x86_64-linux-gnu", "x86-64", "", "", "skylake,znver4"},
+    {QG_ISA_SCALAR, "aarch64", "aarch64-linux-gnu", "generic", "+neon", "", "neoverse-n1"},
+    {QG_ISA_SCALAR, "riscv64", "riscv64-linux-gnu", "generic-rv64", "+m,+a,+f,+d,+c", "lp64d", "sifive-x280"},
 };
 
 const char *qg_llvm_host_arch(void) {

@@ -133,13 +133,7 @@ qg_status qg_jit_create(const qg_jit_options *opt, qg_jit **out, qg_error *err) 
         if (j->cache_dir[0] && qg_cache_prepare_dir(j->cache_dir, NULL) != QG_OK)
             j->cache_dir[0] = 0, j->stats.cache_errors++;
     }
-    /* sets LLVM up (targets, fatal-error handler) for the host */
-    void *tm = qg_llvm_target_machine(qg_llvm_target_of(isa, NULL), err);
-    if (!tm) {
-        st = err ? err->code : QG_ERR_BACKEND;
-        goto fail;
-    }
-    LLVMDisposeTargetMachine(tm);
+    qg_llvm_init();
     LLVMErrorRef e = LLVMOrcCreateLLJIT(&j->lljit, NULL);
     if (e) {
         st = llvm_failure(err, "creating the JIT", e);

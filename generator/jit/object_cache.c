@@ -3,6 +3,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "object_cache.h"
 
+#include "../fs_util.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,19 +33,8 @@ qg_status qg_cache_default_dir(char *out, size_t cap, qg_error *err) {
 }
 
 qg_status qg_cache_prepare_dir(const char *dir, qg_error *err) {
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
-        return qg_error_set(err, QG_ERR_INVALID, "jit cache: directory name too long: %s", dir);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-            return qg_error_set(err, QG_ERR_IO, "jit cache: cannot create %s: %s", buf, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-        return qg_error_set(err, QG_ERR_IO, "jit cache: cannot create %s: %s", buf, strerror(errno));
+    if (qg_mkdir_p(dir, 0700) != 0)
+        return qg_error_set(err, QG_ERR_IO, "jit cache: cannot create %s: %s", dir, strerror(errno));
     return QG_OK;
 }
 

@@ -100,6 +100,22 @@ static void drop_dead_steps(qg_plan *p) {
         p->uses[in] = live[in];
 }
 
+static bool needs_more_than_fp32(const qg_spec *sp) {
+    return sp->dtype == QG_QINT32 || sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
+}
+
+bool qg_plan_by_reference(const qg_spec *sp, qg_kernel_op op) {
+    if (op == QG_K_OBSERVE)
+        return false;
+    return needs_more_than_fp32(sp) || (op == QG_K_REQUANTIZE && sp->requant == QG_REQUANT_FIXED_POINT);
+}
+
+bool qg_plan_observer_reduces(const qg_spec *sp) {
+    const qg_observer_type t = sp->observer.type;
+    return t == QG_OBS_MINMAX || t == QG_OBS_MOVING_AVERAGE_MINMAX || t == QG_OBS_PER_CHANNEL_MINMAX ||
+           t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
+}
+
 qg_status qg_plan_check_isa(const qg_spec *sp, qg_isa isa, qg_error *err) {
     if (isa == QG_ISA_SCALAR)
         return QG_OK;

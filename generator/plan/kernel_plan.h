@@ -100,6 +100,16 @@ typedef struct qg_plan {
  * skeleton is a min/max reduction) and gets an empty one. */
 qg_status qg_plan_build(const qg_spec *spec, qg_kernel_op op, qg_plan *plan, qg_error *err);
 
+/* Whether `op`'s kernel forwards to the runtime's reference instead of
+ * running a plan: qint32 and float zero points (their arithmetic needs
+ * more than fp32 lanes) and the fixed-point requantize. Both backends and
+ * `qgen compare` ask this. */
+bool qg_plan_by_reference(const qg_spec *spec, qg_kernel_op op);
+
+/* Whether the spec's observer keeps a min/max the observe kernel reduces
+ * (the others run on qg_observer_update). */
+bool qg_plan_observer_reduces(const qg_spec *spec);
+
 /* Whether a vector ISA can serve the spec (qint32 and float zero points are
  * generated for scalar only); the message says why not. */
 qg_status qg_plan_check_isa(const qg_spec *spec, qg_isa isa, qg_error *err);

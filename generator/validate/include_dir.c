@@ -8,32 +8,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../fs_util.h"
 #include "validate_c.h"
-
-static int has_headers(const char *dir) {
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/qgen/kernel_support.h", dir);
-    return access(path, R_OK) == 0;
-}
 
 const char *qg_include_dir(void) {
     static char found[PATH_MAX + 16];
     const char *env = getenv("QGEN_INCLUDE_DIR");
     if (env && env[0])
         return env;
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0; /* <prefix>/bin */
-            snprintf(found, sizeof found, "%s/../include", exe);
-            if (has_headers(found))
-                return found;
-        }
-    }
-    if (has_headers(QGEN_INSTALL_INCLUDE_DIR))
+    if (qg_installed_path("include", "qgen/kernel_support.h", found, sizeof found))
+        return found;
+    if (access(QGEN_INSTALL_INCLUDE_DIR "/qgen/kernel_support.h", R_OK) == 0)
         return QGEN_INSTALL_INCLUDE_DIR;
     return QGEN_SOURCE_INCLUDE_DIR;
 }

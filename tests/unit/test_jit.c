@@ -180,36 +180,36 @@ static void test_cache_hits_and_corruption(void) {
     qg_jit_destroy(a);
 }
 
+/* A fresh JIT on cache `dir` compiles act; its stats go to *st, and its
+ * fake_quant must agree with the reference. */
+static void compile_act_with_cache(const char *dir, qg_jit_stats *st) {
+    qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false};
+    qg_jit *j;
+    qg_error err;
+    const qg_kernels *k;
+    memset(st, 0, sizeof *st);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, act(), 0, &k, &err), QG_OK);
+    CU_ASSERT_TRUE(fake_quant_agrees(k));
+    qg_jit_get_stats(j, st);
+    qg_jit_destroy(j);
+}
+
 static void test_unwritable_cache(void) {
     /* /proc: exists, and nobody (root included) can create files in it */
     const char *dirs[] = {"/proc", "/proc/qgen-cannot-create/cache"};
     for (int i = 0; i < 2; i++) {
-        qg_jit_options opt = {QG_JIT_BEST_ISA, dirs[i], false};
-        qg_jit *j;
-        qg_error err;
-        const qg_kernels *k;
         qg_jit_stats st;
-        CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
-        CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, act(), 0, &k, &err), QG_OK);
-        CU_ASSERT_TRUE(fake_quant_agrees(k));
-        qg_jit_get_stats(j, &st);
+        compile_act_with_cache(dirs[i], &st);
         CU_ASSERT_TRUE(st.compiled == 1 && st.cache_errors == 1);
-        qg_jit_destroy(j);
     }
     if (geteuid() != 0) { /* permission bits bind only non-root users */
         const char *dir = path_in("readonly");
         mkdir(dir, 0500);
         chmod(dir, 0500);
-        qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false};
-        qg_jit *j;
-        qg_error err;
-        const qg_kernels *k;
         qg_jit_stats st;
-        CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
-        CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, act(), 0, &k, &err), QG_OK);
-        qg_jit_get_stats(j, &st);
+        compile_act_with_cache(dir, &st);
         CU_ASSERT_EQUAL(st.cache_errors, 1);
-        qg_jit_destroy(j);
     }
 }
 
@@ -251,17 +251,9 @@ static void test_two_processes(void) {
         CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
     CU_ASSERT_EQUAL(entries(dir, NULL, 0), 1);
-    qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false};
-    qg_jit *j;
-    qg_error err;
-    const qg_kernels *k;
     qg_jit_stats st;
-    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
-    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, act(), 0, &k, &err), QG_OK);
-    qg_jit_get_stats(j, &st);
+    compile_act_with_cache(dir, &st);
     CU_ASSERT_EQUAL(st.disk_hits, 1);
-    CU_ASSERT_TRUE(fake_quant_agrees(k));
-    qg_jit_destroy(j);
 }
 
 static qg_jit *shared_jit;

@@ -18,11 +18,8 @@ static void test_descriptors_match(void) {
         CU_ASSERT_PTR_NOT_NULL_FATAL(t);
         const struct {
             const char *key, *want;
-        } fields[] = {{"isa", qg_isa_name(isas[i])},
-                      {"triple", t->triple},
-                      {"cpu", t->cpu},
-                      {"features", t->features},
-                      {"abi", t->abi}};
+        } fields[] = {{"isa", qg_isa_name(isas[i])}, {"triple", t->triple}, {"cpu", t->cpu},
+                      {"features", t->features},     {"abi", t->abi},       {"mca_cpu", t->mca_cpus}};
         for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
             const char *got = json_string_value(json_object_get(d, fields[f].key));
             if (!got || strcmp(got, fields[f].want) != 0)

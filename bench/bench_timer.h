@@ -1,0 +1,50 @@
+/* Timing shared by the benchmarks: a monotonic clock, medians, and the
+ * throughput of a kernel call as the median of 7 runs of at least 20 ms. */
+#ifndef QGEN_BENCH_TIMER_H
+#define QGEN_BENCH_TIMER_H
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <time.h>
+
+enum { BENCH_RUNS = 7 };
+
+static inline double bench_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static inline int bench_cmp(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts v. */
+static inline double bench_median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof v[0], bench_cmp);
+    return v[n / 2];
+}
+
+/* Elements per second of fn, which handles n elements per call. */
+static inline double bench_rate(void (*fn)(void), size_t n) {
+    int reps = 1;
+    for (;;) {
+        const double t0 = bench_now();
+        for (int r = 0; r < reps; r++)
+            fn();
+        if (bench_now() - t0 > 0.02 || reps > (1 << 20))
+            break;
+        reps *= 2;
+    }
+    double v[BENCH_RUNS];
+    for (int k = 0; k < BENCH_RUNS; k++) {
+        const double t0 = bench_now();
+        for (int r = 0; r < reps; r++)
+            fn();
+        v[k] = (double)n * reps / (bench_now() - t0);
+    }
+    return bench_median(v, BENCH_RUNS);
+}
+
+#endif
