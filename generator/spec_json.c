@@ -17,7 +17,7 @@
 static const char *const top_fields[] = {"name",        "base",      "dtype",         "qscheme",      "ch_axis",
                                          "channel_len", "quant_min", "quant_max",     "reduce_range", "saturate",
                                          "compat_mask", "in_place",  "fast_training", "rounding",     "scale_op",
-                                         "nan",         "requant",   "observer",      "targets"};
+                                         "nan",         "requant",   "observer",      "targets",      "train_qparams"};
 static const char *const observer_fields[] = {"type",  "averaging_constant", "eps", "bins", "upsample_rate",
                                               "scale", "zero_point"};
 
@@ -173,6 +173,7 @@ static const char *rounding_n(int i) { return qg_rounding_name((qg_rounding)i); 
 static const char *scale_op_n(int i) { return qg_scale_op_name((qg_scale_op)i); }
 static const char *nan_n(int i) { return qg_nan_policy_name((qg_nan_policy)i); }
 static const char *requant_n(int i) { return qg_requant_name((qg_requant_scheme)i); }
+static const char *train_qparams_n(int i) { return qg_train_qparams_name((qg_train_qparams)i); }
 static const char *observer_n(int i) { return qg_observer_type_name((qg_observer_type)i); }
 static const char *isa_n(int i) { return qg_isa_name((qg_isa)i); }
 
@@ -241,7 +242,7 @@ static qg_status convert(const ctx *c, json_t *m, qg_spec *sp) {
     snprintf(sp->name, sizeof sp->name, "%s", json_string_value(name));
 
     int dtype = QG_QUINT8, qscheme = QG_PER_TENSOR_AFFINE, rounding = QG_ROUND_HALF_EVEN, scale_op = QG_SCALE_MUL_INV,
-        nan = QG_NAN_ZERO_POINT, requant = QG_REQUANT_FP32;
+        nan = QG_NAN_ZERO_POINT, requant = QG_REQUANT_FP32, train_qparams = QG_TRAIN_QPARAMS_OBSERVER;
     long long ch_axis = 0, channel_len = 1;
     if ((st = get_enum(c, m, "dtype", "dtype", dtype_n, 4, &dtype)) ||
         (st = get_enum(c, m, "qscheme", "qscheme", qscheme_n, 5, &qscheme)) ||
@@ -249,6 +250,7 @@ static qg_status convert(const ctx *c, json_t *m, qg_spec *sp) {
         (st = get_enum(c, m, "scale_op", "scale_op", scale_op_n, 2, &scale_op)) ||
         (st = get_enum(c, m, "nan", "nan", nan_n, 2, &nan)) ||
         (st = get_enum(c, m, "requant", "requant", requant_n, 2, &requant)) ||
+        (st = get_enum(c, m, "train_qparams", "train_qparams", train_qparams_n, 2, &train_qparams)) ||
         (st = get_int(c, m, "ch_axis", "ch_axis", -8, 7, &ch_axis)) ||
         (st = get_int(c, m, "channel_len", "channel_len", 1, 1 << 24, &channel_len)))
         return st;
@@ -258,6 +260,7 @@ static qg_status convert(const ctx *c, json_t *m, qg_spec *sp) {
     sp->scale_op = (qg_scale_op)scale_op;
     sp->nan_policy = (qg_nan_policy)nan;
     sp->requant = (qg_requant_scheme)requant;
+    sp->train_qparams = (qg_train_qparams)train_qparams;
     sp->ch_axis = (int)ch_axis;
     sp->channel_len = (size_t)channel_len;
 
@@ -429,16 +432,18 @@ qg_status qg_spec_load_string(const char *text, const char *origin, const char *
             while (names[n])
                 n++;
             const char *near = json_is_string(base) ? qg_closest_name(json_string_value(base), names, n) : NULL;
-            char expected[600] = "a preset: ";
-            for (size_t i = 0; i < n; i++) {
-                strncat(expected, names[i], sizeof expected - strlen(expected) - 1);
-                if (i + 1 < n)
-                    strncat(expected, ", ", sizeof expected - strlen(expected) - 1);
-            }
+            /* the suggestion first, so that a long list never cuts it off */
+            char expected[800] = "a preset";
             if (near) {
                 strncat(expected, " (did you mean ", sizeof expected - strlen(expected) - 1);
                 strncat(expected, near, sizeof expected - strlen(expected) - 1);
                 strncat(expected, "?)", sizeof expected - strlen(expected) - 1);
+            }
+            strncat(expected, ": ", sizeof expected - strlen(expected) - 1);
+            for (size_t i = 0; i < n; i++) {
+                strncat(expected, names[i], sizeof expected - strlen(expected) - 1);
+                if (i + 1 < n)
+                    strncat(expected, ", ", sizeof expected - strlen(expected) - 1);
             }
             st = field_error(&c, "base", base, expected);
             goto done;

@@ -1,23 +1,28 @@
 /* Built-in presets a spec can name as "base". The torch ones are the QAT
- * defaults of torch 1.13 (torch.ao.quantization.get_default_qat_qconfig,
- * version 1: FusedMovingAvgObsFakeQuantize); the test suite checks them
- * against torch itself. Horizon's are its documented symmetric
+ * defaults of torch 1.13: torch.<backend>.* are
+ * get_default_qat_qconfig(backend), version 1, whose modules are
+ * FusedMovingAvgObsFakeQuantize (train_qparams "fused_op");
+ * torch.<backend>.v0.* are version 0, FakeQuantize (train_qparams
+ * "observer"). The test suite checks them against torch itself. Horizon's are its documented symmetric
  * FakeQuantize: clamp(floor(x / scale + 0.5), qmin, qmax) * scale. */
 #include <stddef.h>
 #include <string.h>
 
 #include "spec_internal.h"
 
-#define TORCH_ACT(reduce)                                                                                              \
-    "{\"dtype\":\"quint8\",\"qscheme\":\"per_tensor_affine\",\"quant_min\":0,\"quant_max\":255,"                       \
+#define TORCH_ACT(reduce, rule)                                                                                        \
+    "{\"train_qparams\":\"" rule                                                                                       \
+    "\",\"dtype\":\"quint8\",\"qscheme\":\"per_tensor_affine\",\"quant_min\":0,\"quant_max\":255,"                     \
     "\"reduce_range\":" reduce ",\"fast_training\":true,"                                                              \
     "\"observer\":{\"type\":\"moving_average_minmax\",\"averaging_constant\":0.01}}"
-#define TORCH_WEIGHT_PER_CHANNEL                                                                                       \
-    "{\"dtype\":\"qint8\",\"qscheme\":\"per_channel_symmetric\",\"quant_min\":-128,\"quant_max\":127,"                 \
+#define TORCH_WEIGHT_PER_CHANNEL(rule)                                                                                 \
+    "{\"train_qparams\":\"" rule                                                                                       \
+    "\",\"dtype\":\"qint8\",\"qscheme\":\"per_channel_symmetric\",\"quant_min\":-128,\"quant_max\":127,"               \
     "\"ch_axis\":0,\"fast_training\":true,"                                                                            \
     "\"observer\":{\"type\":\"moving_average_per_channel_minmax\",\"averaging_constant\":0.01}}"
-#define TORCH_WEIGHT_PER_TENSOR                                                                                        \
-    "{\"dtype\":\"qint8\",\"qscheme\":\"per_tensor_symmetric\",\"quant_min\":-128,\"quant_max\":127,"                  \
+#define TORCH_WEIGHT_PER_TENSOR(rule)                                                                                  \
+    "{\"train_qparams\":\"" rule                                                                                       \
+    "\",\"dtype\":\"qint8\",\"qscheme\":\"per_tensor_symmetric\",\"quant_min\":-128,\"quant_max\":127,"                \
     "\"fast_training\":true,"                                                                                          \
     "\"observer\":{\"type\":\"moving_average_minmax\",\"averaging_constant\":0.01}}"
 #define HORIZON(dt)                                                                                                    \
@@ -28,14 +33,22 @@ static const struct {
     const char *name;
     const char *json;
 } presets[] = {
-    {"torch.fbgemm.activation", TORCH_ACT("true")},
-    {"torch.fbgemm.weight", TORCH_WEIGHT_PER_CHANNEL},
-    {"torch.x86.activation", TORCH_ACT("true")},
-    {"torch.x86.weight", TORCH_WEIGHT_PER_CHANNEL},
-    {"torch.qnnpack.activation", TORCH_ACT("false")},
-    {"torch.qnnpack.weight", TORCH_WEIGHT_PER_TENSOR},
-    {"torch.onednn.activation", TORCH_ACT("false")},
-    {"torch.onednn.weight", TORCH_WEIGHT_PER_CHANNEL},
+    {"torch.fbgemm.activation", TORCH_ACT("true", "fused_op")},
+    {"torch.fbgemm.weight", TORCH_WEIGHT_PER_CHANNEL("fused_op")},
+    {"torch.x86.activation", TORCH_ACT("true", "fused_op")},
+    {"torch.x86.weight", TORCH_WEIGHT_PER_CHANNEL("fused_op")},
+    {"torch.qnnpack.activation", TORCH_ACT("false", "fused_op")},
+    {"torch.qnnpack.weight", TORCH_WEIGHT_PER_TENSOR("fused_op")},
+    {"torch.onednn.activation", TORCH_ACT("false", "fused_op")},
+    {"torch.onednn.weight", TORCH_WEIGHT_PER_CHANNEL("fused_op")},
+    {"torch.fbgemm.v0.activation", TORCH_ACT("true", "observer")},
+    {"torch.fbgemm.v0.weight", TORCH_WEIGHT_PER_CHANNEL("observer")},
+    {"torch.x86.v0.activation", TORCH_ACT("true", "observer")},
+    {"torch.x86.v0.weight", TORCH_WEIGHT_PER_CHANNEL("observer")},
+    {"torch.qnnpack.v0.activation", TORCH_ACT("false", "observer")},
+    {"torch.qnnpack.v0.weight", TORCH_WEIGHT_PER_TENSOR("observer")},
+    {"torch.onednn.v0.activation", TORCH_ACT("false", "observer")},
+    {"torch.onednn.v0.weight", TORCH_WEIGHT_PER_CHANNEL("observer")},
     {"horizon.qint8", HORIZON("qint8")},
     {"horizon.qint16", HORIZON("qint16")},
 };

@@ -34,6 +34,7 @@ char *qg_spec_to_json(const qg_spec *sp) {
     json_object_set_new(o, "compat_mask", json_boolean(sp->compat_mask));
     json_object_set_new(o, "in_place", json_boolean(sp->in_place));
     json_object_set_new(o, "fast_training", json_boolean(sp->fast_training));
+    json_object_set_new(o, "train_qparams", json_string(qg_train_qparams_name(sp->train_qparams)));
     json_object_set_new(o, "rounding", json_string(qg_rounding_name(sp->rounding)));
     json_object_set_new(o, "scale_op", json_string(qg_scale_op_name(sp->scale_op)));
     json_object_set_new(o, "nan", json_string(qg_nan_policy_name(sp->nan_policy)));

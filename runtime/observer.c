@@ -24,9 +24,13 @@ qg_status qg_observer_create(const qg_spec *spec, qg_observer **out, qg_error *e
     o->channels = is_per_channel_observer(spec->observer.type) ? spec->channel_len : 1;
     o->min = malloc(o->channels * sizeof(float));
     o->max = malloc(o->channels * sizeof(float));
+    o->train_scale = malloc(o->channels * sizeof(float));
+    o->train_zpf = malloc(o->channels * sizeof(float));
+    o->train_zp = malloc(o->channels * sizeof(int32_t));
     if (spec->observer.type == QG_OBS_HISTOGRAM)
         o->hist = calloc((size_t)spec->observer.bins, sizeof(float));
-    if (!o->min || !o->max || (spec->observer.type == QG_OBS_HISTOGRAM && !o->hist)) {
+    if (!o->min || !o->max || !o->train_scale || !o->train_zpf || !o->train_zp ||
+        (spec->observer.type == QG_OBS_HISTOGRAM && !o->hist)) {
         qg_observer_destroy(o);
         return qg_error_set(err, QG_ERR_NOMEM, "observer: out of memory");
     }
@@ -41,6 +45,9 @@ void qg_observer_destroy(qg_observer *o) {
     free(o->min);
     free(o->max);
     free(o->hist);
+    free(o->train_scale);
+    free(o->train_zpf);
+    free(o->train_zp);
     free(o);
 }
 
@@ -48,7 +55,12 @@ void qg_observer_reset(qg_observer *o) {
     for (size_t c = 0; c < o->channels; c++) {
         o->min[c] = INFINITY;
         o->max[c] = -INFINITY;
+        /* torch's FakeQuantize buffers before the first step */
+        o->train_scale[c] = 1.0f;
+        o->train_zp[c] = 0;
+        o->train_zpf[c] = 0.0f;
     }
+    o->observe_on = o->fake_quant_on = true;
     if (o->hist)
         memset(o->hist, 0, (size_t)o->spec.observer.bins * sizeof(float));
     o->batches = 0;
@@ -62,7 +74,10 @@ void qg_observer_minmax(const qg_observer *o, float *min, float *max) {
 }
 
 /* Folds a batch's min/max into the running ones: plain min/max, or torch's
- * moving average min + c * (cur - min), each step rounded to fp32. */
+ * moving average min + c * (cur - min), each step rounded to fp32. The
+ * first batch sets both: the Python observers test min == +inf and
+ * max == -inf together, ATen's fused op tests each for an infinity
+ * (docs/semantics.md); on finite data the two agree. */
 static void fold(qg_observer *o, size_t c, float cur_min, float cur_max) {
     /* -0.0 and +0.0 compare equal, so which one a reduction returns depends
      * on the order it visits them; +0.0 makes every order agree. */
@@ -70,9 +85,14 @@ static void fold(qg_observer *o, size_t c, float cur_min, float cur_max) {
     cur_max += 0.0f;
     bool moving = o->spec.observer.type == QG_OBS_MOVING_AVERAGE_MINMAX ||
                   o->spec.observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
+    const float k = o->spec.observer.averaging_constant;
+    if (moving && o->spec.train_qparams == QG_TRAIN_QPARAMS_FUSED_OP) {
+        o->min[c] = isinf(o->min[c]) ? cur_min : o->min[c] + k * (cur_min - o->min[c]);
+        o->max[c] = isinf(o->max[c]) ? cur_max : o->max[c] + k * (cur_max - o->max[c]);
+        return;
+    }
     bool first = o->min[c] == INFINITY && o->max[c] == -INFINITY;
     if (moving && !first) {
-        const float k = o->spec.observer.averaging_constant;
         o->min[c] = o->min[c] + k * (cur_min - o->min[c]);
         o->max[c] = o->max[c] + k * (cur_max - o->max[c]);
     } else {
@@ -164,23 +184,4 @@ qg_status qg_observer_qparams(const qg_observer *o, float *scale, int32_t *zero_
     }
     default: return qg_calculate_qparams(sp, o->min, o->max, o->channels, scale, zero_point, zero_point_float, err);
     }
-}
-
-qg_status qg_ref_fused_train_step(qg_observer *o, const float *x, float *y, uint8_t *mask, size_t n, size_t inner,
-                                  float *scale, int32_t *zero_point, qg_error *err) {
-    const qg_spec *sp = &o->spec;
-    qg_status st = qg_observer_update(o, x, n, inner, err);
-    if (st)
-        return st;
-    float *zf = NULL;
-    if (sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS && !(zf = malloc(o->channels * sizeof(float))))
-        return qg_error_set(err, QG_ERR_NOMEM, "fused step: out of memory");
-    st = qg_observer_qparams(o, scale, zero_point, zf, err);
-    if (!st) {
-        qg_qparams qp = {scale, zero_point, zf, qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1,
-                         inner ? inner : 1};
-        qg_ref_fake_quant(sp, x, y, mask, n, &qp);
-    }
-    free(zf);
-    return st;
 }

@@ -3,6 +3,7 @@
 #ifndef QGEN_OBSERVER_INTERNAL_H
 #define QGEN_OBSERVER_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "qgen/runtime.h"
@@ -13,6 +14,12 @@ struct qg_observer {
     float *min, *max;
     float *hist; /* histogram observer: spec.observer.bins counts */
     uint64_t batches;
+    /* The fused training step's module state, torch's scale, zero_point,
+     * observer_enabled and fake_quant_enabled buffers (train_step.c);
+     * `channels` values each, train_zpf for float zero points. */
+    float *train_scale, *train_zpf;
+    int32_t *train_zp;
+    bool observe_on, fake_quant_on;
 };
 
 /* Histogram observer (histogram.c). */

@@ -2,8 +2,12 @@
  *
  * Layout (little-endian): magic "QGOBSRV\0", u32 format version, u32
  * observer type, u32 dtype, u32 qscheme, i64 quant_min, i64 quant_max,
- * u64 channels, u32 bins, u32 reserved, u64 batches, f32 min[channels],
- * f32 max[channels], f32 hist[bins], then the XXH64 of all of the above.
+ * u64 channels, u32 bins, u32 flags, u64 batches, f32 min[channels],
+ * f32 max[channels], then (version 2) the training step's f32
+ * scale[channels], i32 zero_point[channels] and f32
+ * zero_point_float[channels], then f32 hist[bins], then the XXH64 of all of
+ * the above. flags (version 2): bit 0 observer off, bit 1 fake quant off;
+ * version 1 files (0 there, no training qparams) still load.
  * Saving writes a temporary file in the same directory, fsyncs it and
  * renames it over the target, so readers see the old or the new file whole.
  */
@@ -22,7 +26,9 @@
 #include "observer_internal.h"
 
 #define STATE_MAGIC "QGOBSRV"
-#define STATE_VERSION 1u
+#define STATE_VERSION 2u
+#define FLAG_OBSERVER_OFF 1u
+#define FLAG_FAKE_QUANT_OFF 2u
 
 typedef struct buf {
     unsigned char *p;
@@ -72,15 +78,26 @@ static float get_f32(const unsigned char *p) {
 
 static size_t hist_bins(const qg_observer *o) { return o->hist ? (size_t)o->spec.observer.bins : 0; }
 
+static uint32_t flags_of(const qg_observer *o) {
+    return (o->observe_on ? 0u : FLAG_OBSERVER_OFF) | (o->fake_quant_on ? 0u : FLAG_FAKE_QUANT_OFF);
+}
+
 static int serialize(const qg_observer *o, buf *b) {
     int bad = put(b, STATE_MAGIC, 8) || put_u32(b, STATE_VERSION) || put_u32(b, (uint32_t)o->spec.observer.type) ||
               put_u32(b, (uint32_t)o->spec.dtype) || put_u32(b, (uint32_t)o->spec.qscheme) ||
               put_u64(b, (uint64_t)o->spec.quant_min) || put_u64(b, (uint64_t)o->spec.quant_max) ||
-              put_u64(b, o->channels) || put_u32(b, (uint32_t)hist_bins(o)) || put_u32(b, 0) || put_u64(b, o->batches);
+              put_u64(b, o->channels) || put_u32(b, (uint32_t)hist_bins(o)) || put_u32(b, flags_of(o)) ||
+              put_u64(b, o->batches);
     for (size_t c = 0; c < o->channels && !bad; c++)
         bad = put_f32(b, o->min[c]);
     for (size_t c = 0; c < o->channels && !bad; c++)
         bad = put_f32(b, o->max[c]);
+    for (size_t c = 0; c < o->channels && !bad; c++)
+        bad = put_f32(b, o->train_scale[c]);
+    for (size_t c = 0; c < o->channels && !bad; c++)
+        bad = put_u32(b, (uint32_t)o->train_zp[c]);
+    for (size_t c = 0; c < o->channels && !bad; c++)
+        bad = put_f32(b, o->train_zpf[c]);
     for (size_t i = 0; i < hist_bins(o) && !bad; i++)
         bad = put_f32(b, o->hist[i]);
     if (!bad)
@@ -185,14 +202,20 @@ qg_status qg_observer_load(qg_observer *o, const char *path, qg_error *err) {
         goto out;
     }
     uint32_t version = get_u32(b.p + 8);
-    if (version != STATE_VERSION) {
-        st = qg_error_set(err, QG_ERR_FORMAT, "state file %s: format version %u; expected %u", path, version,
+    if (version != 1 && version != STATE_VERSION) {
+        st = qg_error_set(err, QG_ERR_FORMAT, "state file %s: format version %u; expected 1 or %u", path, version,
                           STATE_VERSION);
         goto out;
     }
     uint64_t channels = get_u64(b.p + 8 + 16 + 16);
-    uint32_t bins = get_u32(b.p + 8 + 16 + 24);
-    if (channels > (1u << 30) || bins > (1u << 20) || b.len != header + 8 * (size_t)channels + 4 * (size_t)bins + 8) {
+    uint32_t bins = get_u32(b.p + 8 + 16 + 24), flags = get_u32(b.p + 8 + 16 + 28);
+    const size_t per_channel = version == 1 ? 8 : 20;
+    if (flags & ~(version == 1 ? 0u : FLAG_OBSERVER_OFF | FLAG_FAKE_QUANT_OFF)) {
+        st = qg_error_set(err, QG_ERR_FORMAT, "state file %s: unknown flags 0x%x; the file is corrupt", path, flags);
+        goto out;
+    }
+    if (channels > (1u << 30) || bins > (1u << 20) ||
+        b.len != header + per_channel * (size_t)channels + 4 * (size_t)bins + 8) {
         st = qg_error_set(err, QG_ERR_FORMAT,
                           "state file %s: size %zu does not match its header; the file is "
                           "truncated or corrupt",
@@ -224,6 +247,18 @@ qg_status qg_observer_load(qg_observer *o, const char *path, qg_error *err) {
         o->min[c] = get_f32(p);
     for (size_t c = 0; c < channels; c++, p += 4)
         o->max[c] = get_f32(p);
+    for (size_t c = 0; version > 1 && c < channels; c++, p += 4)
+        o->train_scale[c] = get_f32(p);
+    for (size_t c = 0; version > 1 && c < channels; c++, p += 4)
+        o->train_zp[c] = (int32_t)get_u32(p);
+    for (size_t c = 0; version > 1 && c < channels; c++, p += 4)
+        o->train_zpf[c] = get_f32(p);
+    for (size_t c = 0; version == 1 && c < channels; c++) { /* torch's initial buffers */
+        o->train_scale[c] = 1.0f;
+        o->train_zp[c] = 0;
+        o->train_zpf[c] = 0.0f;
+    }
+    qg_observer_enable(o, !(flags & FLAG_OBSERVER_OFF), !(flags & FLAG_FAKE_QUANT_OFF));
     for (size_t i = 0; i < bins; i++, p += 4)
         o->hist[i] = get_f32(p);
 out:

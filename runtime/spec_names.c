@@ -10,6 +10,7 @@ static const char *const rounding_names[] = {"half_even", "half_up", "half_away"
 static const char *const scale_op_names[] = {"mul_inv", "div"};
 static const char *const nan_names[] = {"zero_point", "propagate"};
 static const char *const requant_names[] = {"fp32", "fixed_point"};
+static const char *const train_qparams_names[] = {"observer", "fused_op"};
 static const char *const observer_names[] = {
     "minmax",    "moving_average_minmax", "per_channel_minmax", "moving_average_per_channel_minmax",
     "histogram", "fixed_qparams",         "placeholder"};
@@ -21,6 +22,7 @@ const char *qg_rounding_name(qg_rounding r) { return NAME_OF(rounding_names, r);
 const char *qg_scale_op_name(qg_scale_op s) { return NAME_OF(scale_op_names, s); }
 const char *qg_nan_policy_name(qg_nan_policy p) { return NAME_OF(nan_names, p); }
 const char *qg_requant_name(qg_requant_scheme r) { return NAME_OF(requant_names, r); }
+const char *qg_train_qparams_name(qg_train_qparams r) { return NAME_OF(train_qparams_names, r); }
 const char *qg_observer_type_name(qg_observer_type t) { return NAME_OF(observer_names, t); }
 const char *qg_isa_name(qg_isa isa) { return NAME_OF(isa_names, isa); }
 

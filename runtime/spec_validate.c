@@ -107,6 +107,24 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
             return qg_error_set(err, QG_ERR_INVALID, "observer.zero_point: got %d; expected a value in %lld..%lld",
                                 (int)o->fixed_zero_point, (long long)sp->quant_min, (long long)sp->quant_max);
     }
+    if (!qg_train_qparams_name(sp->train_qparams))
+        return qg_error_set(err, QG_ERR_INVALID, "train_qparams: got %d; expected observer or fused_op",
+                            (int)sp->train_qparams);
+    if (sp->train_qparams == QG_TRAIN_QPARAMS_FUSED_OP) {
+        /* torch's fused op runs a moving-average observer on integer
+         * zero points, with qmax - qmin in an int. */
+        if (o->type != QG_OBS_MOVING_AVERAGE_MINMAX && o->type != QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX)
+            return qg_error_set(err, QG_ERR_INVALID,
+                                "train_qparams: got \"fused_op\" with observer.type \"%s\"; expected "
+                                "moving_average_minmax or moving_average_per_channel_minmax (or train_qparams "
+                                "\"observer\")",
+                                oname);
+        if (sp->dtype == QG_QINT32 || sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS)
+            return qg_error_set(err, QG_ERR_INVALID,
+                                "train_qparams: got \"fused_op\" with dtype %s, qscheme %s; expected an 8- or "
+                                "16-bit dtype with integer zero points (or train_qparams \"observer\")",
+                                qg_dtype_name(sp->dtype), qg_qscheme_name(sp->qscheme));
+    }
     if (sp->targets == 0 || sp->targets >= (1u << QG_ISA_COUNT))
         return qg_error_set(err, QG_ERR_INVALID,
                             "targets: got an empty or unknown set; expected some of scalar, avx2, "

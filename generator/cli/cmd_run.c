@@ -17,6 +17,7 @@ static const char usage[] =
     "  fake_quant           --in x                    --out y [--mask m (uint8 out)]\n"
     "  fake_quant_backward  --in dy --mask m          --out dx\n"
     "  fused_train_step     --in x [--state F]        --out y [--mask m]; prints qparams\n"
+    "                       [--observer on|off] [--fake-quant on|off] (saved in F)\n"
     "  lsq_forward          --in x                    --out y (float --zero-point)\n"
     "  lsq_backward         --in x --grad dy          --out dx; prints ds, dz [--grad-factor g]\n"
     "  quantize_bias        --in b (float32, one per channel) --s-in S --s-w W,...  --out bq (int32)\n"
@@ -31,6 +32,7 @@ enum { MAXCH = 1 << 16 };
 typedef struct run_args {
     const char *spec, *op, *in, *out, *mask, *state, *grad, *bias;
     const char *scale, *zero_point, *s_in, *s_w, *s_out, *grad_factor;
+    int observer_on, fake_quant_on; /* -1: as the state has it */
     qg_cli_sets sets;
 } run_args;
 
@@ -49,11 +51,14 @@ static int parse_args(int argc, char **argv, run_args *a) {
                                          {"s-w", required_argument, 0, '2'},
                                          {"s-out", required_argument, 0, '3'},
                                          {"grad-factor", required_argument, 0, 'f'},
+                                         {"observer", required_argument, 0, 'B'},
+                                         {"fake-quant", required_argument, 0, 'F'},
                                          {"set", required_argument, 0, 's'},
                                          {"help", no_argument, 0, 'h'},
                                          {0}};
     int c;
     optind = 1;
+    a->observer_on = a->fake_quant_on = -1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'S': a->spec = optarg; break;
@@ -70,6 +75,15 @@ static int parse_args(int argc, char **argv, run_args *a) {
         case '2': a->s_w = optarg; break;
         case '3': a->s_out = optarg; break;
         case 'f': a->grad_factor = optarg; break;
+        case 'B':
+        case 'F': {
+            const bool on = strcmp(optarg, "on") == 0;
+            if (!on && strcmp(optarg, "off") != 0)
+                return qg_cli_failf("--%s: got \"%s\"; expected on or off", c == 'B' ? "observer" : "fake-quant",
+                                    optarg);
+            *(c == 'B' ? &a->observer_on : &a->fake_quant_on) = on;
+            break;
+        }
         case 's': {
             int rc = qg_cli_add_set(&a->sets, optarg);
             if (rc)
@@ -240,6 +254,28 @@ static int op_requant_family(const run_args *a, run_ctx *r) {
     return rc;
 }
 
+/* One training step on the state file (created when missing), with the
+ * switches the command line sets; the state is saved only on success. */
+static qg_status fused_step(const run_args *a, run_ctx *r, float *y, uint8_t *mask, qg_error *err) {
+    qg_observer *obs;
+    qg_status st = qg_observer_create(&r->sp, &obs, err);
+    if (st)
+        return st;
+    if (a->state && access(a->state, F_OK) == 0)
+        st = qg_observer_load(obs, a->state, err);
+    if (!st) {
+        bool observe_on, fake_quant_on;
+        qg_observer_enabled(obs, &observe_on, &fake_quant_on);
+        qg_observer_enable(obs, a->observer_on < 0 ? observe_on : a->observer_on,
+                           a->fake_quant_on < 0 ? fake_quant_on : a->fake_quant_on);
+        st = qg_ref_fused_train_step(obs, r->x.data, y, mask, r->x.count, r->inner, r->scale, r->zp, err);
+    }
+    if (!st && a->state)
+        st = qg_observer_save(obs, a->state, err);
+    qg_observer_destroy(obs);
+    return st;
+}
+
 static int run_op(const run_args *a, run_ctx *r) {
     const qg_spec *sp = &r->sp;
     const size_t n = r->x.count;
@@ -294,16 +330,10 @@ static int run_op(const run_args *a, run_ctx *r) {
         goto out;
     }
     if (is_fused) {
-        qg_observer *obs;
-        if (qg_observer_create(sp, &obs, &err) ||
-            (a->state && access(a->state, F_OK) == 0 && qg_observer_load(obs, a->state, &err)) ||
-            qg_ref_fused_train_step(obs, r->x.data, fout, mask, n, r->inner, r->scale, r->zp, &err) ||
-            (a->state && qg_observer_save(obs, a->state, &err))) {
-            qg_observer_destroy(obs);
+        if (fused_step(a, r, fout, mask, &err)) {
             rc = qg_cli_fail(&err);
             goto out;
         }
-        qg_observer_destroy(obs);
         size_t nch = qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1;
         printf("{\"scale\": [");
         for (size_t i = 0; i < nch; i++)

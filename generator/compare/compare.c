@@ -126,10 +126,21 @@ static void runtime_sources(char *out, size_t cap) {
         snprintf(out, cap, "%s", QGEN_RUNTIME_SOURCE_DIR);
 }
 
-static const char *const runtime_files[] = {
-    "cpu",        "histogram",     "observe_kernel", "observer", "observer_state_file",
-    "qparams",    "quantizer",     "ref_fake_quant", "ref_lsq",  "ref_requantize",
-    "spec_names", "spec_validate", "status"};
+static const char *const runtime_files[] = {"cpu",
+                                            "histogram",
+                                            "observe_kernel",
+                                            "observer",
+                                            "observer_state_file",
+                                            "qparams",
+                                            "qparams_fused_op",
+                                            "quantizer",
+                                            "ref_fake_quant",
+                                            "ref_lsq",
+                                            "ref_requantize",
+                                            "spec_names",
+                                            "spec_validate",
+                                            "status",
+                                            "train_step"};
 enum { N_RUNTIME = sizeof runtime_files / sizeof runtime_files[0] };
 
 static bool build_runtime(ctx *c, const arch_t *a) {

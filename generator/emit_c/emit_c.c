@@ -34,6 +34,7 @@ static void emit_spec_literal(const qg_spec *sp, qg_text *t) {
     P("    .fast_training = %d,\n    .rounding = %d, /* %s */\n    .scale_op = %d, /* %s */\n", (int)sp->fast_training,
       (int)sp->rounding, qg_rounding_name(sp->rounding), (int)sp->scale_op, qg_scale_op_name(sp->scale_op));
     P("    .nan_policy = %d,\n    .requant = %d,\n", (int)sp->nan_policy, (int)sp->requant);
+    P("    .train_qparams = %d, /* %s */\n", (int)sp->train_qparams, qg_train_qparams_name(sp->train_qparams));
     P("    .observer = {.type = %d, /* %s */\n", (int)o->type, qg_observer_type_name(o->type));
     P("                 .averaging_constant = %a, /* %.9g */\n", (double)o->averaging_constant,
       (double)o->averaging_constant);
@@ -70,8 +71,10 @@ qg_status qg_emit_header(const qg_spec *sp, const char *banner, qg_text *t, qg_e
       " * to channel (i / qp->inner) % qp->channels; mask may be NULL and is ");
     S(sp->compat_mask ? "packed,\n * 1 bit per element, LSB first. */\n" : "one\n * byte per element. */\n");
     declare_ops(t, n, "");
-    P("/* observe, calculate_qparams and fake_quant in one call; scale and\n"
-      " * zero_point receive the new qparams (%s_CHANNELS values). */\n",
+    P("/* observe, new qparams and fake_quant in one call, with the module state\n"
+      " * (qparams, switches) the observer holds; scale and zero_point receive\n"
+      " * the qparams after the step (%s_CHANNELS values). See\n"
+      " * qg_ref_fused_train_step in qgen/runtime.h. */\n",
       n);
     P("qg_status %s_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,\n"
       "    size_t inner, float *scale, int32_t *zero_point, qg_error *err);\n",
@@ -164,11 +167,9 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
     P("qg_status %s_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,\n"
       "    size_t inner, float *scale, int32_t *zero_point, qg_error *err) {\n",
       n);
-    P("    qg_status st = %s_observe(x, n, inner, obs, err);\n", n);
-    S("    if (st == QG_OK)\n        st = qg_observer_qparams(obs, scale, zero_point, NULL, err);\n");
-    S("    if (st)\n        return st;\n");
-    P("    const qg_qparams qp = {scale, zero_point, NULL, %s_CHANNELS, inner ? inner : 1};\n", n);
-    P("    %s_fake_quant(x, y, mask, n, &qp);\n    return QG_OK;\n}\n", n);
+    P("    return qg_fused_train_step_with(obs, %s_observe, %s_fake_quant, x, y, mask, n, inner, scale, zero_point,\n"
+      "                                    err);\n}\n",
+      n, n);
     P("const char *%s_isa(void) { return %s_pick()->isa; }\n\n", n, n);
     emit_spec_literal(sp, t);
     return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");

@@ -61,6 +61,14 @@ typedef struct qg_kernels {
     void (*requantize)(const int32_t *acc, void *q, size_t n, const qg_requant_params *rp);
 } qg_kernels;
 
+/* The fused training step on JIT kernels compiled with at least
+ * QG_JIT_OBSERVE | QG_JIT_FAKE_QUANT (see qg_ref_fused_train_step). */
+static inline qg_status qg_kernels_fused_train_step(const qg_kernels *k, qg_observer *obs, const float *x, float *y,
+                                                    uint8_t *mask, size_t n, size_t inner, float *scale,
+                                                    int32_t *zero_point, qg_error *err) {
+    return qg_fused_train_step_with(obs, k->observe, k->fake_quant, x, y, mask, n, inner, scale, zero_point, err);
+}
+
 /* NULL options: best ISA, default cache directory. */
 qg_status qg_jit_create(const qg_jit_options *opt, qg_jit **out, qg_error *err);
 

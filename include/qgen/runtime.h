@@ -116,10 +116,43 @@ void qg_observer_minmax(const qg_observer *obs, float *min, float *max);
 qg_status qg_observer_save(const qg_observer *obs, const char *path, qg_error *err);
 qg_status qg_observer_load(qg_observer *obs, const char *path, qg_error *err);
 
-/* The fused training step: observe(x), calculate_qparams, fake_quant(x).
- * scale/zero_point receive the new qparams (channel_len values). */
+/* ---- the fused training step (docs/semantics.md) ----------------------
+ *
+ * observe(x), new qparams, fake_quant(x) in one call, as torch's QAT modules
+ * do: FakeQuantize for the spec's train_qparams "observer",
+ * FusedMovingAvgObsFakeQuantize for "fused_op". The observer object keeps
+ * the module's state besides min/max: the qparams of the last step (1.0 and
+ * 0 before the first) and the two switches, all saved in state files.
+ * scale/zero_point receive the qparams after the step (channel_len values
+ * for per-channel observers, else 1). With fake quant off, y = x and the
+ * mask is all ones. NaN in x is refused and nothing changes. */
 qg_status qg_ref_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n, size_t inner,
                                   float *scale, int32_t *zero_point, qg_error *err);
+
+/* The same step on generated kernels (NULL: the reference's): the
+ * dispatcher's NAME_fused_train_step and qg_kernels_fused_train_step
+ * (qgen/jit.h) call it with theirs. */
+typedef qg_status (*qg_observe_fn)(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err);
+typedef void (*qg_fake_quant_fn)(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp);
+qg_status qg_fused_train_step_with(qg_observer *obs, qg_observe_fn observe, qg_fake_quant_fn fake_quant, const float *x,
+                                   float *y, uint8_t *mask, size_t n, size_t inner, float *scale, int32_t *zero_point,
+                                   qg_error *err);
+
+/* torch's enable/disable_observer and enable/disable_fake_quant; both on
+ * after create and reset. */
+void qg_observer_enable(qg_observer *obs, bool observe, bool fake_quant);
+void qg_observer_enabled(const qg_observer *obs, bool *observe, bool *fake_quant);
+/* The qparams the training step holds now (torch's scale and zero_point
+ * buffers). */
+void qg_observer_train_qparams(const qg_observer *obs, float *scale, int32_t *zero_point);
+
+/* ATen's ChooseQuantizationParams as torch.fused_moving_avg_obs_fake_quant
+ * calls it: double precision, symmetric ranges widened to keep 0 exact,
+ * scales below 6.1e-5 raised to it. The API's other qparams rule is
+ * qg_calculate_qparams (the observers' formula, which torch's convert
+ * uses). Fails on NaN and on min > max (nothing observed yet). */
+qg_status qg_choose_qparams_fused_op(const qg_spec *spec, const float *min, const float *max, size_t channels,
+                                     float *scale, int32_t *zero_point, qg_error *err);
 
 /* ---- CPU ------------------------------------------------------------------ */
 

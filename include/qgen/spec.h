@@ -37,6 +37,13 @@ typedef enum qg_nan_policy { QG_NAN_ZERO_POINT, QG_NAN_PROPAGATE } qg_nan_policy
 
 typedef enum qg_requant_scheme { QG_REQUANT_FP32, QG_REQUANT_FIXED_POINT } qg_requant_scheme;
 
+/* How the fused training step turns running min/max into qparams
+ * (docs/semantics.md, "The fused training step"). observer: the observer's
+ * calculate_qparams, as torch's FakeQuantize does. fused_op: ATen's
+ * double-precision ChooseQuantizationParams, as torch's
+ * FusedMovingAvgObsFakeQuantize (get_default_qat_qconfig's default) does. */
+typedef enum qg_train_qparams { QG_TRAIN_QPARAMS_OBSERVER, QG_TRAIN_QPARAMS_FUSED_OP } qg_train_qparams;
+
 typedef enum qg_observer_type {
     QG_OBS_MINMAX,
     QG_OBS_MOVING_AVERAGE_MINMAX,
@@ -80,6 +87,7 @@ typedef struct qg_spec {
     bool compat_mask; /* true: mask packed 1 bit per element, LSB first */
     bool in_place;    /* kernels may be called with output == input */
     bool fast_training;
+    qg_train_qparams train_qparams;
     qg_rounding rounding;
     qg_scale_op scale_op;
     qg_nan_policy nan_policy;
@@ -103,6 +111,7 @@ const char *qg_rounding_name(qg_rounding r);
 const char *qg_scale_op_name(qg_scale_op s);
 const char *qg_nan_policy_name(qg_nan_policy p);
 const char *qg_requant_name(qg_requant_scheme r);
+const char *qg_train_qparams_name(qg_train_qparams r);
 const char *qg_observer_type_name(qg_observer_type t);
 const char *qg_isa_name(qg_isa isa);
 

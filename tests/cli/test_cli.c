@@ -168,6 +168,25 @@ static void test_run_matches_library(void) {
                          tmp("st.bin"), "--out", tmp("fy.npy"), NULL),
                     0);
     ASSERT_CONTAINS(out_text, "\"scale\": [0.784313738]");
+    /* the switches are saved with the state: fake quant off gives y = x
+     * on this call and the next, until it is switched on again */
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fused_train_step", "--in", tmp("x.npy"), "--state",
+                         tmp("st.bin"), "--fake-quant", "off", "--out", tmp("fy.npy"), NULL),
+                    0);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fused_train_step", "--in", tmp("x.npy"), "--state",
+                         tmp("st.bin"), "--observer", "off", "--out", tmp("fy.npy"), NULL),
+                    0);
+    qg_npy fy;
+    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("fy.npy"), &fy, &err), QG_OK);
+    CU_ASSERT_TRUE(fy.count == 10 && memcmp(fy.data, X, sizeof X) == 0);
+    free(fy.data);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fused_train_step", "--in", tmp("x.npy"), "--state",
+                         tmp("st.bin"), "--fake-quant", "maybe", "--out", tmp("fy.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "--fake-quant", "\"maybe\"", "expected on or off");
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fused_train_step", "--in", tmp("x.npy"), "--state",
+                         tmp("st.bin"), "--fake-quant", "on", "--observer", "on", "--out", tmp("fy.npy"), NULL),
+                    0);
     CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "quantize", "--in", tmp("x.npy"), "--state",
                          tmp("st.bin"), "--out", tmp("q2.npy"), NULL),
                     0);

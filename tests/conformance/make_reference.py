@@ -421,7 +421,29 @@ histogram_config("hist_qint8_affine_outliers", "qint8", "per_tensor_affine",
                  np.concatenate([int_bounded(30000, -2, 2, 0.4), np.array([-50, 80], dtype=F32)]).astype(F32))
 
 
-# ---- the fused training step (torch FakeQuantize: observe, qparams, fake quant)
+# ---- the fused training step: torch's QAT modules themselves ---------------
+# FakeQuantize (train_qparams "observer") and FusedMovingAvgObsFakeQuantize
+# ("fused_op", get_default_qat_qconfig's default), step by step: outputs,
+# masks (the input's gradient), qparams and running min/max after every step.
+
+
+def record_step(name, i, fq, b, axis, per_channel, compat, switches):
+    xt = torch.from_numpy(b.copy()).requires_grad_()
+    y = fq(xt)
+    y.backward(torch.ones_like(y))
+    m = xt.grad.numpy().astype(np.uint8).reshape(-1)
+    o = fq.activation_post_process
+    inner = layout(b.shape, axis)[1] if per_channel else 1
+    return dict(x=save("%s_b%d" % (name, i), b.reshape(-1)), inner=inner,
+                y=save("%s_y%d" % (name, i), y.detach().numpy().reshape(-1)),
+                mask=save("%s_m%d" % (name, i), packed(m) if compat else m),
+                scale=bits(fq.scale.numpy()), zero_point=[int(v) for v in fq.zero_point.numpy()],
+                min=bits(o.min_val.numpy()), max=bits(o.max_val.numpy()), observer=switches[0], fake_quant=switches[1])
+
+
+def set_switches(fq, switches):
+    fq.enable_observer() if switches[0] else fq.disable_observer()
+    fq.enable_fake_quant() if switches[1] else fq.disable_fake_quant()
 
 
 def fused_config(name, dtype, qscheme, obs_type, batches, axis=0, qrange=None, reduce_range=False, compat=False):
@@ -438,17 +460,7 @@ def fused_config(name, dtype, qscheme, obs_type, batches, axis=0, qrange=None, r
         kw["ch_axis"] = axis
         spec.update(ch_axis=axis, channel_len=batches[0].shape[axis])
     fq = torch.ao.quantization.FakeQuantize(**kw)
-    steps = []
-    for i, b in enumerate(batches):
-        xt = torch.from_numpy(b.copy()).requires_grad_()
-        y = fq(xt)
-        y.backward(torch.ones_like(y))
-        m = xt.grad.numpy().astype(np.uint8).reshape(-1)
-        ch, inner = layout(b.shape, axis) if per_channel else (1, 1)
-        steps.append(dict(x=save("%s_b%d" % (name, i), b.reshape(-1)), inner=inner,
-                          y=save("%s_y%d" % (name, i), y.detach().numpy().reshape(-1)),
-                          mask=save("%s_m%d" % (name, i), packed(m) if compat else m),
-                          scale=bits(fq.scale.numpy()), zero_point=[int(v) for v in fq.zero_point.numpy()]))
+    steps = [record_step(name, i, fq, b, axis, per_channel, compat, (True, True)) for i, b in enumerate(batches)]
     cases.append(dict(op="fused_train_step", id=name, spec=spec, steps=steps))
 
 
@@ -460,6 +472,71 @@ fused_config("fused_act_quint8_packed", "quint8", "per_tensor_affine", "moving_a
 fused_config("fused_w_qint8_pc", "qint8", "per_channel_symmetric", "moving_average_per_channel_minmax",
              [batch((6, 3, 3, 3)), batch((6, 3, 3, 3), 0.1, 0.5), batch((6, 3, 3, 3), 0, 2)], axis=0,
              qrange=(-128, 127))
+
+
+def qat_module(preset):
+    """The module a QAT script gets: get_default_qat_qconfig(backend, version)."""
+    parts = preset.split(".")
+    version = 0 if parts[2] == "v0" else 1
+    qc = torch.ao.quantization.get_default_qat_qconfig(parts[1], version)
+    return getattr(qc, parts[-1])()
+
+
+# A stream of its own, so that these runs leave the other cases' data as it was.
+qat_rng = np.random.default_rng(20261123)
+
+
+def varied_batch(shape, kind):
+    """A batch of a run: random data of varied scale and offset, or one of the
+    shapes of data that move qparams in their own way."""
+    sd = float(np.exp(qat_rng.uniform(np.log(0.01), np.log(50.0))))
+    x = qat_rng.normal(qat_rng.uniform(-3, 3) * sd, sd, shape).astype(F32)
+    if kind == "zeros":
+        x.reshape(-1)[::3] = 0.0
+    elif kind == "positive":
+        x = np.abs(x)
+    elif kind == "negative":
+        x = -np.abs(x)
+    elif kind == "all_zero":
+        x = np.zeros(shape, F32)
+    elif kind == "tiny":
+        x = (x * F32(1e-6)).astype(F32)
+    return x
+
+
+# Observer and fake quant switched as a training script does (torch's
+# enable_/disable_observer, enable_/disable_fake_quant); both on at first.
+SWITCHES = [(True, True)] * 6 + [(False, True), (True, False), (False, False), (True, True), (False, True),
+                                  (True, True)]
+KINDS = ["plain", "zeros", "plain", "positive", "negative", "plain", "plain", "tiny", "plain", "zeros", "plain",
+         "plain"]
+
+
+def qat_run(preset, tag, shape, first=None, compat=False):
+    name = "qat_%s_%s" % (preset.replace(".", "_"), tag)
+    fq = qat_module(preset)
+    per_channel = fq.is_per_channel
+    spec = {"name": name, "base": preset, "compat_mask": compat}
+    if per_channel:
+        spec["channel_len"] = shape[0]
+    steps = []
+    for i, (switches, kind) in enumerate(zip(SWITCHES, KINDS)):
+        set_switches(fq, switches)
+        b = varied_batch(shape, first if i == 0 and first else kind)
+        steps.append(record_step(name, i, fq, b, 0, per_channel, compat, switches))
+    cases.append(dict(op="fused_train_step", id=name, spec=spec, steps=steps, module=type(fq).__name__))
+
+
+for backend in ("fbgemm", "x86", "qnnpack", "onednn"):
+    for version in ("", ".v0"):
+        act, wt = "torch.%s%s.activation" % (backend, version), "torch.%s%s.weight" % (backend, version)
+        qat_run(act, "a", (4, 37))
+        qat_run(act, "b", (67,), compat=True)
+        qat_run(act, "c", (2, 3, 5, 7), first="positive")
+        qat_run(wt, "a", (8, 3, 3, 3))
+        qat_run(wt, "b", (5, 1), compat=True)  # channels of one element
+        qat_run(wt, "c", (3, 17), first="negative")
+        qat_run(wt, "d", (6, 4), first="all_zero")
 
 
 # ---- LSQ -----------------------------------------------------------------
@@ -520,12 +597,13 @@ OBS_NAME = {"MovingAverageMinMaxObserver": "moving_average_minmax",
             "MovingAveragePerChannelMinMaxObserver": "moving_average_per_channel_minmax"}
 DT_NAME = {torch.quint8: "quint8", torch.qint8: "qint8"}
 QS_NAME = {v: k for k, v in QS.items()}
-for backend in ("fbgemm", "x86", "qnnpack", "onednn"):
-    qc = torch.ao.quantization.get_default_qat_qconfig(backend)
+for backend, version in [(b, v) for b in ("fbgemm", "x86", "qnnpack", "onednn") for v in (1, 0)]:
+    qc = torch.ao.quantization.get_default_qat_qconfig(backend, version)
     for role, factory in (("activation", qc.activation), ("weight", qc.weight)):
         fq = factory()
         o = fq.activation_post_process
-        cases.append(dict(op="preset", id="torch.%s.%s" % (backend, role), preset="torch.%s.%s" % (backend, role),
+        preset = "torch.%s%s.%s" % (backend, "" if version else ".v0", role)
+        cases.append(dict(op="preset", id=preset, preset=preset,
                           dtype=DT_NAME[fq.dtype], qscheme=QS_NAME[fq.qscheme], quant_min=int(fq.quant_min),
                           quant_max=int(fq.quant_max), observer=OBS_NAME[type(o).__name__],
                           averaging_constant=bits([o.averaging_constant]), eps=bits([float(o.eps)]),

@@ -16,7 +16,7 @@
 
 static const char *ref_dir;
 static json_t *manifest;
-static unsigned long long elements_compared, cases_run, fma_filtered;
+static unsigned long long elements_compared, cases_run, fma_filtered, fused_steps;
 
 /* ---- manifest helpers ------------------------------------------------------ */
 
@@ -320,12 +320,60 @@ static void run_histogram(json_t *c) {
     qg_observer_destroy(obs);
 }
 
+/* torch's QAT modules step by step: the switches a step ran with, then its
+ * output, mask, qparams and running min/max. */
+static size_t fused_step(json_t *c, json_t *step, const qg_spec *sp, qg_observer *obs, float *s, int32_t *zp) {
+    qg_npy x = load(step, "x"), y = load(step, "y"), m = load(step, "mask");
+    float *got = malloc(x.count * sizeof(float) + 4);
+    uint8_t *mask = malloc(x.count + 8);
+    json_t *on = json_object_get(step, "observer"), *fq = json_object_get(step, "fake_quant");
+    qg_observer_enable(obs, !on || json_is_true(on), !fq || json_is_true(fq));
+    qg_error err;
+    qg_status st = qg_ref_fused_train_step(obs, x.data, got, mask, x.count,
+                                           (size_t)json_integer_value(json_object_get(step, "inner")), s, zp, &err);
+    if (st)
+        fprintf(stderr, "\n  %s: %s\n", id_of(c), err.message);
+    CU_ASSERT_EQUAL(st, QG_OK);
+    const size_t ch = json_array_size(json_object_get(step, "scale"));
+    CU_ASSERT_EQUAL(qg_mask_bytes(sp, x.count), m.count);
+    size_t bad = compare("y", id_of(c), got, y.data, y.count, 4) + compare("mask", id_of(c), mask, m.data, m.count, 1);
+    float *ws = floats_of(json_object_get(step, "scale")), *wmin = NULL, *wmax = NULL;
+    int32_t *wz = ints_of(json_object_get(step, "zero_point"));
+    bad += compare("scale", id_of(c), s, ws, ch, 4) + compare("zero_point", id_of(c), zp, wz, ch, 4);
+    if (json_object_get(step, "min")) {
+        float *gmin = malloc(ch * sizeof(float)), *gmax = malloc(ch * sizeof(float));
+        qg_observer_minmax(obs, gmin, gmax);
+        wmin = floats_of(json_object_get(step, "min"));
+        wmax = floats_of(json_object_get(step, "max"));
+        for (size_t k = 0; k < ch; k++) /* -0.0 == +0.0: qgen keeps +0.0 (docs/semantics.md) */
+            bad += (gmin[k] != wmin[k]) + (gmax[k] != wmax[k]);
+        elements_compared += 2 * ch;
+        free(gmin);
+        free(gmax);
+    }
+    free(ws);
+    free(wz);
+    free(wmin);
+    free(wmax);
+    free(got);
+    free(mask);
+    free(x.data);
+    free(y.data);
+    free(m.data);
+    return bad;
+}
+
 static void run_fused(json_t *c) {
     qg_spec sp;
     if (!spec_of(c, &sp)) {
         CU_FAIL("spec");
         return;
     }
+    json_t *module = json_object_get(c, "module");
+    if (module) /* the preset names the rule of the module it reproduces */
+        CU_ASSERT_EQUAL(sp.train_qparams, strcmp(json_string_value(module), "FakeQuantize") == 0
+                                              ? QG_TRAIN_QPARAMS_OBSERVER
+                                              : QG_TRAIN_QPARAMS_FUSED_OP);
     qg_observer *obs;
     qg_error err;
     CU_ASSERT_EQUAL_FATAL(qg_observer_create(&sp, &obs, &err), QG_OK);
@@ -333,28 +381,19 @@ static void run_fused(json_t *c) {
     json_t *step;
     float *s = malloc(ch * sizeof(float));
     int32_t *zp = malloc(ch * sizeof(int32_t));
+    char path[1100];
+    snprintf(path, sizeof path, "%s/fused.state", ref_dir);
     json_array_foreach(json_object_get(c, "steps"), i, step) {
-        qg_npy x = load(step, "x"), y = load(step, "y"), m = load(step, "mask");
-        float *got = malloc(x.count * sizeof(float) + 4);
-        uint8_t *mask = malloc(x.count + 8);
-        CU_ASSERT_EQUAL(qg_ref_fused_train_step(obs, x.data, got, mask, x.count,
-                                                (size_t)json_integer_value(json_object_get(step, "inner")), s, zp,
-                                                &err),
-                        QG_OK);
-        bad += compare("y", id_of(c), got, y.data, y.count, 4);
-        CU_ASSERT_EQUAL(qg_mask_bytes(&sp, x.count), m.count);
-        bad += compare("mask", id_of(c), mask, m.data, m.count, 1);
-        float *ws = floats_of(json_object_get(step, "scale"));
-        int32_t *wz = ints_of(json_object_get(step, "zero_point"));
-        bad += compare("scale", id_of(c), s, ws, ch, 4);
-        bad += compare("zero_point", id_of(c), zp, wz, ch, 4);
-        free(ws);
-        free(wz);
-        free(got);
-        free(mask);
-        free(x.data);
-        free(y.data);
-        free(m.data);
+        bad += fused_step(c, step, &sp, obs, s, zp);
+        fused_steps++;
+        /* as `qgen run --op fused_train_step --state F` chains steps: the
+         * next one starts from the saved state in a fresh observer */
+        qg_observer *next;
+        CU_ASSERT_EQUAL_FATAL(qg_observer_create(&sp, &next, &err), QG_OK);
+        CU_ASSERT_EQUAL(qg_observer_save(obs, path, &err), QG_OK);
+        CU_ASSERT_EQUAL(qg_observer_load(next, path, &err), QG_OK);
+        qg_observer_destroy(obs);
+        obs = next;
     }
     CU_ASSERT_EQUAL(bad, 0);
     free(s);
@@ -428,7 +467,8 @@ static void run_preset(json_t *c) {
         sp.observer.averaging_constant ==
             bits_to_float(json_integer_value(json_array_get(json_object_get(c, "averaging_constant"), 0))) &&
         sp.observer.eps == bits_to_float(json_integer_value(json_array_get(json_object_get(c, "eps"), 0))) &&
-        sp.fast_training == json_is_true(json_object_get(c, "fused")) &&
+        sp.fast_training &&
+        (sp.train_qparams == QG_TRAIN_QPARAMS_FUSED_OP) == json_is_true(json_object_get(c, "fused")) &&
         (!qg_qscheme_is_per_channel(sp.qscheme) || sp.ch_axis == json_integer_value(json_object_get(c, "ch_axis")));
     if (!ok)
         fprintf(stderr, "\n  preset %s differs from torch's qconfig\n", id_of(c));
@@ -513,10 +553,10 @@ int main(int argc, char **argv) {
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
-    printf("\nconformance vs torch %s: %llu cases, %llu elements compared, %u failed assertions, "
-           "%llu inputs dropped for torch's FMA contraction\n",
-           json_string_value(json_object_get(manifest, "torch_version")), cases_run, elements_compared, failed,
-           fma_filtered);
+    printf("\nconformance vs torch %s: %llu cases (%llu QAT module steps), %llu elements compared, %u failed "
+           "assertions, %llu inputs dropped for torch's FMA contraction\n",
+           json_string_value(json_object_get(manifest, "torch_version")), cases_run, fused_steps, elements_compared,
+           failed, fma_filtered);
     CU_cleanup_registry();
     json_decref(manifest);
     return failed ? 1 : 0;

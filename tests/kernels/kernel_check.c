@@ -367,6 +367,62 @@ static void test_observe(void) {
     CHECK_EQ(mismatches, 0);
 }
 
+/* The fused training step over a run of batches of varied scale and
+ * offset, observer and fake quant switched as a training script does: this
+ * ISA's observe and fake_quant through the runtime's driver (what the
+ * dispatcher's NAME_fused_train_step and qg_kernels_fused_train_step run)
+ * against the reference, after every step. */
+static void fused_run(size_t n, size_t inner, size_t ch) {
+    static const bool sw[][2] = {{1, 1}, {1, 1}, {1, 1}, {0, 1}, {1, 0}, {0, 0}, {1, 1}, {0, 1}, {1, 1}};
+    qg_observer *a, *b;
+    qg_error err;
+    if (qg_observer_create(SP, &a, &err) || qg_observer_create(SP, &b, &err)) {
+        CHECK_FAIL("observer_create");
+        return;
+    }
+    float as[CH_MAX], bs[CH_MAX], amn[CH_MAX], amx[CH_MAX], bmn[CH_MAX], bmx[CH_MAX];
+    int32_t az[CH_MAX], bz[CH_MAX];
+    for (size_t k = 0; k < sizeof sw / sizeof sw[0]; k++) {
+        const double sd = exp(uniform() * 8.0 - 4.0), loc = (uniform() * 6.0 - 3.0) * sd;
+        for (size_t i = 0; i < n; i++)
+            xbuf[i] = k == 2 && i % 3 == 0 ? 0.0f : (float)(loc + sd * (uniform() * 2.0 - 1.0));
+        qg_observer_enable(a, sw[k][0], sw[k][1]);
+        qg_observer_enable(b, sw[k][0], sw[k][1]);
+        size_t mb = qg_mask_bytes(SP, n);
+        memset(mbuf, 0xA5, mb + 8);
+        memset(rmbuf, 0xA5, mb + 8);
+        qg_status sa = qg_fused_train_step_with(a, K->observe, K->fake_quant, xbuf, ybuf, mbuf, n, inner, as, az, &err);
+        qg_status sb = qg_ref_fused_train_step(b, xbuf, rbuf, rmbuf, n, inner, bs, bz, &err);
+        CHECK_EQ(sa, sb);
+        count("fused y", n, ybuf, rbuf, 4, n, inner);
+        count("fused mask", mb + 8, mbuf, rmbuf, 1, n, inner);
+        count("fused scale", ch, as, bs, 4, n, inner);
+        count("fused zero_point", ch, az, bz, 4, n, inner);
+        qg_observer_minmax(a, amn, amx);
+        qg_observer_minmax(b, bmn, bmx);
+        count("fused min", ch, amn, bmn, 4, n, inner);
+        count("fused max", ch, amx, bmx, 4, n, inner);
+    }
+    qg_observer_destroy(a);
+    qg_observer_destroy(b);
+}
+
+static void test_fused_train_step(void) {
+    const qg_observer_type t = SP->observer.type;
+    if (t == QG_OBS_PLACEHOLDER || t == QG_OBS_FIXED_QPARAMS || t == QG_OBS_HISTOGRAM)
+        return; /* nothing a min/max kernel trains */
+    const bool per_channel = t == QG_OBS_PER_CHANNEL_MINMAX || t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
+    const size_t C = qg_qscheme_is_per_channel(SP->qscheme) ? SP->channel_len : 1;
+    static const size_t rows[] = {1, 2, 7, 33, 259, 1000};
+    for (size_t lk = 0; lk < n_layouts(); lk++)
+        for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+            const size_t inner = layout_inner(lk), n = rows[r] * C * inner;
+            if (n <= BUF)
+                fused_run(n, inner, per_channel ? C : 1);
+        }
+    CHECK_EQ(mismatches, 0);
+}
+
 #ifdef KC_JIT
 static qg_jit *jit_cold, *jit_warm;
 static const qg_kernels *jit_k;
@@ -496,6 +552,7 @@ int main(int argc, char **argv) {
                  {"fake_quant_backward", test_backward},
                  {"requantize", test_requantize},
                  {"observe", test_observe},
+                 {"fused_train_step", test_fused_train_step},
 #ifdef KC_JIT
                  {"jit: same spec, same kernels", test_dispatch}};
 #else

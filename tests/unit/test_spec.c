@@ -102,7 +102,7 @@ static void test_presets_and_layers(void) {
         snprintf(json, sizeof json, "{\"name\": \"p\", \"base\": \"%s\"}", *p);
         CU_ASSERT_EQUAL(load(json, &sp, &err), QG_OK);
     }
-    CU_ASSERT_EQUAL(n, 10);
+    CU_ASSERT_EQUAL(n, 18);
 }
 
 typedef struct bad_case {

@@ -1,0 +1,126 @@
+/* The fused training step: observe, qparams, fake quant, with the module
+ * state torch's two QAT fake-quant modules keep (docs/semantics.md, "The
+ * fused training step"):
+ * - train_qparams "observer", torch's FakeQuantize: with the observer on,
+ *   the observer's calculate_qparams gives new qparams; with fake quant on,
+ *   x is fake-quantized with the current ones.
+ * - train_qparams "fused_op", torch's FusedMovingAvgObsFakeQuantize: with
+ *   fake quant on, ATen's ChooseQuantizationParams gives new qparams from
+ *   the running min/max and x is fake-quantized with them; with it off the
+ *   qparams are left as they were.
+ * With fake quant off, y = x and the mask is all ones. One driver serves
+ * the reference and the generated kernels of every backend and ISA. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "observer_internal.h"
+#include "qgen/kernel_support.h"
+#include "rt_internal.h"
+
+void qg_observer_enable(qg_observer *o, bool observe, bool fake_quant) {
+    o->observe_on = observe;
+    o->fake_quant_on = fake_quant;
+}
+
+void qg_observer_enabled(const qg_observer *o, bool *observe, bool *fake_quant) {
+    if (observe)
+        *observe = o->observe_on;
+    if (fake_quant)
+        *fake_quant = o->fake_quant_on;
+}
+
+void qg_observer_train_qparams(const qg_observer *o, float *scale, int32_t *zero_point) {
+    memcpy(scale, o->train_scale, o->channels * sizeof(float));
+    memcpy(zero_point, o->train_zp, o->channels * sizeof(int32_t));
+}
+
+/* New qparams into the module's buffers, by the spec's rule, when the rule
+ * asks for them this step; on failure the buffers are left as they were. */
+static qg_status update_train_qparams(qg_observer *o, qg_error *err) {
+    const qg_spec *sp = &o->spec;
+    const bool fused = sp->train_qparams == QG_TRAIN_QPARAMS_FUSED_OP;
+    if (fused ? !o->fake_quant_on : !o->observe_on)
+        return QG_OK;
+    const size_t C = o->channels;
+    float *s = malloc(C * (2 * sizeof(float) + sizeof(int32_t)));
+    if (!s)
+        return qg_error_set(err, QG_ERR_NOMEM, "fused step: out of memory");
+    float *zf = s + C;
+    int32_t *z = (int32_t *)(zf + C);
+    memcpy(zf, o->train_zpf, C * sizeof(float));
+    qg_status st =
+        fused ? qg_choose_qparams_fused_op(sp, o->min, o->max, C, s, z, err) : qg_observer_qparams(o, s, z, zf, err);
+    if (!st) {
+        memcpy(o->train_scale, s, C * sizeof(float));
+        memcpy(o->train_zp, z, C * sizeof(int32_t));
+        memcpy(o->train_zpf, zf, C * sizeof(float));
+    }
+    free(s);
+    return st;
+}
+
+static void fake_quant_off(const qg_spec *sp, const float *x, float *y, uint8_t *mask, size_t n) {
+    if (y != x)
+        memmove(y, x, n * sizeof(float));
+    if (!mask)
+        return;
+    if (!sp->compat_mask) {
+        memset(mask, 1, n);
+        return;
+    }
+    memset(mask, 0xFF, n / 8);
+    if (n % 8)
+        mask[n / 8] = (uint8_t)((1u << (n % 8)) - 1u);
+}
+
+qg_status qg_fused_train_step_with(qg_observer *o, qg_observe_fn observe, qg_fake_quant_fn fake_quant, const float *x,
+                                   float *y, uint8_t *mask, size_t n, size_t inner, float *scale, int32_t *zero_point,
+                                   qg_error *err) {
+    const qg_spec *sp = &o->spec;
+    if (sp->observer.type == QG_OBS_PLACEHOLDER)
+        return qg_error_set(err, QG_ERR_STATE,
+                            "observer.type: \"placeholder\" has no qparams to train; expected an observer that "
+                            "records data");
+    /* Both rules change nothing before every check has passed: the data
+     * is observed first (NaN is refused there with the state kept), and
+     * a qparams failure leaves the buffers as they were. */
+    float *keep_min = NULL;
+    qg_status st = QG_OK;
+    if (o->observe_on) {
+        keep_min = malloc(2 * o->channels * sizeof(float));
+        if (!keep_min)
+            return qg_error_set(err, QG_ERR_NOMEM, "fused step: out of memory");
+        memcpy(keep_min, o->min, o->channels * sizeof(float));
+        memcpy(keep_min + o->channels, o->max, o->channels * sizeof(float));
+        const uint64_t batches = o->batches;
+        st = observe ? observe(x, n, inner, o, err) : qg_observer_update(o, x, n, inner, err);
+        if (!st && (st = update_train_qparams(o, err)) != QG_OK) {
+            memcpy(o->min, keep_min, o->channels * sizeof(float));
+            memcpy(o->max, keep_min + o->channels, o->channels * sizeof(float));
+            o->batches = batches;
+        }
+        free(keep_min);
+    } else {
+        st = update_train_qparams(o, err);
+    }
+    if (st)
+        return st;
+    if (o->fake_quant_on) {
+        const qg_qparams qp = {o->train_scale, o->train_zp,
+                               sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS ? o->train_zpf : NULL, o->channels,
+                               inner ? inner : 1};
+        if (fake_quant)
+            fake_quant(x, y, mask, n, &qp);
+        else
+            qg_ref_fake_quant(sp, x, y, mask, n, &qp);
+    } else {
+        fake_quant_off(sp, x, y, mask, n);
+    }
+    qg_observer_train_qparams(o, scale, zero_point);
+    return QG_OK;
+}
+
+qg_status qg_ref_fused_train_step(qg_observer *o, const float *x, float *y, uint8_t *mask, size_t n, size_t inner,
+                                  float *scale, int32_t *zero_point, qg_error *err) {
+    return qg_fused_train_step_with(o, NULL, NULL, x, y, mask, n, inner, scale, zero_point, err);
+}
