@@ -1,22 +1,13 @@
 /* The C backend's files around the kernels: the public header and the
  * dispatcher that picks the best ISA of the CPU on first call. */
 #include "emit_c.h"
+#include "isa_spelling.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define P(...) qg_text_printf(t, __VA_ARGS__)
 #define S(s) qg_text_puts(t, s)
-
-static const char *arch_guard(qg_isa isa) {
-    switch (isa) {
-    case QG_ISA_AVX2: return "defined(__x86_64__) || defined(__i386__)";
-    case QG_ISA_AVX512: return "defined(__x86_64__)";
-    case QG_ISA_NEON: return "defined(__aarch64__)";
-    case QG_ISA_RVV: return "defined(__riscv)";
-    default: return "1";
-    }
-}
 
 /* The resolved spec as a C initializer (floats in hex: exact). */
 static void emit_spec_literal(const qg_spec *sp, qg_text *t) {
@@ -118,11 +109,12 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
         qg_isa isa = order[k];
         if (!(sp->targets & (1u << isa)))
             continue;
-        P("#if %s\n    %s_ENTRY(%s, QG_ISA_%s),\n#endif\n", arch_guard(isa), n, qg_isa_name(isa),
-          isa == QG_ISA_AVX512 ? "AVX512"
-          : isa == QG_ISA_AVX2 ? "AVX2"
-          : isa == QG_ISA_NEON ? "NEON"
-                               : "RVV");
+        char upper[16];
+        size_t k2 = 0;
+        for (const char *c = qg_isa_name(isa); *c && k2 + 1 < sizeof upper; c++)
+            upper[k2++] = (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
+        upper[k2] = 0;
+        P("#if %s\n    %s_ENTRY(%s, QG_ISA_%s),\n#endif\n", qg_isa_spelling_of(isa)->guard, n, qg_isa_name(isa), upper);
     }
     P("    %s_ENTRY(scalar, QG_ISA_SCALAR),\n};\n\n", n);
     P("static _Atomic(const %s_kernels *) %s_active;\n\n", n, n);

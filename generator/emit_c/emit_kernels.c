@@ -739,6 +739,26 @@ static void emit_reference_entries(emitter *e) {
 
 /* ---- the ISA file -------------------------------------------------------- */
 
+/* docs/semantics.md forbids FMA contraction and the file needs its ISA:
+ * both are set here, for the functions that follow, in each compiler's
+ * spelling, so that no build flag is needed. */
+static void emit_target_push(emitter *e) {
+    S("#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n");
+    if (e->is->target[0])
+        P("#pragma clang attribute push(__attribute__((target(\"%s\"))), apply_to = function)\n", e->is->target);
+    S("#elif defined(__GNUC__)\n#pragma GCC push_options\n");
+    if (e->is->target[0])
+        P("#pragma GCC target(\"%s\")\n", e->is->target);
+    S("#pragma GCC optimize(\"fp-contract=off\")\n#endif\n\n");
+}
+
+static void emit_target_pop(emitter *e) {
+    S("#if defined(__clang__)\n");
+    if (e->is->target[0])
+        S("#pragma clang attribute pop\n");
+    S("#elif defined(__GNUC__)\n#pragma GCC pop_options\n#endif\n\n");
+}
+
 qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg_text *t, qg_error *err) {
     emitter ev = {t, sp, qg_isa_spelling_of(isa), sp->name, 0, false, ""};
     emitter *e = &ev;
@@ -749,13 +769,19 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
     if (st)
         return st;
     S(banner);
-    P(" * ISA: %s; build flags: %s%s-ffp-contract=off\n */\n", e->is->name, e->is->cflags, e->is->cflags[0] ? " " : "");
+    P(" * ISA: %s. The file sets its own target and turns FP contraction off, so\n"
+      " * `cc -O2 -c` builds it as it is%s%s%s.\n */\n",
+      e->is->name, e->is->cflags[0] ? " (whole-file flags " : "", e->is->cflags, e->is->cflags[0] ? " also work)" : "");
     P("#include \"%s.h\"\n\n", sp->name);
     P("#if %s\n\n", e->is->guard);
-    S("#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#endif\n\n");
+    if (e->is->needs)
+        P("#if !(%s)\n#error \"qgen: %s kernels need a compiler that takes their target from the file (clang) or "
+          "flags %s\"\n#endif\n\n",
+          e->is->needs, e->is->name, e->is->cflags);
     S("#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
     S(e->is->includes);
     S("\n#include \"qgen/kernel_support.h\"\n\n");
+    emit_target_push(e);
     S(e->is->helpers);
     S("\n");
     if (qg_qscheme_is_per_channel(sp->qscheme) && sp->qscheme != QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS)
@@ -787,6 +813,7 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
     if (qg_plan_observer_reduces(sp))
         emit_minmax_span(e);
     emit_observe(e);
+    emit_target_pop(e);
     P("#else\ntypedef int %s_%s_not_this_architecture;\n#endif\n", sp->name, e->is->name);
     return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
 }
