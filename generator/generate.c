@@ -15,10 +15,13 @@
 #include "emit_llvm/emit_llvm.h"
 #include "validate/validate_c.h"
 #include "spec_internal.h"
+#include "arg_check.h"
 
 #define MAX_FILES (QG_ISA_COUNT + 2)
 
 qg_status qg_parse_targets(const char *list, unsigned *out, qg_error *err) {
+    QG_NEED(list, err, "a list of ISA names or \"all\"");
+    QG_NEED(out, err, "a place for the ISA set");
     static const char *const names[] = {"scalar", "avx2", "avx512", "neon", "rvv"};
     if (strcmp(list, "all") == 0) {
         *out = (1u << QG_ISA_COUNT) - 1;
@@ -56,6 +59,8 @@ static const char *const emit_names[] = {"c", "ll", "bc", "obj", "asm"};
 static const char *const emit_suffix[] = {"c", "ll", "bc", "o", "s"};
 
 qg_status qg_parse_emit_kind(const char *name, qg_emit_kind *out, qg_error *err) {
+    QG_NEED(name, err, "c, ll, bc, obj or asm");
+    QG_NEED(out, err, "a place for the kind");
     for (int k = 0; k <= QG_EMIT_ASM; k++)
         if (strcmp(name, emit_names[k]) == 0) {
             *out = (qg_emit_kind)k;
@@ -142,6 +147,9 @@ static qg_status emit_llvm_file(const qg_spec *sp, qg_isa isa, const qg_generate
 }
 
 qg_status qg_generate(const qg_spec *spec, const qg_generate_options *opt, qg_error *err) {
+    QG_NEED(spec, err, "a spec from qg_spec_load_file");
+    QG_NEED(opt, err, "options naming at least out_dir");
+    QG_NEED(opt->out_dir, err, "a directory to write to");
     qg_status st = qg_spec_validate(spec, err);
     if (st)
         return st;

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "spec_internal.h"
+#include "arg_check.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -406,6 +407,9 @@ static qg_status apply_set(ctx *c, json_t *merged, const char *arg) {
 
 qg_status qg_spec_load_string(const char *text, const char *origin, const char *const *sets, size_t nsets, qg_spec *out,
                               qg_error *err) {
+    QG_NEED(text, err, "the spec's JSON text");
+    QG_NEED(out, err, "a spec to fill in");
+    QG_NEED_DATA(sets, nsets, err);
     ctx c = {origin ? origin : "<spec>", text, NULL, json_object(), err};
     json_error_t jerr;
     json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr), *merged = NULL;
@@ -483,6 +487,9 @@ done:
 }
 
 qg_status qg_spec_load_file(const char *path, const char *const *sets, size_t nsets, qg_spec *out, qg_error *err) {
+    QG_NEED(path, err, "a spec file name");
+    QG_NEED(out, err, "a spec to fill in");
+    QG_NEED_DATA(sets, nsets, err);
     FILE *f = fopen(path, "rb");
     if (!f)
         return qg_error_set(err, QG_ERR_IO, "%s: cannot open spec: %s", path, strerror(errno));

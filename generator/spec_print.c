@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "spec_internal.h"
+#include "arg_check.h"
 
 /* A JSON real whose printed digits are the shortest that round-trip the
  * fp32 value (0.01f prints as 0.01, not 0.0099999997764825821). */
@@ -21,6 +22,8 @@ static json_t *float_json(float f) {
 }
 
 char *qg_spec_to_json(const qg_spec *sp) {
+    if (!sp || qg_spec_validate(sp, NULL))
+        return NULL;
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(sp->name));
     json_object_set_new(o, "dtype", json_string(qg_dtype_name(sp->dtype)));

@@ -8,6 +8,7 @@
 
 #include "qgen/kernel_support.h"
 #include "qgen/runtime.h"
+#include "arg_check.h"
 
 static bool min_max_observer(qg_observer_type t) {
     return t == QG_OBS_MINMAX || t == QG_OBS_MOVING_AVERAGE_MINMAX || t == QG_OBS_PER_CHANNEL_MINMAX ||
@@ -16,6 +17,8 @@ static bool min_max_observer(qg_observer_type t) {
 
 qg_status qg_observe_with(qg_observer *obs, const float *x, size_t n, size_t inner, qg_minmax_span_fn span,
                           qg_error *err) {
+    QG_NEED(obs, err, "an observer from qg_observer_create");
+    QG_NEED_DATA(x, n, err);
     const qg_spec *sp = qg_observer_spec_of(obs);
     const qg_observer_type t = sp->observer.type;
     if (!span || !min_max_observer(t))
@@ -63,11 +66,13 @@ qg_status qg_observe_with(qg_observer *obs, const float *x, size_t n, size_t inn
 }
 
 void qg_mask_pack_bits(uint8_t *packed, size_t pos, const uint8_t *lanes, size_t count) {
+    QG_NEED_OR_RETURN((packed && lanes) || count == 0);
     for (size_t k = 0; k < count; k++)
         packed[(pos + k) / 8] |= (uint8_t)((lanes[k] != 0) << ((pos + k) % 8));
 }
 
 void qg_mask_unpack_bits(uint8_t *lanes, const uint8_t *packed, size_t pos, size_t count) {
+    QG_NEED_OR_RETURN((lanes && packed) || count == 0);
     for (size_t k = 0; k < count; k++)
         lanes[k] = (uint8_t)((packed[(pos + k) / 8] >> ((pos + k) % 8)) & 1u);
 }

@@ -7,13 +7,16 @@
 
 #include "observer_internal.h"
 #include "rt_internal.h"
+#include "arg_check.h"
 
 static bool is_per_channel_observer(qg_observer_type t) {
     return t == QG_OBS_PER_CHANNEL_MINMAX || t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
 }
 
 qg_status qg_observer_create(const qg_spec *spec, qg_observer **out, qg_error *err) {
+    QG_NEED(out, err, "a place for the observer");
     *out = NULL;
+    QG_NEED(spec, err, "a spec from qg_spec_load_file or qg_spec_validate");
     qg_status st = qg_spec_validate(spec, err);
     if (st)
         return st;
@@ -52,6 +55,7 @@ void qg_observer_destroy(qg_observer *o) {
 }
 
 void qg_observer_reset(qg_observer *o) {
+    QG_NEED_OR_RETURN(o);
     for (size_t c = 0; c < o->channels; c++) {
         o->min[c] = INFINITY;
         o->max[c] = -INFINITY;
@@ -66,9 +70,10 @@ void qg_observer_reset(qg_observer *o) {
     o->batches = 0;
 }
 
-const qg_spec *qg_observer_spec_of(const qg_observer *o) { return &o->spec; }
+const qg_spec *qg_observer_spec_of(const qg_observer *o) { return o ? &o->spec : NULL; }
 
 void qg_observer_minmax(const qg_observer *o, float *min, float *max) {
+    QG_NEED_OR_RETURN(o && min && max);
     memcpy(min, o->min, o->channels * sizeof(float));
     memcpy(max, o->max, o->channels * sizeof(float));
 }
@@ -102,6 +107,8 @@ static void fold(qg_observer *o, size_t c, float cur_min, float cur_max) {
 }
 
 qg_status qg_observer_update(qg_observer *o, const float *x, size_t n, size_t inner, qg_error *err) {
+    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED_DATA(x, n, err);
     qg_observer_type t = o->spec.observer.type;
     if (t == QG_OBS_FIXED_QPARAMS || t == QG_OBS_PLACEHOLDER || n == 0)
         return QG_OK;
@@ -151,6 +158,9 @@ qg_status qg_observer_update(qg_observer *o, const float *x, size_t n, size_t in
 }
 
 qg_status qg_observer_fold(qg_observer *o, const float *batch_min, const float *batch_max, qg_error *err) {
+    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED(batch_min, err, "one min per channel");
+    QG_NEED(batch_max, err, "one max per channel");
     qg_observer_type t = o->spec.observer.type;
     if (t == QG_OBS_HISTOGRAM)
         return qg_error_set(err, QG_ERR_STATE,
@@ -165,6 +175,9 @@ qg_status qg_observer_fold(qg_observer *o, const float *batch_min, const float *
 
 qg_status qg_observer_qparams(const qg_observer *o, float *scale, int32_t *zero_point, float *zero_point_float,
                               qg_error *err) {
+    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED(scale, err, "room for one scale per channel");
+    QG_NEED(zero_point, err, "room for one zero point per channel");
     const qg_spec *sp = &o->spec;
     switch (sp->observer.type) {
     case QG_OBS_PLACEHOLDER:

@@ -24,6 +24,7 @@
 #include <xxhash.h>
 
 #include "observer_internal.h"
+#include "arg_check.h"
 
 #define STATE_MAGIC "QGOBSRV"
 #define STATE_VERSION 2u
@@ -120,6 +121,8 @@ static qg_status write_all(int fd, const unsigned char *p, size_t n) {
 }
 
 qg_status qg_observer_save(const qg_observer *o, const char *path, qg_error *err) {
+    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED(path, err, "a file name");
     buf b = {0};
     if (serialize(o, &b)) {
         free(b.p);
@@ -169,6 +172,8 @@ out:
 }
 
 qg_status qg_observer_load(qg_observer *o, const char *path, qg_error *err) {
+    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED(path, err, "a file name");
     FILE *f = fopen(path, "rb");
     if (!f)
         return qg_error_set(err, QG_ERR_IO, "state file %s: cannot open: %s", path, strerror(errno));

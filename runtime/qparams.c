@@ -4,9 +4,15 @@
 #include <math.h>
 
 #include "rt_internal.h"
+#include "arg_check.h"
 
 qg_status qg_calculate_qparams(const qg_spec *sp, const float *min, const float *max, size_t channels, float *scale,
                                int32_t *zero_point, float *zero_point_float, qg_error *err) {
+    QG_NEED(sp, err, "a spec from qg_spec_load_file or qg_spec_validate");
+    QG_NEED_DATA(min, channels, err);
+    QG_NEED_DATA(max, channels, err);
+    QG_NEED_DATA(scale, channels, err);
+    QG_NEED_DATA(zero_point, channels, err);
     const float eps = sp->observer.eps;
     const int64_t qmin = sp->quant_min, qmax = sp->quant_max;
     /* torch: float(quant_max - quant_min), a Python float, then fp32. */

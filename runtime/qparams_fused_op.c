@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "rt_internal.h"
+#include "arg_check.h"
 
 /* ATen's SMALL_SCALE_THRESHOLD: fp16's smallest normal, so that scales stay
  * out of fp16's subnormal range. */
@@ -54,6 +55,11 @@ static void choose(float min, float max, int32_t qmin, int32_t qmax, bool preser
 
 qg_status qg_choose_qparams_fused_op(const qg_spec *sp, const float *min, const float *max, size_t channels,
                                      float *scale, int32_t *zero_point, qg_error *err) {
+    QG_NEED(sp, err, "a spec from qg_spec_load_file or qg_spec_validate");
+    QG_NEED_DATA(min, channels, err);
+    QG_NEED_DATA(max, channels, err);
+    QG_NEED_DATA(scale, channels, err);
+    QG_NEED_DATA(zero_point, channels, err);
     if (sp->dtype == QG_QINT32 || sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS)
         return qg_error_set(err, QG_ERR_INVALID,
                             "fused-op qparams: dtype %s, qscheme %s; expected an 8- or 16-bit dtype with integer "

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "qgen/runtime.h"
+#include "arg_check.h"
 
 struct qg_quantizer {
     qg_spec spec;
@@ -26,7 +27,9 @@ const char *qg_quant_state_name(qg_quant_state s) {
 }
 
 qg_status qg_quantizer_create(const qg_spec *spec, qg_quantizer **out, qg_error *err) {
+    QG_NEED(out, err, "a place for the quantizer");
     *out = NULL;
+    QG_NEED(spec, err, "a spec from qg_spec_load_file or qg_spec_validate");
     qg_status st = qg_spec_validate(spec, err);
     if (st)
         return st;
@@ -58,7 +61,7 @@ void qg_quantizer_destroy(qg_quantizer *q) {
     free(q);
 }
 
-qg_quant_state qg_quantizer_state(const qg_quantizer *q) { return q->state; }
+qg_quant_state qg_quantizer_state(const qg_quantizer *q) { return q ? q->state : QG_STATE_INITIAL; }
 
 static qg_status wrong_state(const qg_quantizer *q, const char *op, qg_error *err) {
     return qg_error_set(err, QG_ERR_STATE, "quantizer \"%s\": %s is not allowed in state %s", q->spec.name, op,
@@ -76,6 +79,9 @@ static qg_status set_qparams(qg_quantizer *q, const float *scale, const int32_t 
 }
 
 qg_status qg_quantizer_activate(qg_quantizer *q, const float *scale, const int32_t *zp, qg_error *err) {
+    QG_NEED(q, err, "a quantizer from qg_quantizer_create");
+    QG_NEED(scale, err, "one scale per channel");
+    QG_NEED(zp, err, "one zero point per channel");
     if (q->state != QG_STATE_INITIAL && q->state != QG_STATE_ACTIVATED)
         return wrong_state(q, "activate()", err);
     qg_status st = set_qparams(q, scale, zp, err);
@@ -85,6 +91,9 @@ qg_status qg_quantizer_activate(qg_quantizer *q, const float *scale, const int32
 }
 
 qg_status qg_quantizer_set_passive(qg_quantizer *q, const float *scale, const int32_t *zp, qg_error *err) {
+    QG_NEED(q, err, "a quantizer from qg_quantizer_create");
+    QG_NEED(scale, err, "one scale per channel");
+    QG_NEED(zp, err, "one zero point per channel");
     if (q->state == QG_STATE_BAKED || q->state == QG_STATE_DEQUANTIZED)
         return wrong_state(q, "set_passive()", err);
     qg_status st = set_qparams(q, scale, zp, err);
@@ -94,6 +103,7 @@ qg_status qg_quantizer_set_passive(qg_quantizer *q, const float *scale, const in
 }
 
 qg_status qg_quantizer_set_fp32(qg_quantizer *q, qg_error *err) {
+    QG_NEED(q, err, "a quantizer from qg_quantizer_create");
     if (q->state == QG_STATE_BAKED || q->state == QG_STATE_DEQUANTIZED)
         return wrong_state(q, "set_fp32()", err);
     q->state = QG_STATE_FP32;
@@ -106,6 +116,9 @@ static void fake_quant_with(const qg_quantizer *q, const float *x, float *y, siz
 }
 
 qg_status qg_quantizer_apply(const qg_quantizer *q, const float *x, float *y, size_t n, size_t inner, qg_error *err) {
+    QG_NEED(q, err, "a quantizer from qg_quantizer_create");
+    QG_NEED_DATA(x, n, err);
+    QG_NEED_DATA(y, n, err);
     (void)err;
     switch (q->state) {
     case QG_STATE_ACTIVATED:
@@ -119,6 +132,8 @@ qg_status qg_quantizer_apply(const qg_quantizer *q, const float *x, float *y, si
 }
 
 qg_status qg_quantizer_bake(qg_quantizer *q, float *param, size_t n, size_t inner, qg_error *err) {
+    QG_NEED(q, err, "a quantizer from qg_quantizer_create");
+    QG_NEED_DATA(param, n, err);
     if (q->state != QG_STATE_ACTIVATED)
         return wrong_state(q, "bake()", err);
     float *orig = malloc(n ? n * sizeof(float) : 1);
@@ -136,6 +151,7 @@ qg_status qg_quantizer_bake(qg_quantizer *q, float *param, size_t n, size_t inne
 }
 
 qg_status qg_quantizer_dequantize(qg_quantizer *q, qg_error *err) {
+    QG_NEED(q, err, "a quantizer from qg_quantizer_create");
     switch (q->state) {
     case QG_STATE_DEQUANTIZED: return QG_OK; /* repeating it is harmless */
     case QG_STATE_BAKED:
@@ -151,6 +167,7 @@ qg_status qg_quantizer_dequantize(qg_quantizer *q, qg_error *err) {
 }
 
 qg_status qg_quantizer_restore(qg_quantizer *q, qg_error *err) {
+    QG_NEED(q, err, "a quantizer from qg_quantizer_create");
     switch (q->state) {
     case QG_STATE_DEQUANTIZED:
         q->state = q->before_dequant;

@@ -4,10 +4,14 @@
 #include <string.h>
 
 #include "rt_internal.h"
+#include "arg_check.h"
 
-size_t qg_mask_bytes(const qg_spec *spec, size_t n) { return spec->compat_mask ? (n + 7) / 8 : n; }
+size_t qg_mask_bytes(const qg_spec *spec, size_t n) { return spec && spec->compat_mask ? (n + 7) / 8 : n; }
 
 qg_status qg_qparams_validate(const qg_spec *sp, const qg_qparams *qp, qg_error *err) {
+    QG_NEED(sp, err, "a spec from qg_spec_load_file or qg_spec_validate");
+    QG_NEED(qp, err, "qparams");
+    QG_NEED(qp->scale, err, "one scale per channel");
     size_t want = qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1;
     if (qp->channels != want)
         return qg_error_set(err, QG_ERR_INVALID, "qparams: got %zu channels; expected %zu (channel_len of spec \"%s\")",
@@ -51,6 +55,7 @@ static int64_t load_q(qg_dtype d, const void *q, size_t i) {
 }
 
 void qg_ref_quantize(const qg_spec *sp, const float *x, void *q, size_t n, const qg_qparams *qp) {
+    QG_NEED_OR_RETURN(sp && qp && ((x && q) || n == 0));
     for (size_t i = 0; i < n; i++) {
         qg_chan ch = qg_chan_of(sp, qp, qg_channel_of(i, qp->inner, qp->channels));
         bool in_range;
@@ -59,6 +64,7 @@ void qg_ref_quantize(const qg_spec *sp, const float *x, void *q, size_t n, const
 }
 
 void qg_ref_dequantize(const qg_spec *sp, const void *q, float *x, size_t n, const qg_qparams *qp) {
+    QG_NEED_OR_RETURN(sp && qp && ((x && q) || n == 0));
     for (size_t i = 0; i < n; i++) {
         qg_chan ch = qg_chan_of(sp, qp, qg_channel_of(i, qp->inner, qp->channels));
         x[i] = qg_dequant_elem(&ch, load_q(sp->dtype, q, i));
@@ -66,6 +72,7 @@ void qg_ref_dequantize(const qg_spec *sp, const void *q, float *x, size_t n, con
 }
 
 void qg_ref_fake_quant(const qg_spec *sp, const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
+    QG_NEED_OR_RETURN(sp && qp && ((x && y) || n == 0));
     if (mask && sp->compat_mask)
         memset(mask, 0, qg_mask_bytes(sp, n));
     for (size_t i = 0; i < n; i++) {
@@ -90,6 +97,7 @@ void qg_ref_fake_quant(const qg_spec *sp, const float *x, float *y, uint8_t *mas
 }
 
 void qg_ref_fake_quant_backward(const qg_spec *sp, const float *dy, const uint8_t *mask, float *dx, size_t n) {
+    QG_NEED_OR_RETURN(sp && ((dy && mask && dx) || n == 0));
     for (size_t i = 0; i < n; i++) {
         bool m = sp->compat_mask ? (mask[i / 8] >> (i % 8)) & 1u : mask[i] != 0;
         dx[i] = m ? dy[i] : 0.0f;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "rt_internal.h"
+#include "arg_check.h"
 
 static float clampf_range(const qg_spec *sp, float v) {
     float lo = (float)sp->quant_min, hi = (float)sp->quant_max;
@@ -23,6 +24,7 @@ static float lsq_zero_point(const qg_spec *sp, float zf, bool backward) {
 
 void qg_ref_lsq_forward(const qg_spec *sp, const float *x, float *y, size_t n, const float *scale,
                         const float *zero_point_f, size_t channels, size_t inner) {
+    QG_NEED_OR_RETURN(sp && scale && zero_point_f && ((x && y) || n == 0));
     int32_t *z = malloc((channels ? channels : 1) * sizeof(int32_t));
     if (!z)
         return;
@@ -35,6 +37,7 @@ void qg_ref_lsq_forward(const qg_spec *sp, const float *x, float *y, size_t n, c
 
 void qg_ref_lsq_backward(const qg_spec *sp, const float *x, const float *dy, size_t n, const float *scale,
                          const float *zero_point_f, size_t channels, size_t inner, float g, qg_lsq_grads *out) {
+    QG_NEED_OR_RETURN(sp && scale && zero_point_f && out && out->dx && out->ds && out->dz && ((x && dy) || n == 0));
     const float qmin = (float)sp->quant_min, qmax = (float)sp->quant_max;
     for (size_t c = 0; c < channels; c++)
         out->ds[c] = out->dz[c] = 0.0;

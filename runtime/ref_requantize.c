@@ -5,12 +5,14 @@
 #include <stdint.h>
 
 #include "rt_internal.h"
+#include "arg_check.h"
 
 static int32_t clamp_i32(double v) {
     return v <= (double)INT32_MIN ? INT32_MIN : v >= (double)INT32_MAX ? INT32_MAX : (int32_t)v;
 }
 
 void qg_ref_quantize_bias(const float *bias, int32_t *bq, size_t channels, float s_in, const float *s_w) {
+    QG_NEED_OR_RETURN((bias && bq && s_w) || channels == 0);
     for (size_t c = 0; c < channels; c++) {
         float inv = 1.0f / (s_in * s_w[c]);
         float b = bias[c];
@@ -19,6 +21,7 @@ void qg_ref_quantize_bias(const float *bias, int32_t *bq, size_t channels, float
 }
 
 void qg_quantize_multiplier(double m, int32_t *mult, int *shift) {
+    QG_NEED_OR_RETURN(mult && shift);
     if (!(m > 0.0)) {
         *mult = 0;
         *shift = 0;
@@ -65,6 +68,7 @@ int32_t qg_multiply_by_quantized_multiplier(int32_t x, int32_t mult, int shift) 
 }
 
 void qg_ref_requantize(const qg_spec *sp, const int32_t *acc, void *y, size_t n, const qg_requant_params *rp) {
+    QG_NEED_OR_RETURN(sp && rp && rp->s_w && ((acc && y) || n == 0));
     for (size_t i = 0; i < n; i++) {
         size_t c = qg_channel_of(i, rp->inner ? rp->inner : 1, rp->channels);
         /* acc + bias saturates to int32, as the vector kernels' adds do */

@@ -1,5 +1,6 @@
 /* The JSON spellings of the spec's enums, and per-dtype facts. */
 #include "qgen/spec.h"
+#include "arg_check.h"
 
 #define NAME_OF(table, v) ((unsigned)(v) < sizeof(table) / sizeof(table[0]) ? table[v] : NULL)
 
@@ -27,6 +28,7 @@ const char *qg_observer_type_name(qg_observer_type t) { return NAME_OF(observer_
 const char *qg_isa_name(qg_isa isa) { return NAME_OF(isa_names, isa); }
 
 void qg_dtype_range(qg_dtype d, int64_t *qmin, int64_t *qmax) {
+    QG_NEED_OR_RETURN(qmin && qmax);
     switch (d) {
     case QG_QINT8:
         *qmin = -128;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "qgen/spec.h"
+#include "arg_check.h"
 
 static bool is_c_identifier(const char *s) {
     if (!s[0] || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
@@ -20,6 +21,7 @@ static bool observer_is_per_channel(qg_observer_type t) {
 }
 
 qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
+    QG_NEED(sp, err, "a spec");
     if (!is_c_identifier(sp->name))
         return qg_error_set(err, QG_ERR_INVALID, "name: got \"%s\"; expected a C identifier ([A-Za-z_][A-Za-z0-9_]*)",
                             sp->name);

@@ -24,6 +24,11 @@ const char *qg_status_name(qg_status s) {
     case QG_ERR_STATE: return "wrong state";
     case QG_ERR_NOMEM: return "out of memory";
     case QG_ERR_BACKEND: return "code generator error";
+    case QG_ERR_ARG: return "bad argument";
     }
     return "unknown status";
+}
+
+qg_status qg_error_null_arg(qg_error *err, const char *function, const char *argument, const char *expected) {
+    return qg_error_set(err, QG_ERR_ARG, "%s: %s is NULL; expected %s", function, argument, expected);
 }

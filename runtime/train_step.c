@@ -16,13 +16,16 @@
 #include "observer_internal.h"
 #include "qgen/kernel_support.h"
 #include "rt_internal.h"
+#include "arg_check.h"
 
 void qg_observer_enable(qg_observer *o, bool observe, bool fake_quant) {
+    QG_NEED_OR_RETURN(o);
     o->observe_on = observe;
     o->fake_quant_on = fake_quant;
 }
 
 void qg_observer_enabled(const qg_observer *o, bool *observe, bool *fake_quant) {
+    QG_NEED_OR_RETURN(o);
     if (observe)
         *observe = o->observe_on;
     if (fake_quant)
@@ -30,6 +33,7 @@ void qg_observer_enabled(const qg_observer *o, bool *observe, bool *fake_quant) 
 }
 
 void qg_observer_train_qparams(const qg_observer *o, float *scale, int32_t *zero_point) {
+    QG_NEED_OR_RETURN(o && scale && zero_point);
     memcpy(scale, o->train_scale, o->channels * sizeof(float));
     memcpy(zero_point, o->train_zp, o->channels * sizeof(int32_t));
 }
@@ -76,6 +80,11 @@ static void fake_quant_off(const qg_spec *sp, const float *x, float *y, uint8_t 
 qg_status qg_fused_train_step_with(qg_observer *o, qg_observe_fn observe, qg_fake_quant_fn fake_quant, const float *x,
                                    float *y, uint8_t *mask, size_t n, size_t inner, float *scale, int32_t *zero_point,
                                    qg_error *err) {
+    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED_DATA(x, n, err);
+    QG_NEED_DATA(y, n, err);
+    QG_NEED(scale, err, "room for one scale per channel");
+    QG_NEED(zero_point, err, "room for one zero point per channel");
     const qg_spec *sp = &o->spec;
     if (sp->observer.type == QG_OBS_PLACEHOLDER)
         return qg_error_set(err, QG_ERR_STATE,
@@ -122,5 +131,10 @@ qg_status qg_fused_train_step_with(qg_observer *o, qg_observe_fn observe, qg_fak
 
 qg_status qg_ref_fused_train_step(qg_observer *o, const float *x, float *y, uint8_t *mask, size_t n, size_t inner,
                                   float *scale, int32_t *zero_point, qg_error *err) {
+    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED_DATA(x, n, err);
+    QG_NEED_DATA(y, n, err);
+    QG_NEED(scale, err, "room for one scale per channel");
+    QG_NEED(zero_point, err, "room for one zero point per channel");
     return qg_fused_train_step_with(o, NULL, NULL, x, y, mask, n, inner, scale, zero_point, err);
 }

@@ -25,6 +25,7 @@
 #include "../spec_internal.h"
 #include "object_cache.h"
 #include "qgen/kernel_support.h"
+#include "arg_check.h"
 
 _Static_assert(QG_JIT_QUANTIZE == 1u << QG_K_QUANTIZE && QG_JIT_DEQUANTIZE == 1u << QG_K_DEQUANTIZE &&
                    QG_JIT_FAKE_QUANT == 1u << QG_K_FAKE_QUANT &&
@@ -109,6 +110,7 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
 }
 
 qg_status qg_jit_create(const qg_jit_options *opt, qg_jit **out, qg_error *err) {
+    QG_NEED(out, err, "a place for the JIT");
     *out = NULL;
     const qg_jit_options defaults = {QG_JIT_BEST_ISA, NULL, false};
     if (!opt)
@@ -160,11 +162,12 @@ fail:
     return st;
 }
 
-qg_isa qg_jit_isa(const qg_jit *jit) { return jit->isa; }
+qg_isa qg_jit_isa(const qg_jit *jit) { return jit ? jit->isa : QG_ISA_SCALAR; }
 
-const char *qg_jit_cache_dir(const qg_jit *jit) { return jit->cache_dir; }
+const char *qg_jit_cache_dir(const qg_jit *jit) { return jit ? jit->cache_dir : NULL; }
 
 void qg_jit_get_stats(qg_jit *jit, qg_jit_stats *stats) {
+    QG_NEED_OR_RETURN(jit && stats);
     pthread_mutex_lock(&jit->lock);
     *stats = jit->stats;
     pthread_mutex_unlock(&jit->lock);
@@ -310,7 +313,10 @@ static qg_status compile_locked(qg_jit *j, const qg_spec *spec, unsigned ops, co
 }
 
 qg_status qg_jit_compile(qg_jit *jit, const qg_spec *spec, unsigned ops, const qg_kernels **out, qg_error *err) {
+    QG_NEED(out, err, "a place for the kernels");
     *out = NULL;
+    QG_NEED(jit, err, "a JIT from qg_jit_create");
+    QG_NEED(spec, err, "a spec from qg_spec_load_file");
     if (ops == 0)
         ops = QG_JIT_ALL;
     if (ops & ~(unsigned)QG_JIT_ALL)

@@ -1,4 +1,6 @@
-/* qgen/generate.h - ahead-of-time code generation (libqgen). */
+/* qgen/generate.h - ahead-of-time code generation (libqgen). Pointer
+ * arguments as in qgen/runtime.h: a NULL that is not allowed is refused with
+ * QG_ERR_ARG. */
 #ifndef QGEN_GENERATE_H
 #define QGEN_GENERATE_H
 

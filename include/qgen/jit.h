@@ -10,7 +10,8 @@
  *
  * Every call is thread-safe. Errors come back as values with messages; the
  * host process is never aborted (targets are checked before LLVM sees them
- * and LLVM's fatal errors are turned into errors). */
+ * and LLVM's fatal errors are turned into errors). Pointer arguments as in
+ * qgen/runtime.h: a NULL that is not allowed is refused with QG_ERR_ARG. */
 #ifndef QGEN_JIT_H
 #define QGEN_JIT_H
 

@@ -4,6 +4,12 @@
  * The reference functions (qg_ref_*) are plain portable C and define what
  * every generated kernel must return, bit for bit. They are also the
  * fallback a host can call when no generated kernel fits.
+ *
+ * Pointer arguments: a NULL the function cannot take is refused with
+ * QG_ERR_ARG and a message naming the function and the argument
+ * (functions without a status return without effect); data pointers may be
+ * NULL when their element count is 0; arguments documented as optional
+ * (mask, zero_point_float, ...) may always be NULL.
  */
 #ifndef QGEN_RUNTIME_H
 #define QGEN_RUNTIME_H

@@ -3,6 +3,12 @@
  * A spec is read from JSON (see docs/spec.md) by libqgen; this header only
  * holds the resolved, validated form that every other part consumes. The
  * runtime (libqgen_rt) uses it without any JSON dependency.
+ *
+ * Pointer arguments: a NULL the function cannot take is refused with
+ * QG_ERR_ARG and a message naming the function and the argument
+ * (functions without a status return without effect); data pointers may be
+ * NULL when their element count is 0; arguments documented as optional
+ * (mask, zero_point_float, ...) may always be NULL.
  */
 #ifndef QGEN_SPEC_H
 #define QGEN_SPEC_H

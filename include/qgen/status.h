@@ -13,7 +13,8 @@ typedef enum qg_status {
     QG_ERR_FORMAT = 3,  /* a file is corrupt, truncated or of another kind */
     QG_ERR_STATE = 4,   /* the call does not fit the object's current state */
     QG_ERR_NOMEM = 5,
-    QG_ERR_BACKEND = 6 /* the code generator (LLVM) failed or cannot serve the target */
+    QG_ERR_BACKEND = 6, /* the code generator (LLVM) failed or cannot serve the target */
+    QG_ERR_ARG = 7      /* a NULL pointer (or other argument) the function cannot take */
 } qg_status;
 
 /* Filled in by every call that can fail, when the caller passes one. The
@@ -31,6 +32,12 @@ qg_status qg_error_set(qg_error *err, qg_status code, const char *fmt, ...)
     ;
 
 const char *qg_status_name(qg_status s);
+
+/* The check every public function makes of its pointer arguments: records
+ * "FUNCTION: ARGUMENT is NULL; expected WHAT" and returns QG_ERR_ARG.
+ * Functions without a status return do nothing instead, and data pointers
+ * may be NULL when their element count is 0. */
+qg_status qg_error_null_arg(qg_error *err, const char *function, const char *argument, const char *expected);
 
 #ifdef __cplusplus
 }

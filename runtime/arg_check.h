@@ -1,0 +1,29 @@
+/* Checks of the public API's pointer arguments (qg_error_null_arg in
+ * qgen/status.h), shared by libqgen_rt and libqgen. A NULL that the
+ * function cannot take returns QG_ERR_ARG naming the function and the
+ * argument; in functions without a status it returns without effect. Data
+ * pointers may be NULL when their count is 0. */
+#ifndef QGEN_ARG_CHECK_H
+#define QGEN_ARG_CHECK_H
+
+#include "qgen/status.h"
+
+#define QG_NEED(p, err, expected)                                                                                      \
+    do {                                                                                                               \
+        if (!(p))                                                                                                      \
+            return qg_error_null_arg((err), __func__, #p, (expected));                                                 \
+    } while (0)
+
+#define QG_NEED_DATA(p, n, err)                                                                                        \
+    do {                                                                                                               \
+        if (!(p) && (n) != 0)                                                                                          \
+            return qg_error_null_arg((err), __func__, #p, "data for " #n " elements");                                 \
+    } while (0)
+
+#define QG_NEED_OR_RETURN(cond)                                                                                        \
+    do {                                                                                                               \
+        if (!(cond))                                                                                                   \
+            return;                                                                                                    \
+    } while (0)
+
+#endif
