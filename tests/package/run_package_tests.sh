@@ -42,7 +42,17 @@ for f in bin/qgen lib/libqgen_rt.a lib/libqgen_rt.so lib/libqgen.a include/qgen/
          lib/cmake/QGen/QGenConfigVersion.cmake lib/pkgconfig/qgen.pc; do
   [ -e "$prefix/$f" ] || fail "missing $f in the install"
 done
-PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --libs qgen | grep -q -- "-lqgen_rt" || fail "pkg-config qgen"
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --libs qgen | grep -q -- "-lqgen_rt -lm" || fail "pkg-config qgen"
+
+step "plain-make: qgen generate, make and pkg-config, no CMake"
+d=$work/plain-make
+cp -r "$src/examples/plain-make" "$d"
+if PKG_CONFIG_PATH=$prefix/lib/pkgconfig make -C "$d" QGEN="$prefix/bin/qgen" >"$d.log" 2>&1; then
+  run_expect "every step agrees with the reference" "$d/plain"
+else
+  tail -30 "$d.log"
+  fail "plain-make: build"
+fi
 
 for backend in c llvm; do
   step "downstream-cmake, native, $backend backend"
