@@ -162,6 +162,10 @@ qg_status qg_generate(const qg_spec *spec, const qg_generate_options *opt, qg_er
     if (!files)
         return qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
     int nfiles = 0;
+    /* the ISA files, the header and the dispatcher, then libclang's check */
+    unsigned total = 2 + !opt->no_validate, done = 0;
+    for (int isa = 0; isa < QG_ISA_COUNT; isa++)
+        total += (sp.targets >> isa) & 1u;
     for (int isa = 0; isa <= QG_ISA_COUNT + 1 && !st; isa++) {
         out_file *f = &files[nfiles];
         qg_text banner = {0};
@@ -184,6 +188,8 @@ qg_status qg_generate(const qg_spec *spec, const qg_generate_options *opt, qg_er
             st = qg_emit_isa_file(&sp, (qg_isa)isa, banner.p, &f->text, err);
         qg_text_free(&banner);
         nfiles++;
+        if (opt->progress && !st)
+            opt->progress(opt->progress_user, ++done, total, f->name);
     }
     if (!st && !opt->no_validate) {
         qg_source src[MAX_FILES];
@@ -194,6 +200,8 @@ qg_status qg_generate(const qg_spec *spec, const qg_generate_options *opt, qg_er
                 src[nsrc++] = (qg_source){files[i].name, files[i].text.p, files[i].text.len};
         }
         st = qg_validate_sources(src, nsrc, qg_include_dir(), err);
+        if (opt->progress && !st)
+            opt->progress(opt->progress_user, ++done, total, "checked by libclang");
     }
     if (!st && qg_mkdir_p(opt->out_dir, 0755) != 0)
         st = qg_error_set(err, QG_ERR_IO, "%s: cannot create the output directory: %s", opt->out_dir, strerror(errno));

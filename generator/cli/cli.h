@@ -3,6 +3,7 @@
 #ifndef QGEN_CLI_H
 #define QGEN_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../npy.h"
@@ -45,5 +46,16 @@ int qg_cli_ints(const char *opt, const char *text, int32_t *out, size_t cap, siz
  * checking the array's extent along it against channel_len. */
 qg_status qg_cli_layout(const qg_spec *sp, const qg_npy *a, const char *path, size_t *channels, size_t *inner,
                         qg_error *err);
+
+/* A progress line on stderr for long commands, only on a terminal and
+ * without --quiet; qg_cli_progress_step fits qg_progress_fn. */
+typedef struct qg_cli_progress {
+    const char *command;
+    bool on, shown;
+} qg_cli_progress;
+bool qg_cli_progress_init(qg_cli_progress *p, const char *command, bool quiet);
+void qg_cli_progress_step(void *user, unsigned done, unsigned total, const char *what);
+/* Erases the line, before the command prints its result or an error. */
+void qg_cli_progress_done(qg_cli_progress *p);
 
 #endif

@@ -11,7 +11,7 @@
 
 static const char usage[] =
     "usage: qgen compare --spec S [--ops LIST] [--targets LIST] [--backends c,llvm]\n"
-    "                    [--format md|json|html] [-o FILE] [--keep] [--set key=value]...\n"
+    "                    [--format md|json|html] [-o FILE] [--keep] [--quiet] [--set key=value]...\n"
     "\n"
     "Builds the spec's kernels with both backends for each ISA and reports, per op, ISA and\n"
     "backend: code size, the main loop's instructions, llvm-mca's cycles per element, measured\n"
@@ -23,6 +23,7 @@ static const char usage[] =
     "  --format   md (default), json (stable, see docs/compare.md) or html (with SVG charts)\n"
     "  --mca-cpu  ISA=CPU[,CPU2]: llvm-mca models for one ISA instead of the defaults (repeatable)\n"
     "  --keep     keep the scratch directory\n"
+    "  --quiet    no progress line (it is shown only when stderr is a terminal)\n"
     "Tools: clang-19, llvm-mca-19, qemu-aarch64, qemu-riscv64 from PATH, or QGEN_CLANG, QGEN_LLVM_MCA,\n"
     "QGEN_QEMU_AARCH64, QGEN_QEMU_RISCV64; a missing one is reported in the output.\n";
 
@@ -52,12 +53,18 @@ int qg_cmd_compare(int argc, char **argv) {
     const char *spec_path = NULL, *format = "md", *out_path = NULL;
     qg_compare_options opt = {0};
     qg_cli_sets sets = {0};
-    static const struct option opts[] = {
-        {"spec", required_argument, 0, 'S'},    {"ops", required_argument, 0, 'p'},
-        {"targets", required_argument, 0, 't'}, {"backends", required_argument, 0, 'b'},
-        {"format", required_argument, 0, 'f'},  {"keep", no_argument, 0, 'k'},
-        {"set", required_argument, 0, 's'},     {"mca-cpu", required_argument, 0, 'm'},
-        {"help", no_argument, 0, 'h'},          {0}};
+    static const struct option opts[] = {{"spec", required_argument, 0, 'S'},
+                                         {"ops", required_argument, 0, 'p'},
+                                         {"targets", required_argument, 0, 't'},
+                                         {"backends", required_argument, 0, 'b'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {"keep", no_argument, 0, 'k'},
+                                         {"set", required_argument, 0, 's'},
+                                         {"mca-cpu", required_argument, 0, 'm'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0}};
+    bool quiet = false;
     static const char *const op_names[] = {"quantize", "dequantize", "fake_quant", "fake_quant_backward",
                                            "observe",  "requantize"};
     static const char *const backend_names[] = {"c", "llvm"};
@@ -82,6 +89,7 @@ int qg_cmd_compare(int argc, char **argv) {
         case 'f': format = optarg; break;
         case 'o': out_path = optarg; break;
         case 'k': opt.keep = true; break;
+        case 'q': quiet = true; break;
         case 'm': {
             const char *eq = strchr(optarg, '=');
             unsigned isa = 0;
@@ -110,7 +118,14 @@ int qg_cmd_compare(int argc, char **argv) {
     if (qg_spec_load_file(spec_path, sets.items, sets.count, &sp, &err))
         return qg_cli_fail(&err);
     qg_compare_report rep;
-    if (qg_compare_run(&sp, &opt, &rep, &err))
+    qg_cli_progress progress;
+    if (qg_cli_progress_init(&progress, "qgen compare", quiet)) {
+        opt.progress = qg_cli_progress_step;
+        opt.progress_user = &progress;
+    }
+    qg_status st = qg_compare_run(&sp, &opt, &rep, &err);
+    qg_cli_progress_done(&progress);
+    if (st)
         return qg_cli_fail(&err);
     /* written to a temporary name and renamed: a failed run leaves no half file */
     char tmp[4200];
@@ -122,7 +137,7 @@ int qg_cmd_compare(int argc, char **argv) {
             return qg_cli_failf("-o: cannot write %s", tmp);
         }
     }
-    qg_status st = QG_OK;
+    st = QG_OK;
     if (strcmp(format, "json") == 0)
         st = qg_compare_write_json(&rep, f, &err);
     else if (strcmp(format, "html") == 0)

@@ -8,7 +8,8 @@
 #include "qgen/generate.h"
 
 static const char usage[] =
-    "usage: qgen generate --spec S [--emit c|ll|bc|obj|asm] [--targets LIST] -o DIR [--set key=value]...\n"
+    "usage: qgen generate --spec S [--emit c|ll|bc|obj|asm] [--targets LIST] -o DIR [--quiet]\n"
+    "                     [--set key=value]...\n"
     "\n"
     "Writes DIR/NAME.h, one file per ISA and DIR/NAME_dispatch.c.\n"
     "  --targets     all, or a comma-separated list of scalar, avx2, avx512, neon, rvv\n"
@@ -17,18 +18,24 @@ static const char usage[] =
     "                backend's NAME_<isa>.ll, .bc, .o or .s, with the same functions and header\n"
     "  --scalar-arch with the LLVM backend: x86_64, aarch64 or riscv64 for the scalar file\n"
     "                (default: this machine's)\n"
-    "  --no-check    skip parsing the emitted C files with libclang before writing them\n";
+    "  --no-check    skip parsing the emitted C files with libclang before writing them\n"
+    "  --quiet       no progress line (it is shown only when stderr is a terminal)\n";
 
 int qg_cmd_generate(int argc, char **argv) {
     const char *spec_path = NULL, *emit = "c", *targets = NULL, *out = NULL, *scalar_arch = NULL;
     qg_cli_sets sets = {0};
     int rc;
     int no_check = 0;
-    static const struct option opts[] = {
-        {"no-check", no_argument, 0, 'n'},      {"spec", required_argument, 0, 'S'},
-        {"emit", required_argument, 0, 'e'},    {"scalar-arch", required_argument, 0, 'a'},
-        {"targets", required_argument, 0, 't'}, {"set", required_argument, 0, 's'},
-        {"help", no_argument, 0, 'h'},          {0}};
+    bool quiet = false;
+    static const struct option opts[] = {{"no-check", no_argument, 0, 'n'},
+                                         {"spec", required_argument, 0, 'S'},
+                                         {"emit", required_argument, 0, 'e'},
+                                         {"scalar-arch", required_argument, 0, 'a'},
+                                         {"targets", required_argument, 0, 't'},
+                                         {"set", required_argument, 0, 's'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -39,6 +46,7 @@ int qg_cmd_generate(int argc, char **argv) {
         case 't': targets = optarg; break;
         case 'o': out = optarg; break;
         case 'n': no_check = 1; break;
+        case 'q': quiet = true; break;
         case 's':
             if ((rc = qg_cli_add_set(&sets, optarg)))
                 return rc;
@@ -65,8 +73,15 @@ int qg_cmd_generate(int argc, char **argv) {
         strncat(command, " ", sizeof command - strlen(command) - 1);
         strncat(command, argv[i], sizeof command - strlen(command) - 1);
     }
-    qg_generate_options opt = {out, set, command, no_check, kind, scalar_arch};
-    if (qg_generate(&sp, &opt, &err))
+    qg_generate_options opt = {out, set, command, no_check, kind, scalar_arch, NULL, NULL};
+    qg_cli_progress progress;
+    if (qg_cli_progress_init(&progress, "qgen generate", quiet)) {
+        opt.progress = qg_cli_progress_step;
+        opt.progress_user = &progress;
+    }
+    qg_status st = qg_generate(&sp, &opt, &err);
+    qg_cli_progress_done(&progress);
+    if (st)
         return qg_cli_fail(&err);
     return QG_EXIT_OK;
 }

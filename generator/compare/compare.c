@@ -172,7 +172,11 @@ static const char *gen_dir(ctx *c, int b, const arch_t *a, char *buf, size_t cap
 
 static qg_status generate(ctx *c, qg_error *err) {
     char dir[PATH_MAX + 64];
-    qg_generate_options g = {pathf(c, dir, sizeof dir, "c"), c->isas, "qgen compare", 1, QG_EMIT_C, NULL};
+    qg_generate_options g = {.out_dir = pathf(c, dir, sizeof dir, "c"),
+                             .targets = c->isas,
+                             .command = "qgen compare",
+                             .no_validate = 1,
+                             .emit = QG_EMIT_C};
     qg_status st = qg_generate(c->sp, &g, err);
     for (size_t a = 0; a < 3 && !st; a++) {
         unsigned set = 1u << QG_ISA_SCALAR;
@@ -180,12 +184,12 @@ static qg_status generate(ctx *c, qg_error *err) {
             set |= c->isas & (1u << arches[a].vector_isas[k]);
         if (set == 1u << QG_ISA_SCALAR && a != 0)
             continue;
-        qg_generate_options l = {gen_dir(c, QG_BACKEND_LLVM, &arches[a], dir, sizeof dir),
-                                 set,
-                                 "qgen compare",
-                                 1,
-                                 QG_EMIT_OBJ,
-                                 arches[a].arch};
+        qg_generate_options l = {.out_dir = gen_dir(c, QG_BACKEND_LLVM, &arches[a], dir, sizeof dir),
+                                 .targets = set,
+                                 .command = "qgen compare",
+                                 .no_validate = 1,
+                                 .emit = QG_EMIT_OBJ,
+                                 .scalar_arch = arches[a].arch};
         if (!(st = qg_generate(c->sp, &l, err))) {
             l.emit = QG_EMIT_ASM;
             st = qg_generate(c->sp, &l, err);
@@ -511,6 +515,13 @@ qg_status qg_compare_run(const qg_spec *spec, const qg_compare_options *opt, qg_
         cleanup(c);
         return qg_error_set(err, QG_ERR_NOMEM, "compare: out of memory");
     }
+    /* progress: one step per test program run, one per row analysed */
+    unsigned total = 0, done = 0;
+    for (int isa = 0; isa < QG_ISA_COUNT; isa++)
+        for (int b = 0; b < QG_BACKEND_COUNT; b++)
+            if ((c->isas & targets & (1u << isa)) && (backends & (1u << b)))
+                total += 1 + (unsigned)__builtin_popcount(ops);
+    char what[96];
     /* build and run: the reference first, natively */
     run_out ref = {0}, runs[QG_BACKEND_COUNT][QG_ISA_COUNT];
     memset(runs, 0, sizeof runs);
@@ -552,6 +563,9 @@ qg_status qg_compare_run(const qg_spec *spec, const qg_compare_options *opt, qg_
                     run_driver(ar, isa, exe, &runs[b][isa]);
                 else
                     snprintf(runs[b][isa].why, sizeof runs[b][isa].why, "the test program did not build");
+                snprintf(what, sizeof what, "ran %s %s", qg_isa_name(isa), qg_backend_name(b));
+                if (opt->progress)
+                    opt->progress(opt->progress_user, ++done, total, what);
             }
         }
     }
@@ -578,6 +592,10 @@ qg_status qg_compare_run(const qg_spec *spec, const qg_compare_options *opt, qg_
                     continue;
                 }
                 analyse(c, row);
+                snprintf(what, sizeof what, "analysed %s %s %s", qg_kernel_op_name((qg_kernel_op)op),
+                         qg_isa_name((qg_isa)isa), qg_backend_name(b));
+                if (opt->progress)
+                    opt->progress(opt->progress_user, ++done, total, what);
                 const run_out *r = &runs[b][isa];
                 snprintf(row->run, sizeof row->run, "%s", r->why[0] ? r->why : "not run");
                 if (r->ran && ref.ran && r->hash[op][0] && ref.hash[op][0])

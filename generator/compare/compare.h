@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "../plan/kernel_plan.h"
+#include "qgen/generate.h"
 
 enum { QG_BACKEND_C, QG_BACKEND_LLVM, QG_BACKEND_COUNT };
 const char *qg_backend_name(int backend);
@@ -19,6 +20,8 @@ typedef struct qg_compare_options {
     unsigned backends;                  /* bit set of 1u << QG_BACKEND_*; 0 = both */
     bool keep;                          /* keep the work directory (its path goes to stderr) */
     const char *mca_cpus[QG_ISA_COUNT]; /* per ISA: "cpu" or "cpu1,cpu2" instead of the defaults; NULL = default */
+    qg_progress_fn progress;            /* after each build-and-run and each row analysed; NULL = none */
+    void *progress_user;
 } qg_compare_options;
 
 /* One llvm-mca model's estimate. */

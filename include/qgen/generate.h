@@ -15,6 +15,10 @@ extern "C" {
  * text IR (.ll), bitcode (.bc), object code (.o) or assembly (.s). */
 typedef enum qg_emit_kind { QG_EMIT_C, QG_EMIT_LL, QG_EMIT_BC, QG_EMIT_OBJ, QG_EMIT_ASM } qg_emit_kind;
 
+/* Progress of a long call: `done` of `total` steps finished, the last one
+ * described by `what` (e.g. "act_avx2.c"). For displays; may be NULL. */
+typedef void (*qg_progress_fn)(void *user, unsigned done, unsigned total, const char *what);
+
 typedef struct qg_generate_options {
     const char *out_dir;     /* created if missing, with its parents */
     unsigned targets;        /* bit set of 1u << qg_isa; 0 = the spec's targets */
@@ -22,6 +26,8 @@ typedef struct qg_generate_options {
     int no_validate;         /* skip the libclang check of the emitted C files */
     qg_emit_kind emit;       /* QG_EMIT_C unless set */
     const char *scalar_arch; /* LLVM output: x86_64, aarch64 or riscv64 for the scalar file; NULL = this machine's */
+    qg_progress_fn progress; /* called after each file is made; NULL = none */
+    void *progress_user;
 } qg_generate_options;
 
 /* Writes NAME.h, one file per target ISA (scalar always: it is the

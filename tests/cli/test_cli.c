@@ -2,6 +2,7 @@
  * every kind exits 2 with a message naming the field or file, the value and
  * what was expected, and never crashes. */
 #include <fcntl.h>
+#include <pty.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -414,6 +415,54 @@ static void test_generate_llvm(void) {
     ASSERT_CONTAINS(err_text, "neon cannot serve dtype qint32");
 }
 
+/* Runs qgen on a pseudo-terminal (stdout and stderr both on it); returns
+ * its exit status and what the terminal showed, in out_text. */
+static int qgen_on_tty(const char *const *args) {
+    const char *argv[32] = {QGEN_BIN};
+    int argc = 1;
+    for (; args[argc - 1] && argc < 31; argc++)
+        argv[argc] = args[argc - 1];
+    argv[argc] = NULL;
+    int master;
+    pid_t pid = forkpty(&master, NULL, NULL, NULL);
+    if (pid == 0) {
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    size_t len = 0;
+    ssize_t r;
+    while (pid > 0 && len + 1 < sizeof out_text && (r = read(master, out_text + len, sizeof out_text - 1 - len)) > 0)
+        len += (size_t)r; /* read fails with EIO once the child is gone */
+    out_text[len] = 0;
+    int status = 0;
+    if (pid > 0) {
+        close(master);
+        waitpid(pid, &status, 0);
+    }
+    return pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A counter on a terminal, rewritten in place; nothing in a pipe or with
+ * --quiet. */
+static void test_progress(void) {
+    const char *gen[] = {"generate", "--spec", tmp("w.json"), "--targets", "all", "-o", tmp("gen_p"), NULL};
+    CU_ASSERT_EQUAL(qgen_on_tty(gen), 0);
+    ASSERT_CONTAINS(out_text, "\r\033[Kqgen generate: 1/8 w_scalar.c", "qgen generate: 7/8 w_dispatch.c",
+                    "qgen generate: 8/8 checked by libclang");
+    CU_ASSERT_PTR_NOT_NULL(strstr(out_text, "libclang\r\033[K")); /* erased at the end */
+    const char *quiet[] = {"generate", "--spec",     tmp("w.json"), "--targets", "all",
+                           "-o",       tmp("gen_p"), "--quiet",     NULL};
+    CU_ASSERT_EQUAL(qgen_on_tty(quiet), 0);
+    CU_ASSERT_PTR_NULL(strstr(out_text, "qgen generate:"));
+    CU_ASSERT_EQUAL(qgen("generate", "--spec", tmp("w.json"), "--targets", "all", "-o", tmp("gen_p"), NULL), 0);
+    CU_ASSERT_TRUE(err_text[0] == 0 && out_text[0] == 0); /* not a terminal: silent */
+    const char *cmp[] = {"compare",   "--spec", tmp("w.json"), "--ops", "quantize,observe",
+                         "--targets", "scalar", "--backends",  "c",     NULL};
+    CU_ASSERT_EQUAL(qgen_on_tty(cmp), 0);
+    ASSERT_CONTAINS(out_text, "qgen compare: 1/3 ran scalar c", "qgen compare: 3/3 analysed observe scalar c",
+                    "| quantize"); /* the report follows the erased line */
+}
+
 int main(void) {
     setup();
     static const qg_test tests[] = {
@@ -424,6 +473,7 @@ int main(void) {
         {"bad .npy files", test_bad_npy},
         {"generate: deterministic files, bad targets and directories", test_generate},
         {"generate --emit ll|bc|obj|asm: the LLVM backend", test_generate_llvm},
+        {"progress on a terminal only", test_progress},
     };
     return QG_RUN("cli", tests);
 }

@@ -152,7 +152,7 @@ static void test_generator(void) {
     REFUSED(qg_parse_targets("all", NULL, &err), "qg_parse_targets", "out");
     REFUSED(qg_parse_emit_kind(NULL, &kind, &err), "qg_parse_emit_kind", "name");
     REFUSED(qg_parse_emit_kind("c", NULL, &err), "qg_parse_emit_kind", "out");
-    qg_generate_options opt = {dir, 0, "test", 1, QG_EMIT_C, NULL};
+    qg_generate_options opt = {.out_dir = dir, .command = "test", .no_validate = 1};
     REFUSED(qg_generate(NULL, &opt, &err), "qg_generate", "spec");
     REFUSED(qg_generate(&sp, NULL, &err), "qg_generate", "opt");
     opt.out_dir = NULL;
