@@ -24,15 +24,10 @@ build_for() { # arch compiler...; LDFLAGS for the link
   local arch=$1; shift
   local cc=("$@")
   local objs=()
+  # no ISA flags: each generated file sets its own target
   for isa_file in "$out/gen/${name}"_*.c; do
     local isa=${isa_file##*_}; isa=${isa%.c}
-    local extra=()
-    case "$arch/$isa" in
-      x86_64/avx2) extra=(-mavx2 -mbmi2) ;;
-      x86_64/avx512) extra=(-mavx512f -mavx512bw -mavx512vl -mavx512dq) ;;
-      riscv64/rvv) extra=(-march=rv64gcv) ;;
-    esac
-    "${cc[@]}" "${flags[@]}" "${extra[@]}" -c "$isa_file" -o "$out/$arch-$isa.o"
+    "${cc[@]}" "${flags[@]}" -c "$isa_file" -o "$out/$arch-$isa.o"
     objs+=("$out/$arch-$isa.o")
   done
   local has=()
@@ -47,7 +42,7 @@ build_for() { # arch compiler...; LDFLAGS for the link
 
 echo "x86_64, this machine:"
 build_for x86_64 cc
-"$out/kernel_demo-x86_64" --time
+"$out/kernel_demo-x86_64" --time | tee "$out/native.txt" | grep -v '^dispatch:' 
 echo "aarch64 NEON, under qemu-aarch64 (correctness only):"
 LDFLAGS=-fuse-ld=lld build_for aarch64 clang-19 --target=aarch64-linux-gnu
 qemu-aarch64 -L /usr/aarch64-linux-gnu "$out/kernel_demo-aarch64"
@@ -57,6 +52,34 @@ for vlen in 128 1024; do
   qemu-riscv64 -L /usr/riscv64-linux-gnu -cpu "rv64,v=true,vlen=$vlen,vext_spec=v1.0,rvv_ta_all_1s=on,rvv_ma_all_1s=on" \
     "$out/kernel_demo-riscv64"
 done
+echo
+# The generated kernels beside PyTorch 1.13 on the same op, size and
+# qparams, one thread each, measured now (medians of 7).
+read -r _ isa qgen_rate scale zp channels qmin qmax < <(grep '^dispatch:' "$out/native.txt")
+torch_rate=$(/usr/bin/python3 - "$scale" "$zp" "$qmin" "$qmax" "$channels" <<'PY'
+import statistics, sys, time
+import torch
+torch.set_num_threads(1)
+scale, zp, qmin, qmax, ch = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+n = 1 << 20
+x = torch.randn(n) * 2
+if ch > 1:
+    x = x.reshape(ch, n // ch)
+    s, z = torch.full((ch,), scale), torch.full((ch,), zp, dtype=torch.int32)
+    op = lambda: torch.fake_quantize_per_channel_affine(x, s, z, 0, qmin, qmax)
+else:
+    op = lambda: torch.fake_quantize_per_tensor_affine(x, scale, zp, qmin, qmax)
+op()
+times = []
+for _ in range(7):
+    t0 = time.perf_counter(); op(); times.append(time.perf_counter() - t0)
+print("%.1f" % (n / statistics.median(times) * 1e-6))
+PY
+)
+echo "fake_quant of 2^20 floats, one thread, this run:"
+echo "  qgen ($isa kernels, with the gradient mask): $qgen_rate Melem/s"
+echo "  PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)') fake_quantize_per_$([ "$channels" -gt 1 ] && echo channel || echo tensor)_affine: $torch_rate Melem/s"
+awk -v a="$qgen_rate" -v b="$torch_rate" 'BEGIN { printf "  ratio: qgen is %.1fx PyTorch\n", a / b }'
 echo
 "$build/bin/qgen_demo" "$spec"
 echo

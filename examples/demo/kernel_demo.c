@@ -1,6 +1,8 @@
 /* The kernels of one generated spec, on this machine: every ISA this build
  * has is run on the same data and compared with the runtime's reference;
- * with `--time`, fake_quant throughput is measured too (median of 7).
+ * with `--time`, fake_quant throughput is measured too (median of 7), and
+ * a last line "dispatch: ISA MELEM_PER_S SCALE ZERO_POINT CHANNELS QMIN QMAX" gives
+ * the dispatcher's rate for scripts/demo.sh to set beside PyTorch's.
  *
  * Built by scripts/demo.sh with -DDEMO_SPEC=<name> -DDEMO_HEADER="<name>.h"
  * and -DDEMO_HAS_<ISA> for each generated ISA of the target architecture. */
@@ -49,6 +51,18 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* Median of 7 runs, in Melem/s. */
+static double rate(fq_fn fq, const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
+    double t[7];
+    for (int r = 0; r < 7; r++) {
+        double t0 = now();
+        fq(x, y, mask, n, qp);
+        t[r] = now() - t0;
+    }
+    qsort(t, 7, sizeof t[0], cmp_double);
+    return (double)n / t[3] * 1e-6;
+}
+
 int main(int argc, char **argv) {
     const int timed = argc > 1 && strcmp(argv[1], "--time") == 0;
     const qg_spec *sp = &CAT(DEMO_SPEC, _spec);
@@ -90,18 +104,14 @@ int main(int argc, char **argv) {
         bad_total += bad != 0;
         printf("    %-7s fake_quant of %zu elements: %s", d->name, n,
                bad ? "MISMATCH" : "bit-exact with the reference");
-        if (timed) {
-            double t[7];
-            for (int r = 0; r < 7; r++) {
-                double t0 = now();
-                d->fake_quant(x, y, mask, n, &qp);
-                t[r] = now() - t0;
-            }
-            qsort(t, 7, sizeof t[0], cmp_double);
-            printf(", %.0f Melem/s (median of 7)", (double)n / t[3] * 1e-6);
-        }
+        if (timed)
+            printf(", %.0f Melem/s (median of 7)", rate(d->fake_quant, x, y, mask, n, &qp));
         printf("\n");
     }
+    if (timed)
+        printf("dispatch: %s %.1f %.9g %d %zu %lld %lld\n", CAT(DEMO_SPEC, _isa)(),
+               rate(CAT(DEMO_SPEC, _fake_quant), x, y, mask, n, &qp), (double)scale[0], (int)zp[0], ch,
+               (long long)CAT(DEMO_SPEC, _QUANT_MIN), (long long)CAT(DEMO_SPEC, _QUANT_MAX));
     qg_observer_destroy(obs);
     return bad_total ? 1 : 0;
 }
