@@ -31,6 +31,9 @@ static size_t edit_distance(const char *a, const char *b) {
 }
 
 const char *qg_closest_name(const char *word, const char *const *candidates, size_t count) {
+    /* a typo is short; the distance grows with the product of the lengths */
+    if (strlen(word) > 64)
+        return NULL;
     const char *best = NULL;
     size_t best_d = (size_t)-1;
     for (size_t i = 0; i < count; i++) {
@@ -40,6 +43,6 @@ const char *qg_closest_name(const char *word, const char *const *candidates, siz
             best = candidates[i];
         }
     }
-    /* More than half the word changed is not a typo. */
-    return best && best_d <= (strlen(word) + 1) / 2 + 1 ? best : NULL;
+    /* More than half the word changed is not a typo; the same word is not one either. */
+    return best && best_d > 0 && best_d <= (strlen(word) + 1) / 2 + 1 ? best : NULL;
 }

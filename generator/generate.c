@@ -207,6 +207,16 @@ qg_status qg_generate(const qg_spec *spec, const qg_generate_options *opt, qg_er
         st = qg_error_set(err, QG_ERR_IO, "%s: cannot create the output directory: %s", opt->out_dir, strerror(errno));
     for (int i = 0; i < nfiles && !st; i++)
         st = write_temp(opt->out_dir, &files[i], err);
+    /* every target must be replaceable before the first rename: all the
+     * files appear together, or none does */
+    for (int i = 0; i < nfiles && !st; i++) {
+        char final[4096];
+        struct stat sb;
+        snprintf(final, sizeof final, "%s/%s", opt->out_dir, files[i].name);
+        if (lstat(final, &sb) == 0 && !S_ISREG(sb.st_mode))
+            st = qg_error_set(err, QG_ERR_IO, "%s: exists and is not a regular file; expected a file qgen may replace",
+                              final);
+    }
     for (int i = 0; i < nfiles && !st; i++) {
         char final[4096];
         snprintf(final, sizeof final, "%s/%s", opt->out_dir, files[i].name);

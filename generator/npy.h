@@ -23,8 +23,17 @@ const char *qg_npy_dtype_name(qg_npy_dtype d); /* "float32", ... */
 size_t qg_npy_dtype_size(qg_npy_dtype d);
 
 qg_status qg_npy_read(const char *path, qg_npy *out, qg_error *err);
-/* Writes atomically: a temporary file renamed over `path`. */
+/* Writes atomically: a temporary file renamed over `path`. A `path` that
+ * exists and is not a regular file (a device, a directory) is refused. */
 qg_status qg_npy_write(const char *path, qg_npy_dtype dtype, const size_t *shape, int ndim, const void *data,
                        qg_error *err);
+
+/* The two halves of qg_npy_write, for commands with several outputs that
+ * must appear together or not at all: the data goes to a temporary file
+ * beside `path` (*tmp, to free()), which qg_npy_commit renames into place
+ * (or removes, on failure). */
+qg_status qg_npy_write_temp(const char *path, qg_npy_dtype dtype, const size_t *shape, int ndim, const void *data,
+                            char **tmp, qg_error *err);
+qg_status qg_npy_commit(const char *tmp, const char *path, qg_error *err);
 
 #endif

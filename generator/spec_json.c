@@ -86,18 +86,26 @@ static void locate(const ctx *c, const char *path, char *out, size_t cap) {
     snprintf(out, cap, "%s:%d:%d", c->origin, line, col);
 }
 
+/* At most 60 characters of s, with "..." when cut: a huge name or value
+ * must not push "expected ..." out of the message. */
+static const char *clip(const char *s, char out[72]) {
+    snprintf(out, 72, "%.60s%s", s, strlen(s) > 60 ? "..." : "");
+    return out;
+}
+
 static qg_status field_error(const ctx *c, const char *path, const json_t *value, const char *expected) {
-    char where[300];
+    char where[300], vbuf[72], pbuf[72];
     locate(c, path, where, sizeof where);
     char *v = value ? json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-    qg_status st =
-        qg_error_set(c->err, QG_ERR_INVALID, "%s: %s: got %s; expected %s", where, path, v ? v : "nothing", expected);
+    qg_status st = qg_error_set(c->err, QG_ERR_INVALID, "%s: %s: got %s; expected %s", where, clip(path, pbuf),
+                                v ? clip(v, vbuf) : "nothing", expected);
     free(v);
     return st;
 }
 
 static qg_status unknown_field(const ctx *c, const char *path, const char *key, const char *const *valid, size_t n) {
-    char where[300];
+    char where[300], pbuf[72];
+    path = clip(path, pbuf);
     locate(c, path, where, sizeof where);
     const char *near = qg_closest_name(key, valid, n);
     char list[400] = "";
@@ -293,8 +301,9 @@ static qg_status convert(const ctx *c, json_t *m, qg_spec *sp) {
     sp->given_quant_min = qmin;
     sp->given_quant_max = qmax;
     if (sp->reduce_range) {
-        qmin = qmin >= 0 ? qmin / 2 : -((-qmin + 1) / 2);
-        qmax = qmax >= 0 ? qmax / 2 : -((-qmax + 1) / 2);
+        /* Python's floor division, without negating (-2^63 has no negation) */
+        qmin = qmin / 2 - (qmin % 2 < 0);
+        qmax = qmax / 2 - (qmax % 2 < 0);
     }
     sp->quant_min = qmin;
     sp->quant_max = qmax;
@@ -369,12 +378,25 @@ static qg_status apply_set(ctx *c, json_t *merged, const char *arg) {
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg)
         return qg_error_set(c->err, QG_ERR_INVALID, "--set %s: expected key=value, e.g. --set dtype=qint8", arg);
-    char key[128];
+    char key[128], shown[72];
+    if ((size_t)(eq - arg) >= sizeof key)
+        return qg_error_set(c->err, QG_ERR_INVALID, "--set %s: key of %zu characters; expected a field name",
+                            clip(arg, shown), (size_t)(eq - arg));
     snprintf(key, sizeof key, "%.*s", (int)(eq - arg), arg);
     const char *val = eq + 1;
     json_t *v = json_loads(val, JSON_DECODE_ANY, NULL);
     if (!v)
         v = json_string(val); /* a bare word: dtype=qint8 */
+    if (!v)                   /* jansson takes UTF-8 only */
+        return qg_error_set(c->err, QG_ERR_INVALID, "--set %s: the value is not UTF-8 text; expected JSON or a word",
+                            clip(arg, shown));
+    if (strcmp(key, "observer") == 0 || strcmp(key, "base") == 0) {
+        json_decref(v);
+        return qg_error_set(c->err, QG_ERR_INVALID, "--set %s: %s", clip(arg, shown),
+                            key[0] == 'o' ? "observer is an object; expected --set observer.<field>=value (type, "
+                                            "averaging_constant, eps, bins, upsample_rate, scale, zero_point)"
+                                          : "base cannot be overridden; expected it in the spec file");
+    }
     json_object_set_new(c->set_from, key, json_string(arg));
     json_t *obj = merged;
     const char *field = key;
@@ -469,12 +491,11 @@ qg_status qg_spec_load_string(const char *text, const char *origin, const char *
         goto done;
     if ((st = qg_spec_validate(&sp, err))) {
         /* Prefix the location of the field the message starts with. */
-        char field[64], where[300], msg[sizeof err->message + sizeof where + 8];
+        char field[64], where[300], msg[sizeof err->message], wbuf[72];
         if (err && sscanf(err->message, "%63[a-z_.]:", field) == 1) {
             locate(&c, field, where, sizeof where);
-            snprintf(msg, sizeof msg, "%s: %s", where, err->message);
-            memcpy(err->message, msg, sizeof err->message - 1);
-            err->message[sizeof err->message - 1] = 0;
+            memcpy(msg, err->message, sizeof msg);
+            qg_error_set(err, st, "%s: %s", clip(where, wbuf), msg);
         }
         goto done;
     }

@@ -27,8 +27,8 @@ qg_status qg_observe_with(qg_observer *obs, const float *x, size_t n, size_t inn
         return QG_OK;
     if (t == QG_OBS_MINMAX || t == QG_OBS_MOVING_AVERAGE_MINMAX) {
         float mn, mx;
-        if (!span(x, n, &mn, &mx))
-            return qg_observer_update(obs, x, n, inner, err);
+        if (!span(x, n, &mn, &mx) || !isfinite(mn) || !isfinite(mx))
+            return qg_observer_update(obs, x, n, inner, err); /* it reports NaN and inf */
         return qg_observer_fold(obs, &mn, &mx, err);
     }
     const size_t C = sp->channel_len;
@@ -60,6 +60,8 @@ qg_status qg_observe_with(qg_observer *obs, const float *x, size_t n, size_t inn
             mx[c] = b > mx[c] ? b : mx[c];
         }
     }
+    for (size_t c = 0; c < C && ok; c++)
+        ok &= isfinite(mn[c]) && isfinite(mx[c]);
     qg_status st = ok ? qg_observer_fold(obs, mn, mx, err) : qg_observer_update(obs, x, n, inner, err);
     free(mn);
     return st;

@@ -113,9 +113,13 @@ qg_status qg_observer_update(qg_observer *o, const float *x, size_t n, size_t in
     if (t == QG_OBS_FIXED_QPARAMS || t == QG_OBS_PLACEHOLDER || n == 0)
         return QG_OK;
     for (size_t i = 0; i < n; i++)
-        if (isnan(x[i]))
+        if (!isfinite(x[i]))
             return qg_error_set(err, QG_ERR_INVALID,
-                                "observed data: NaN at element %zu; expected finite values (observer state kept)", i);
+                                "observed data: %s at element %zu; expected finite values (observer state kept)",
+                                isnan(x[i]) ? "NaN"
+                                : x[i] > 0  ? "inf"
+                                            : "-inf",
+                                i);
     if (o->channels > 1 || is_per_channel_observer(t)) {
         if (inner == 0 || n % (inner * o->channels) != 0)
             return qg_error_set(
@@ -148,6 +152,11 @@ qg_status qg_observer_update(qg_observer *o, const float *x, size_t n, size_t in
             lo = x[i] < lo ? x[i] : lo;
             hi = x[i] > hi ? x[i] : hi;
         }
+        if (t == QG_OBS_HISTOGRAM && !isfinite(hi - lo))
+            return qg_error_set(err, QG_ERR_INVALID,
+                                "observed data: min %g and max %g span more than float32 holds; expected a range "
+                                "below 3.4e38 for the histogram (observer state kept)",
+                                (double)lo, (double)hi);
         if (t == QG_OBS_HISTOGRAM)
             qg_hist_update(o, x, n, lo, hi);
         else

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -123,6 +124,10 @@ static qg_status write_all(int fd, const unsigned char *p, size_t n) {
 qg_status qg_observer_save(const qg_observer *o, const char *path, qg_error *err) {
     QG_NEED(o, err, "an observer from qg_observer_create");
     QG_NEED(path, err, "a file name");
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) /* renaming over it would replace a device or directory */
+        return qg_error_set(err, QG_ERR_IO, "state file %s: exists and is not a regular file; expected a file path",
+                            path);
     buf b = {0};
     if (serialize(o, &b)) {
         free(b.p);

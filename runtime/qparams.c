@@ -32,6 +32,9 @@ qg_status qg_calculate_qparams(const qg_spec *sp, const float *min, const float 
         if (lo > hi)
             return qg_error_set(err, QG_ERR_INVALID, "min/max[%zu]: got min %g > max %g; expected min <= max", c,
                                 (double)lo, (double)hi);
+        if (!isfinite(lo) || !isfinite(hi))
+            return qg_error_set(err, QG_ERR_INVALID, "min/max[%zu]: got min %g, max %g; expected finite values", c,
+                                (double)lo, (double)hi);
         float min_neg = lo < 0.0f ? lo : 0.0f;
         float max_pos = hi > 0.0f ? hi : 0.0f;
         float s;

@@ -73,6 +73,9 @@ qg_status qg_choose_qparams_fused_op(const qg_spec *sp, const float *min, const 
                                 "min/max[%zu]: got min %g > max %g; expected observed data (torch's fused op "
                                 "refuses to fake-quantize before its observer has seen a batch)",
                                 c, (double)min[c], (double)max[c]);
+        if (!isfinite(min[c]) || !isfinite(max[c]))
+            return qg_error_set(err, QG_ERR_INVALID, "min/max[%zu]: got min %g, max %g; expected finite values", c,
+                                (double)min[c], (double)max[c]);
         choose(min[c], max[c], (int32_t)sp->quant_min, (int32_t)sp->quant_max, qg_qscheme_is_symmetric(sp->qscheme),
                &scale[c], &zero_point[c]);
     }

@@ -1,14 +1,39 @@
 /* Bias quantization and requantization of int32 accumulators: the PTQ path.
  * Two schemes: fp32 (multiply by m = s_in * s_w / s_out in fp32) and
  * fixed point (gemmlowp/TFLite: a Q31 multiplier and a rounding shift). */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 
 #include "rt_internal.h"
 #include "arg_check.h"
 
+/* Saturating; NaN (0 * inf from scales no validation let through) is 0. */
 static int32_t clamp_i32(double v) {
-    return v <= (double)INT32_MIN ? INT32_MIN : v >= (double)INT32_MAX ? INT32_MAX : (int32_t)v;
+    return v != v ? 0 : v <= (double)INT32_MIN ? INT32_MIN : v >= (double)INT32_MAX ? INT32_MAX : (int32_t)v;
+}
+
+qg_status qg_requant_params_validate(const qg_spec *sp, const qg_requant_params *rp, qg_error *err) {
+    QG_NEED(sp, err, "the output spec");
+    QG_NEED(rp, err, "requantization parameters");
+    QG_NEED_DATA(rp->s_w, rp->channels, err);
+    if (!(rp->s_in > 0.0f) || !isfinite(rp->s_in) || !(rp->s_out > 0.0f) || !isfinite(rp->s_out))
+        return qg_error_set(err, QG_ERR_INVALID, "s_in/s_out: got %g and %g; expected finite scales > 0",
+                            (double)rp->s_in, (double)rp->s_out);
+    if (rp->z_out < sp->quant_min || rp->z_out > sp->quant_max)
+        return qg_error_set(err, QG_ERR_INVALID, "z_out: got %d; expected a value in %lld..%lld", (int)rp->z_out,
+                            (long long)sp->quant_min, (long long)sp->quant_max);
+    for (size_t c = 0; c < rp->channels; c++) {
+        const float sw = rp->s_w[c], m = rp->s_in * sw / rp->s_out;
+        if (!(sw > 0.0f) || !isfinite(sw))
+            return qg_error_set(err, QG_ERR_INVALID, "s_w[%zu]: got %g; expected a finite scale > 0", c, (double)sw);
+        /* the fp32 multiplier must be a normal float; the fixed-point one fits Q31 with a shift of at most 31 */
+        if (!(m >= FLT_MIN) || !isfinite(m) || (sp->requant == QG_REQUANT_FIXED_POINT && m >= 2147483648.0f))
+            return qg_error_set(err, QG_ERR_INVALID,
+                                "s_in * s_w[%zu] / s_out: got %g; expected a multiplier in [1.2e-38, %s)", c, (double)m,
+                                sp->requant == QG_REQUANT_FIXED_POINT ? "2^31" : "inf");
+    }
+    return QG_OK;
 }
 
 void qg_ref_quantize_bias(const float *bias, int32_t *bq, size_t channels, float s_in, const float *s_w) {
@@ -37,6 +62,10 @@ void qg_quantize_multiplier(double m, int32_t *mult, int *shift) {
     if (e < -31) {
         q = 0;
         e = 0;
+    }
+    if (e > 31) { /* beyond Q31 with a 31-bit shift: saturate */
+        q = INT32_MAX;
+        e = 31;
     }
     *mult = (int32_t)q;
     *shift = e;
@@ -83,6 +112,7 @@ void qg_ref_requantize(const qg_spec *sp, const int32_t *acc, void *y, size_t n,
             float m = rp->s_in * rp->s_w[c] / rp->s_out;
             v = (double)qg_round_mode(sp->rounding, (float)a * m);
         }
+        v = v != v ? 0.0 : v; /* NaN from an invalid multiplier: the zero point */
         v += rp->z_out;
         int64_t q = v < (double)sp->quant_min ? sp->quant_min : v > (double)sp->quant_max ? sp->quant_max : (int64_t)v;
         switch (sp->dtype) {

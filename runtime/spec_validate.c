@@ -57,8 +57,8 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
     int64_t emin = sp->given_quant_min, emax = sp->given_quant_max;
     if (sp->reduce_range) {
         /* Python's floor division, as torch halves the range. */
-        emin = emin >= 0 ? emin / 2 : -((-emin + 1) / 2);
-        emax = emax >= 0 ? emax / 2 : -((-emax + 1) / 2);
+        emin = emin / 2 - (emin % 2 < 0);
+        emax = emax / 2 - (emax % 2 < 0);
     }
     if (sp->quant_min != emin || sp->quant_max != emax)
         return qg_error_set(err, QG_ERR_INVALID,

@@ -4,12 +4,32 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* Messages stay on one line whatever a file name or value holds: control
+ * characters are written as \n, \t, \xHH. */
+static void escape_controls(char *msg, size_t cap) {
+    char out[sizeof((qg_error *)0)->message];
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)msg; *p && o + 5 < sizeof out; p++) {
+        if (*p >= 0x20 && *p != 0x7f) {
+            out[o++] = (char)*p;
+        } else if (*p == '\n' || *p == '\t' || *p == '\r') {
+            out[o++] = '\\';
+            out[o++] = *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r';
+        } else {
+            o += (size_t)snprintf(out + o, 5, "\\x%02x", *p);
+        }
+    }
+    out[o] = 0;
+    snprintf(msg, cap, "%s", out);
+}
+
 qg_status qg_error_set(qg_error *err, qg_status code, const char *fmt, ...) {
     if (err) {
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(err->message, sizeof err->message, fmt, ap);
         va_end(ap);
+        escape_controls(err->message, sizeof err->message);
         err->code = code;
     }
     return code;

@@ -28,6 +28,10 @@ int qg_cli_failf(const char *fmt, ...)
 #endif
     ;
 
+/* "qgen: COMMAND: unknown option ARG; see qgen COMMAND --help", for
+ * getopt's '?'; returns QG_EXIT_BAD_INPUT. */
+int qg_cli_bad_option(const char *command, const char *arg);
+
 /* The --set key=value overrides of one command line. */
 typedef struct qg_cli_sets {
     const char *items[QG_MAX_SETS];
@@ -46,6 +50,12 @@ int qg_cli_ints(const char *opt, const char *text, int32_t *out, size_t cap, siz
  * checking the array's extent along it against channel_len. */
 qg_status qg_cli_layout(const qg_spec *sp, const qg_npy *a, const char *path, size_t *channels, size_t *inner,
                         qg_error *err);
+
+/* Holds STATE.lock (created beside the state file, kept) with flock for
+ * a load-update-save of the state, so that concurrent commands on one
+ * state lose no update; returns the lock's descriptor, or -1 with err. */
+int qg_cli_lock_state(const char *state, qg_error *err);
+void qg_cli_unlock_state(int lock);
 
 /* A progress line on stderr for long commands, only on a terminal and
  * without --quiet; qg_cli_progress_step fits qg_progress_fn. */

@@ -1,9 +1,16 @@
 /* Helpers every qgen command uses: errors, number lists, channel layouts. */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -38,6 +45,9 @@ int qg_cli_floats(const char *opt, const char *text, float *out, size_t cap, siz
         double v = strtod(p, &end);
         if (end == p || errno || (*end && *end != ','))
             return qg_cli_failf("%s: got \"%s\"; expected a number or a comma-separated list of numbers", opt, text);
+        if (isfinite(v) && fabs(v) > FLT_MAX)
+            return qg_cli_failf("%s: got %.*s; expected a value within float32's range (|v| <= 3.4e38)", opt,
+                                (int)(end - p), p);
         if (*count == cap)
             return qg_cli_failf("%s: more than %zu values", opt, cap);
         out[(*count)++] = (float)v;
@@ -85,4 +95,36 @@ qg_status qg_cli_layout(const qg_spec *sp, const qg_npy *a, const char *path, si
     for (int d = axis + 1; d < a->ndim; d++)
         *inner *= a->shape[d];
     return QG_OK;
+}
+
+int qg_cli_lock_state(const char *state, qg_error *err) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s.lock", state);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        qg_error_set(err, QG_ERR_IO, "%s: cannot open the state's lock file: %s", path, strerror(errno));
+        return -1;
+    }
+    while (flock(fd, LOCK_EX) != 0) {
+        if (errno != EINTR) {
+            qg_error_set(err, QG_ERR_IO, "%s: cannot lock: %s", path, strerror(errno));
+            close(fd);
+            return -1;
+        }
+    }
+    return fd;
+}
+
+void qg_cli_unlock_state(int lock) {
+    if (lock >= 0)
+        close(lock);
+}
+
+int qg_cli_bad_option(const char *command, const char *arg) {
+    /* getopt's own messages are off (main sets opterr = 0): this one has the prefix */
+    const bool is_long = arg[0] == '-' && arg[1] == '-', known = is_long && optopt != 0;
+    const char *why = !known             ? "unknown option"
+                      : strchr(arg, '=') ? "this option takes no value:"
+                                         : "this option needs a value:";
+    return qg_cli_failf("%s: %s %s; see qgen %s --help", command, why, arg, command);
 }

@@ -46,6 +46,8 @@ static int parse_list(const char *opt, const char *text, const char *const *name
         *out |= 1u << found;
         p += len + (p[len] == ',');
     }
+    if (!*out) /* an empty list is not "all" */
+        return qg_cli_failf("%s: got an empty list; expected some of its names, comma-separated", opt);
     return QG_EXIT_OK;
 }
 
@@ -107,7 +109,7 @@ int qg_cmd_compare(int argc, char **argv) {
                 return rc;
             break;
         case 'h': fputs(usage, stdout); return QG_EXIT_OK;
-        default: return qg_cli_failf("compare: bad option; see qgen compare --help");
+        default: return qg_cli_bad_option("compare", argv[optind - 1]);
         }
     }
     if (!spec_path)

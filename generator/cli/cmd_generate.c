@@ -52,7 +52,7 @@ int qg_cmd_generate(int argc, char **argv) {
                 return rc;
             break;
         case 'h': fputs(usage, stdout); return QG_EXIT_OK;
-        default: return qg_cli_failf("generate: bad option; see qgen generate --help");
+        default: return qg_cli_bad_option("generate", argv[optind - 1]);
         }
     }
     if (!spec_path || !out)
@@ -64,6 +64,10 @@ int qg_cmd_generate(int argc, char **argv) {
         return qg_cli_fail(&err);
     if (qg_spec_load_file(spec_path, sets.items, sets.count, &sp, &err))
         return qg_cli_fail(&err);
+    if (scalar_arch && kind == QG_EMIT_C)
+        return qg_cli_failf("--scalar-arch: got \"%s\" with --emit c; expected it with --emit ll, bc, obj or asm "
+                            "(C files build for any architecture)",
+                            scalar_arch);
     unsigned set = 0;
     if (targets && qg_parse_targets(targets, &set, &err))
         return qg_cli_fail(&err);

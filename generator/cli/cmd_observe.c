@@ -12,7 +12,8 @@ static const char usage[] = "usage: qgen observe --spec S --in x.npy [--state FI
                             "\n"
                             "Observes float32 data with the spec's observer and prints scale and zero point\n"
                             "as JSON. With --state, the observer starts from FILE when it exists and the\n"
-                            "new state is saved back to it atomically.\n";
+                            "new state is saved back to it atomically, under a lock (FILE.lock) that\n"
+                            "serializes concurrent updates.\n";
 
 int qg_cmd_observe(int argc, char **argv) {
     const char *spec_path = NULL, *in = NULL, *state = NULL;
@@ -33,7 +34,7 @@ int qg_cmd_observe(int argc, char **argv) {
                 return add_rc;
             break;
         case 'h': fputs(usage, stdout); return QG_EXIT_OK;
-        default: return qg_cli_failf("observe: bad option; see qgen observe --help");
+        default: return qg_cli_bad_option("observe", argv[optind - 1]);
         }
     }
     if (!spec_path || !in)
@@ -47,6 +48,7 @@ int qg_cmd_observe(int argc, char **argv) {
         return qg_cli_fail(&err);
     int rc = QG_EXIT_BAD_INPUT;
     qg_observer *obs = NULL;
+    int lock = -1; /* held from load to save: concurrent observers lose no batch */
     size_t channels, inner;
     size_t nch = qg_qscheme_is_per_channel(sp.qscheme) ? sp.channel_len : 1;
     float *scale = malloc(nch * sizeof(float)), *zf = malloc(nch * sizeof(float));
@@ -61,6 +63,7 @@ int qg_cmd_observe(int argc, char **argv) {
         goto out;
     }
     if (qg_cli_layout(&sp, &x, in, &channels, &inner, &err) || qg_observer_create(&sp, &obs, &err) ||
+        (state && (lock = qg_cli_lock_state(state, &err)) < 0) ||
         (state && access(state, F_OK) == 0 && qg_observer_load(obs, state, &err)) ||
         qg_observer_update(obs, x.data, x.count, inner, &err) || qg_observer_qparams(obs, scale, zp, zf, &err) ||
         (state && qg_observer_save(obs, state, &err))) {
@@ -91,6 +94,7 @@ int qg_cmd_observe(int argc, char **argv) {
     printf("]}\n");
     rc = QG_EXIT_OK;
 out:
+    qg_cli_unlock_state(lock);
     qg_observer_destroy(obs);
     free(x.data);
     free(scale);

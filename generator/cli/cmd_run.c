@@ -1,4 +1,5 @@
 /* qgen run: one op of the reference semantics on .npy files. */
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -91,7 +92,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
             break;
         }
         case 'h': fputs(usage, stdout); return -1;
-        default: return qg_cli_failf("run: bad option; see qgen run --help");
+        default: return qg_cli_bad_option("run", argv[optind - 1]);
         }
     }
     if (optind != argc)
@@ -118,14 +119,16 @@ static int expect_dtype(const char *path, const qg_npy *a, qg_npy_dtype want, co
                         why);
 }
 
-/* Working buffers of one run, freed together. */
+/* Working buffers of one run, freed together; the qparams arrays hold
+ * `cap` values, the spec's channel count (no fixed maximum). */
 typedef struct run_ctx {
     qg_spec sp;
     qg_npy x;
     size_t channels, inner;
-    float scale[MAXCH], zf[MAXCH];
-    int32_t zp[MAXCH];
-    size_t nscale;
+    float *scale, *zf;
+    int32_t *zp;
+    double *ds, *dz;
+    size_t cap, nscale;
 } run_ctx;
 
 /* --scale/--zero-point, or the qparams of a saved observer state. */
@@ -146,16 +149,18 @@ static int load_qparams(const run_args *a, run_ctx *r, bool float_zp, qg_qparams
     } else {
         if (!a->scale || !a->zero_point)
             return qg_cli_failf("run --op %s: qparams needed; give --scale and --zero-point, or --state", a->op);
-        if ((rc = qg_cli_floats("--scale", a->scale, r->scale, MAXCH, &r->nscale)))
+        if ((rc = qg_cli_floats("--scale", a->scale, r->scale, r->cap, &r->nscale)))
             return rc;
-        if ((rc = qg_cli_floats("--zero-point", a->zero_point, r->zf, MAXCH, &nz)))
+        /* integer zero points are read as integers: through a float,
+         * 16777217 would become 16777216 */
+        if (float_zp)
+            rc = qg_cli_floats("--zero-point", a->zero_point, r->zf, r->cap, &nz);
+        else
+            rc = qg_cli_ints("--zero-point", a->zero_point, r->zp, r->cap, &nz);
+        if (rc)
             return rc;
-        for (size_t i = 0; i < nz; i++) {
-            if (!float_zp && (r->zf[i] != nearbyintf(r->zf[i]) || fabsf(r->zf[i]) > 2147483520.0f))
-                return qg_cli_failf("--zero-point: got %g; expected an integer zero point for qscheme %s",
-                                    (double)r->zf[i], qg_qscheme_name(r->sp.qscheme));
-            r->zp[i] = float_zp ? 0 : (int32_t)r->zf[i];
-        }
+        for (size_t i = 0; i < nz && !float_zp; i++)
+            r->zf[i] = (float)r->zp[i];
     }
     if (r->nscale != r->channels || nz != r->channels)
         return qg_cli_failf("--scale/--zero-point: got %zu and %zu values; expected %zu (channel_len of spec \"%s\")",
@@ -165,21 +170,60 @@ static int load_qparams(const run_args *a, run_ctx *r, bool float_zp, qg_qparams
     return QG_EXIT_OK;
 }
 
-static int write_out(const char *path, qg_npy_dtype d, const qg_npy *shape_of, const void *data) {
-    qg_error err;
-    if (qg_npy_write(path, d, shape_of->shape, shape_of->ndim, data, &err))
-        return qg_cli_fail(&err);
+/* LSQ's learnable qparams: finite scales > 0, finite float zero points
+ * inside the range (torch clamps them there before use). */
+static int check_lsq_qparams(const run_ctx *r) {
+    for (size_t c = 0; c < r->channels; c++) {
+        if (!(r->scale[c] > 0.0f) || !isfinite(r->scale[c]))
+            return qg_cli_failf("--scale: got %g for channel %zu; expected a finite scale > 0", (double)r->scale[c], c);
+        if (!isfinite(r->zf[c]) || r->zf[c] < (float)r->sp.quant_min || r->zf[c] > (float)r->sp.quant_max)
+            return qg_cli_failf("--zero-point: got %g for channel %zu; expected a finite value in %lld..%lld",
+                                (double)r->zf[c], c, (long long)r->sp.quant_min, (long long)r->sp.quant_max);
+    }
     return QG_EXIT_OK;
+}
+
+/* Outputs go to temporary files first and are renamed into place together
+ * once the whole command has succeeded: a failure leaves no output. */
+static struct {
+    char *tmp[2];
+    const char *path[2];
+    int n;
+} staged;
+
+static int stage(const char *path, qg_npy_dtype d, const size_t *shape, int ndim, const void *data) {
+    qg_error err;
+    char *tmp;
+    if (staged.n == 2 || qg_npy_write_temp(path, d, shape, ndim, data, &tmp, &err))
+        return staged.n == 2 ? qg_cli_failf("too many outputs") : qg_cli_fail(&err);
+    staged.tmp[staged.n] = tmp;
+    staged.path[staged.n++] = path;
+    return QG_EXIT_OK;
+}
+
+static int write_out(const char *path, qg_npy_dtype d, const qg_npy *shape_of, const void *data) {
+    return stage(path, d, shape_of->shape, shape_of->ndim, data);
 }
 
 static int write_mask(const char *path, const qg_spec *sp, size_t n, const uint8_t *mask, const qg_npy *x) {
     if (!sp->compat_mask)
         return write_out(path, QG_NPY_U8, x, mask);
     size_t bytes = qg_mask_bytes(sp, n);
+    return stage(path, QG_NPY_U8, &bytes, 1, mask);
+}
+
+/* Renames every staged output into place (rc == 0), or removes them all. */
+static int finish_outputs(int rc) {
     qg_error err;
-    if (qg_npy_write(path, QG_NPY_U8, &bytes, 1, mask, &err))
-        return qg_cli_fail(&err);
-    return QG_EXIT_OK;
+    for (int i = 0; i < staged.n; i++) {
+        if (rc == QG_EXIT_OK && qg_npy_commit(staged.tmp[i], staged.path[i], &err))
+            rc = qg_cli_fail(&err);
+        else if (rc != QG_EXIT_OK)
+            unlink(staged.tmp[i]);
+        free(staged.tmp[i]);
+    }
+    staged.n = 0;
+    return rc;
 }
 
 static int op_requant_family(const run_args *a, run_ctx *r) {
@@ -200,6 +244,10 @@ static int op_requant_family(const run_args *a, run_ctx *r) {
             return rc;
         if (r->x.count != nw)
             return qg_cli_failf("%s: %zu biases; expected one per --s-w value (%zu)", a->in, r->x.count, nw);
+        for (size_t i = 0; i < nw; i++) /* 1 / (s_in * s_w) must be finite */
+            if (!(s_in * s_w[i] >= FLT_MIN))
+                return qg_cli_failf("--s-in/--s-w: s_in * s_w[%zu] = %g; expected a normal float (>= 1.2e-38)", i,
+                                    (double)(s_in * s_w[i]));
         int32_t *bq = malloc((nw ? nw : 1) * sizeof(int32_t));
         if (!bq)
             return qg_cli_failf("out of memory");
@@ -242,6 +290,11 @@ static int op_requant_family(const run_args *a, run_ctx *r) {
         }
     }
     qg_requant_params rp = {s_in, s_w, bias.data, s_out, zo, channels, inner};
+    qg_error err;
+    if (qg_requant_params_validate(&r->sp, &rp, &err)) {
+        free(bias.data);
+        return qg_cli_fail(&err);
+    }
     void *y = malloc(r->x.count * qg_dtype_size(r->sp.dtype) + 1);
     if (!y) {
         free(bias.data);
@@ -255,24 +308,21 @@ static int op_requant_family(const run_args *a, run_ctx *r) {
 }
 
 /* One training step on the state file (created when missing), with the
- * switches the command line sets; the state is saved only on success. */
-static qg_status fused_step(const run_args *a, run_ctx *r, float *y, uint8_t *mask, qg_error *err) {
-    qg_observer *obs;
-    qg_status st = qg_observer_create(&r->sp, &obs, err);
+ * switches the command line sets. The observer comes back for saving once
+ * the outputs are written. */
+static qg_status fused_step(const run_args *a, run_ctx *r, float *y, uint8_t *mask, qg_observer **obs, qg_error *err) {
+    qg_status st = qg_observer_create(&r->sp, obs, err);
     if (st)
         return st;
     if (a->state && access(a->state, F_OK) == 0)
-        st = qg_observer_load(obs, a->state, err);
+        st = qg_observer_load(*obs, a->state, err);
     if (!st) {
         bool observe_on, fake_quant_on;
-        qg_observer_enabled(obs, &observe_on, &fake_quant_on);
-        qg_observer_enable(obs, a->observer_on < 0 ? observe_on : a->observer_on,
+        qg_observer_enabled(*obs, &observe_on, &fake_quant_on);
+        qg_observer_enable(*obs, a->observer_on < 0 ? observe_on : a->observer_on,
                            a->fake_quant_on < 0 ? fake_quant_on : a->fake_quant_on);
-        st = qg_ref_fused_train_step(obs, r->x.data, y, mask, r->x.count, r->inner, r->scale, r->zp, err);
+        st = qg_ref_fused_train_step(*obs, r->x.data, y, mask, r->x.count, r->inner, r->scale, r->zp, err);
     }
-    if (!st && a->state)
-        st = qg_observer_save(obs, a->state, err);
-    qg_observer_destroy(obs);
     return st;
 }
 
@@ -330,10 +380,24 @@ static int run_op(const run_args *a, run_ctx *r) {
         goto out;
     }
     if (is_fused) {
-        if (fused_step(a, r, fout, mask, &err)) {
+        qg_observer *obs = NULL;
+        int lock = -1;
+        if ((a->state && (lock = qg_cli_lock_state(a->state, &err)) < 0) || fused_step(a, r, fout, mask, &obs, &err)) {
+            qg_observer_destroy(obs);
+            qg_cli_unlock_state(lock);
             rc = qg_cli_fail(&err);
             goto out;
         }
+        rc = write_out(a->out, QG_NPY_F32, &r->x, fout);
+        if (!rc && a->mask)
+            rc = write_mask(a->mask, sp, n, mask, &r->x);
+        /* the state changes only once every output is written */
+        if (!rc && a->state && qg_observer_save(obs, a->state, &err))
+            rc = qg_cli_fail(&err);
+        qg_observer_destroy(obs);
+        qg_cli_unlock_state(lock);
+        if (rc)
+            goto out;
         size_t nch = qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1;
         printf("{\"scale\": [");
         for (size_t i = 0; i < nch; i++)
@@ -342,12 +406,11 @@ static int run_op(const run_args *a, run_ctx *r) {
         for (size_t i = 0; i < nch; i++)
             printf("%s%d", i ? ", " : "", (int)r->zp[i]);
         printf("]}\n");
-        rc = write_out(a->out, QG_NPY_F32, &r->x, fout);
-        if (!rc && a->mask)
-            rc = write_mask(a->mask, sp, n, mask, &r->x);
         goto out;
     }
     if ((rc = load_qparams(a, r, float_zp || is_lsqf || is_lsqb, &qp)))
+        goto out;
+    if ((is_lsqf || is_lsqb) && (rc = check_lsq_qparams(r)))
         goto out;
     if (is_lsqf || is_lsqb) {
         if (is_lsqf) {
@@ -374,7 +437,7 @@ static int run_op(const run_args *a, run_ctx *r) {
                 rc = qg_cli_failf("%s: %zu elements; expected %zu like %s", a->grad, dy.count, n, a->in);
             goto out;
         }
-        double ds[MAXCH], dz[MAXCH];
+        double *ds = r->ds, *dz = r->dz;
         qg_lsq_grads gr = {fout, ds, dz};
         qg_ref_lsq_backward(sp, r->x.data, dy.data, n, r->scale, r->zf, r->channels, r->inner, g, &gr);
         free(dy.data);
@@ -424,12 +487,25 @@ int qg_cmd_run(int argc, char **argv) {
         free(r);
         return qg_cli_fail(&err);
     }
-    if (qg_npy_read(a.in, &r->x, &err)) {
-        free(r);
-        return qg_cli_fail(&err);
-    }
-    rc = run_op(&a, r);
+    r->cap = r->sp.channel_len > MAXCH ? r->sp.channel_len : MAXCH;
+    r->scale = malloc(r->cap * sizeof(float));
+    r->zf = malloc(r->cap * sizeof(float));
+    r->zp = malloc(r->cap * sizeof(int32_t));
+    r->ds = malloc(r->cap * sizeof(double));
+    r->dz = malloc(r->cap * sizeof(double));
+    if (!r->scale || !r->zf || !r->zp || !r->ds || !r->dz)
+        rc = qg_cli_failf("out of memory");
+    else if (qg_npy_read(a.in, &r->x, &err))
+        rc = qg_cli_fail(&err);
+    else
+        rc = run_op(&a, r);
+    rc = finish_outputs(rc);
     free(r->x.data);
+    free(r->scale);
+    free(r->zf);
+    free(r->zp);
+    free(r->ds);
+    free(r->dz);
     free(r);
     return rc;
 }

@@ -42,7 +42,7 @@ int qg_cmd_spec(int argc, char **argv) {
             return QG_EXIT_OK;
         }
         if (c != 's')
-            return qg_cli_failf("spec %s: bad option; see qgen spec --help", sub);
+            return qg_cli_bad_option("spec", argv[optind - 1]);
         int rc = qg_cli_add_set(&sets, optarg);
         if (rc)
             return rc;

@@ -1,4 +1,5 @@
 /* qgen: the command-line front end. */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@ int main(int argc, char **argv) {
         fputs(usage, stderr);
         return QG_EXIT_BAD_INPUT;
     }
+    opterr = 0; /* each command reports a bad option itself, with the qgen: prefix */
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         fputs(usage, stdout);

@@ -1,6 +1,7 @@
 #include "validate_c.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int qg_source_isa(const char *file_name) {
@@ -18,37 +19,29 @@ int qg_source_isa(const char *file_name) {
 #ifdef QGEN_HAVE_LIBCLANG
 #include <clang-c/Index.h>
 
-/* Triple and feature flags per ISA; -1 (dispatcher) and scalar: the host. */
+/* The triple per ISA; -1 (dispatcher) and scalar: the host. No ISA
+ * flags: the files set their own targets, and are checked as users build
+ * them. */
 static int target_args(int isa, const char **args) {
-    int n = 0;
     switch (isa) {
     case QG_ISA_AVX2:
-        args[n++] = "--target=x86_64-linux-gnu";
-        args[n++] = "-mavx2";
-        args[n++] = "-mbmi2";
-        break;
-    case QG_ISA_AVX512:
-        args[n++] = "--target=x86_64-linux-gnu";
-        args[n++] = "-mavx512f";
-        args[n++] = "-mavx512bw";
-        args[n++] = "-mavx512vl";
-        args[n++] = "-mavx512dq";
-        break;
-    case QG_ISA_NEON: args[n++] = "--target=aarch64-linux-gnu"; break;
-    case QG_ISA_RVV:
-        args[n++] = "--target=riscv64-linux-gnu";
-        args[n++] = "-march=rv64gcv";
-        break;
-    default: break;
+    case QG_ISA_AVX512: args[0] = "--target=x86_64-linux-gnu"; return 1;
+    case QG_ISA_NEON: args[0] = "--target=aarch64-linux-gnu"; return 1;
+    case QG_ISA_RVV: args[0] = "--target=riscv64-linux-gnu"; return 1;
+    default: return 0;
     }
-    return n;
 }
 
 qg_status qg_validate_sources(const qg_source *files, size_t count, const char *include_dir, qg_error *err) {
-    enum { MAX_UNSAVED = 16 };
-    struct CXUnsavedFile unsaved[MAX_UNSAVED];
-    char paths[MAX_UNSAVED][512];
-    size_t nu = count < MAX_UNSAVED ? count : MAX_UNSAVED;
+    /* every file, however many: none is left unchecked */
+    struct CXUnsavedFile *unsaved = calloc(count ? count : 1, sizeof *unsaved);
+    char(*paths)[512] = calloc(count ? count : 1, sizeof *paths);
+    if (!unsaved || !paths) {
+        free(unsaved);
+        free(paths);
+        return qg_error_set(err, QG_ERR_NOMEM, "validate: out of memory");
+    }
+    const size_t nu = count;
     for (size_t i = 0; i < nu; i++) {
         /* In-memory files live in a virtual directory, so that the ISA
          * files' #include "NAME.h" finds the header beside them. */
@@ -96,6 +89,8 @@ qg_status qg_validate_sources(const qg_source *files, size_t count, const char *
         clang_disposeTranslationUnit(tu);
     }
     clang_disposeIndex(index);
+    free(unsaved);
+    free(paths);
     return st;
 }
 

@@ -89,6 +89,10 @@ typedef struct qg_requant_params {
     size_t inner;
 } qg_requant_params;
 void qg_ref_requantize(const qg_spec *out_spec, const int32_t *acc, void *y, size_t n, const qg_requant_params *rp);
+/* Checks finite scales > 0, z_out inside the spec's range, and every
+ * channel's multiplier s_in * s_w / s_out a normal float (below 2^31 for
+ * the fixed-point scheme). Kernels assume it passed. */
+qg_status qg_requant_params_validate(const qg_spec *out_spec, const qg_requant_params *rp, qg_error *err);
 
 /* The fixed-point multiplier of a real multiplier m in (0, 1) (TFLite's
  * QuantizeMultiplier): m ~= mult * 2^(shift - 31). */
