@@ -190,13 +190,15 @@ static qg_status parse_header(const char *hdr, const char *path, qg_npy *out, qg
 
 qg_status qg_npy_read(const char *path, qg_npy *out, qg_error *err) {
     memset(out, 0, sizeof *out);
+    struct stat sb; /* a directory, FIFO or device is no .npy file (and may never end) */
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return qg_error_set(err, QG_ERR_IO, "%s: not a regular file; expected a .npy file", path);
     FILE *f = fopen(path, "rb");
     if (!f)
         return qg_error_set(err, QG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
         fclose(f);
-        return qg_error_set(err, QG_ERR_IO, "%s: is a directory; expected a .npy file", path);
+        return qg_error_set(err, QG_ERR_IO, "%s: not a regular file; expected a .npy file", path);
     }
     unsigned char pre[12];
     qg_status st = QG_OK;

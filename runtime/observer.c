@@ -72,6 +72,8 @@ void qg_observer_reset(qg_observer *o) {
 
 const qg_spec *qg_observer_spec_of(const qg_observer *o) { return o ? &o->spec : NULL; }
 
+uint64_t qg_observer_batches(const qg_observer *o) { return o ? o->batches : 0; }
+
 void qg_observer_minmax(const qg_observer *o, float *min, float *max) {
     QG_NEED_OR_RETURN(o && min && max);
     memcpy(min, o->min, o->channels * sizeof(float));

@@ -179,6 +179,10 @@ out:
 qg_status qg_observer_load(qg_observer *o, const char *path, qg_error *err) {
     QG_NEED(o, err, "an observer from qg_observer_create");
     QG_NEED(path, err, "a file name");
+    struct stat sb; /* a FIFO or device would block or never end */
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return qg_error_set(err, QG_ERR_IO, "state file %s: not a regular file; expected a state from qgen observe",
+                            path);
     FILE *f = fopen(path, "rb");
     if (!f)
         return qg_error_set(err, QG_ERR_IO, "state file %s: cannot open: %s", path, strerror(errno));

@@ -91,7 +91,7 @@ int qg_cmd_observe(int argc, char **argv) {
     printf("], \"max\": [");
     for (size_t i = 0; i < nobs; i++)
         printf("%s%.9g", i ? ", " : "", (double)mx[i]);
-    printf("]}\n");
+    printf("], \"batches\": %llu}\n", (unsigned long long)qg_observer_batches(obs));
     rc = QG_EXIT_OK;
 out:
     qg_cli_unlock_state(lock);

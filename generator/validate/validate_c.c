@@ -77,16 +77,22 @@ qg_status qg_validate_sources(const qg_source *files, size_t count, const char *
         for (unsigned d = 0; d < nd; d++) {
             CXDiagnostic diag = clang_getDiagnostic(tu, d);
             if (clang_getDiagnosticSeverity(diag) >= CXDiagnostic_Warning) {
-                CXString text = clang_formatDiagnostic(diag, clang_defaultDiagnosticDisplayOptions());
-                fprintf(stderr, "%s\n", clang_getCString(text));
-                if (reported++ == 0)
-                    qg_error_set(err, QG_ERR_INVALID, "emitted C does not compile cleanly: %s", clang_getCString(text));
-                clang_disposeString(text);
+                /* the first one, in the one-line message; the count of the rest */
+                if (reported++ == 0) {
+                    CXString text = clang_formatDiagnostic(diag, clang_defaultDiagnosticDisplayOptions());
+                    qg_error_set(err, QG_ERR_INVALID, "C does not compile cleanly: %s", clang_getCString(text));
+                    clang_disposeString(text);
+                }
                 st = QG_ERR_INVALID;
             }
             clang_disposeDiagnostic(diag);
         }
         clang_disposeTranslationUnit(tu);
+    }
+    if (reported > 1 && err) {
+        char first[sizeof err->message];
+        snprintf(first, sizeof first, "%s", err->message);
+        qg_error_set(err, QG_ERR_INVALID, "%s (and %zu more diagnostics)", first, reported - 1);
     }
     clang_disposeIndex(index);
     free(unsaved);

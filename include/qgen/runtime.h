@@ -117,6 +117,8 @@ qg_status qg_observer_fold(qg_observer *obs, const float *batch_min, const float
 qg_status qg_observer_qparams(const qg_observer *obs, float *scale, int32_t *zero_point, float *zero_point_float,
                               qg_error *err);
 const qg_spec *qg_observer_spec_of(const qg_observer *obs);
+/* How many non-empty batches the observer has taken in (saved in state files). */
+uint64_t qg_observer_batches(const qg_observer *obs);
 /* The running min/max (channel_len values each); +inf/-inf before data. */
 void qg_observer_minmax(const qg_observer *obs, float *min, float *max);
 
