@@ -5,7 +5,7 @@ BUILD_SAN  ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps build build-asan demo test test-fast test-asan format clean
+.PHONY: all deps build build-asan demo test test-fast test-asan fuzz format clean
 
 all: build
 
@@ -19,7 +19,7 @@ build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 $(BUILD_SAN)/CMakeCache.txt:
-	CC=clang-19 cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=Debug -DQGEN_SANITIZE=ON -DQGEN_CROSS_TESTS=OFF
+	CC=clang-19 cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=Debug -DQGEN_SANITIZE=ON -DQGEN_FUZZ=ON -DQGEN_CROSS_TESTS=OFF
 
 build-asan: deps $(BUILD_SAN)/CMakeCache.txt
 	cmake --build $(BUILD_SAN) -j $(JOBS)
@@ -33,6 +33,13 @@ test: build build-asan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS)
+
+# Each fuzz target for FUZZ_SECONDS (default 600) from its seed corpus;
+# new units go to $(BUILD_SAN)/fuzz/corpus-<target>, findings to
+# $(BUILD_SAN)/fuzz/findings/ (docs/robustness.md).
+FUZZ_SECONDS ?= 600
+fuzz: build-asan
+	@scripts/fuzz.sh $(BUILD_SAN) $(FUZZ_SECONDS)
 
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

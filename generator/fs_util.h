@@ -13,4 +13,13 @@ int qg_mkdir_p(const char *path, mode_t mode);
  * holds the file `probe`: how an installed qgen finds its own files. */
 bool qg_installed_path(const char *rel, const char *probe, char *out, size_t cap);
 
+/* An exclusive flock on `path` (created, mode 0600, and left in place);
+ * the descriptor to close() to release it, or -1 with errno set. */
+int qg_lock_file(const char *path);
+
+/* Removes the files of `dir` named `prefix` plus six characters: what a
+ * writer killed between mkstemp(prefix "XXXXXX") and its rename leaves.
+ * Only while holding the lock every such writer takes. */
+void qg_remove_stale_temps(const char *dir, const char *prefix);
+
 #endif

@@ -205,6 +205,18 @@ qg_status qg_generate(const qg_spec *spec, const qg_generate_options *opt, qg_er
     }
     if (!st && qg_mkdir_p(opt->out_dir, 0755) != 0)
         st = qg_error_set(err, QG_ERR_IO, "%s: cannot create the output directory: %s", opt->out_dir, strerror(errno));
+    /* one writer of this spec's files at a time; it may clear what a
+     * killed one left */
+    char lock_path[4200];
+    snprintf(lock_path, sizeof lock_path, "%s/.%s.lock", opt->out_dir, sp.name);
+    int lock = st ? -1 : qg_lock_file(lock_path);
+    if (!st && lock < 0)
+        st = qg_error_set(err, QG_ERR_IO, "%s: cannot lock: %s", lock_path, strerror(errno));
+    for (int i = 0; i < nfiles && !st; i++) {
+        char prefix[300];
+        snprintf(prefix, sizeof prefix, ".%s.tmp.", files[i].name);
+        qg_remove_stale_temps(opt->out_dir, prefix);
+    }
     for (int i = 0; i < nfiles && !st; i++)
         st = write_temp(opt->out_dir, &files[i], err);
     /* every target must be replaceable before the first rename: all the
@@ -230,6 +242,8 @@ qg_status qg_generate(const qg_spec *spec, const qg_generate_options *opt, qg_er
             unlink(files[i].tmp);
         qg_text_free(&files[i].text);
     }
+    if (lock >= 0)
+        close(lock);
     free(files);
     return st;
 }

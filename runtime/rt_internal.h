@@ -1,5 +1,5 @@
 /* Internal helpers shared by the reference ops: one element's arithmetic,
- * written once so every op agrees with SEMANTICS.md by construction. */
+ * written once so every op agrees with docs/semantics.md by construction. */
 #ifndef QGEN_RT_INTERNAL_H
 #define QGEN_RT_INTERNAL_H
 

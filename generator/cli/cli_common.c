@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "../fs_util.h"
 #include "cli.h"
 
 int qg_cli_fail(const qg_error *err) {
@@ -98,20 +99,18 @@ qg_status qg_cli_layout(const qg_spec *sp, const qg_npy *a, const char *path, si
 }
 
 int qg_cli_lock_state(const char *state, qg_error *err) {
-    char path[4200];
+    char path[4200], dir[4200], prefix[4200];
     snprintf(path, sizeof path, "%s.lock", state);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    int fd = qg_lock_file(path);
     if (fd < 0) {
-        qg_error_set(err, QG_ERR_IO, "%s: cannot open the state's lock file: %s", path, strerror(errno));
+        qg_error_set(err, QG_ERR_IO, "%s: cannot lock the state: %s", path, strerror(errno));
         return -1;
     }
-    while (flock(fd, LOCK_EX) != 0) {
-        if (errno != EINTR) {
-            qg_error_set(err, QG_ERR_IO, "%s: cannot lock: %s", path, strerror(errno));
-            close(fd);
-            return -1;
-        }
-    }
+    /* a writer killed mid-save left its temporary: the lock says none is live */
+    const char *slash = strrchr(state, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - state) : 1, slash ? state : ".");
+    snprintf(prefix, sizeof prefix, "%s.tmp.", slash ? slash + 1 : state);
+    qg_remove_stale_temps(dir[0] ? dir : "/", prefix);
     return fd;
 }
 

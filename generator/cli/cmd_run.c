@@ -58,7 +58,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
                                          {"help", no_argument, 0, 'h'},
                                          {0}};
     int c;
-    optind = 1;
+    optind = 0; /* glibc: a full reset, for callers that run the command again in one process */
     a->observer_on = a->fake_quant_on = -1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {

@@ -1,5 +1,5 @@
 /* qgen/runtime.h - libqgen_rt: quantization parameters, observers, quantizer
- * states, and the scalar reference of every op in shared/SEMANTICS.md.
+ * states, and the scalar reference of every op in docs/semantics.md.
  *
  * The reference functions (qg_ref_*) are plain portable C and define what
  * every generated kernel must return, bit for bit. They are also the

@@ -37,7 +37,7 @@ typedef enum qg_rounding { QG_ROUND_HALF_EVEN, QG_ROUND_HALF_UP, QG_ROUND_HALF_A
 
 typedef enum qg_scale_op { QG_SCALE_MUL_INV, QG_SCALE_DIV } qg_scale_op;
 
-/* What a NaN input becomes. zero_point: q = z, fake-quant 0.0 (SEMANTICS.md).
+/* What a NaN input becomes. zero_point: q = z, fake-quant 0.0 (docs/semantics.md).
  * propagate: q = z as well, but fake-quant returns the NaN unchanged. */
 typedef enum qg_nan_policy { QG_NAN_ZERO_POINT, QG_NAN_PROPAGATE } qg_nan_policy;
 

@@ -3,7 +3,7 @@
 
 Writes OUTDIR/manifest.json and .npy files. Each manifest case names an op,
 a qgen spec, the inputs and what torch (or, where torch has no such mode,
-torch tensor ops or numpy written from SEMANTICS.md) returned. The C driver
+torch tensor ops or numpy written from docs/semantics.md) returned. The C driver
 (test_conformance.c) runs libqgen_rt's reference on the same inputs and
 compares bit for bit, with a relative tolerance only for sums.
 
@@ -11,7 +11,7 @@ Float values in the manifest are stored as their uint32 bit patterns so that
 nothing is lost in JSON.
 
 Two places where torch 1.13's x86 build contracts a multiply and an add into
-an FMA, which SEMANTICS.md forbids: the float-zero-point per-channel fake
+an FMA, which docs/semantics.md forbids: the float-zero-point per-channel fake
 quant (x * inv + z) and the LSQ backward (z + x * inv). There the generator
 keeps only the inputs on which the contracted and the uncontracted results
 agree, and records how many it dropped ("fma_filtered").
@@ -229,7 +229,7 @@ def mode_config(name, dtype, s, z, qmin, qmax, rounding, scale_op, extra_x=None)
                       q=save(name + "_q", q.numpy().astype(NP_DTYPE[dtype])), segments=[len(x)], **qp))
 
 
-# The case SEMANTICS.md names, where x * (1/s) and x / s round differently.
+# The case docs/semantics.md names, where x * (1/s) and x / s round differently.
 div_case = np.array([0.273939937], dtype=F32)
 s_div = F32(0.00214854861)
 cand = rng.uniform(-0.3, 0.3, 400000).astype(F32)

@@ -88,7 +88,7 @@ static size_t compare(const char *what, const char *id, const void *got, const v
     return bad;
 }
 
-/* Relative closeness, the only tolerance SEMANTICS.md grants (for sums). */
+/* Relative closeness, the only tolerance docs/semantics.md grants (for sums). */
 static bool rel_close(double got, double want, double tol) {
     return got == want || fabs(got - want) <= tol * fabs(want);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../test_util.h"
@@ -328,6 +329,103 @@ static void test_concurrent_observers(void) {
     ASSERT_CONTAINS(out_text, "\"batches\": 160");
 }
 
+/* Spawns qgen and kills it with SIGKILL after `delay_us`. */
+static void run_and_kill(const char *const *args, unsigned delay_us) {
+    const char *argv[40] = {QGEN_BIN};
+    int argc = 1;
+    while (args[argc - 1] && argc < 39) {
+        argv[argc] = args[argc - 1];
+        argc++;
+    }
+    argv[argc] = NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    struct timespec ts = {0, (long)delay_us * 1000};
+    nanosleep(&ts, NULL);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* Files of `dir` whose names contain ".tmp.". */
+static int temporaries(const char *dir) {
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "test $(ls -a '%s' | grep -c '\\.tmp\\.') -eq 0", dir);
+    return system(cmd) == 0 ? 0 : 1;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static unsigned next_delay(unsigned max_us) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (unsigned)(rng % max_us);
+}
+
+/* SIGKILL at random points of observe and generate: every state and output
+ * file is the old or the new one, never a mix, and the next command clears
+ * what the killed ones left. */
+static void test_crash_safety(void) {
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", tmp("crash"), tmp("crash"));
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    unsigned long long last = 0;
+    int bad = 0;
+    for (int round = 0; round < 200; round++) {
+        run_and_kill((const char *const[]){"observe", "--spec", tmp("ma.json"), "--in", tmp("good.npy"), "--state",
+                                           tmp("crash/s.state"), NULL},
+                     next_delay(40000));
+        if (!exists("crash/s.state"))
+            continue;
+        /* whole and loadable, with no fewer batches than before */
+        if (QGEN("observe", "--spec", tmp("ma.json"), "--in", tmp("empty.npy"), "--state", tmp("crash/s.state")) != 0) {
+            bad++;
+            continue;
+        }
+        const char *b = strstr(out_text, "\"batches\": ");
+        unsigned long long now = b ? strtoull(b + 11, NULL, 10) : 0;
+        bad += now < last;
+        last = now;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_TRUE(last > 0);
+    CU_ASSERT_EQUAL(temporaries(tmp("crash")), 0);
+
+    /* generate: the files of one whole run (the same command writes the
+     * same bytes), then killed runs over them */
+    CU_ASSERT_EQUAL_FATAL(QGEN("generate", "--spec", tmp("ma.json"), "--no-check", "-o", tmp("crash")), 0);
+    static const char *const names[] = {"ma.h",        "ma_dispatch.c", "ma_scalar.c", "ma_avx2.c",
+                                        "ma_avx512.c", "ma_neon.c",     "ma_rvv.c"};
+    static char ref[7][1 << 16], got[1 << 16];
+    size_t nref[7];
+    for (int f = 0; f < 7; f++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "crash/%s", names[f]);
+        nref[f] = file_bytes(rel, ref[f], sizeof ref[f]);
+        CU_ASSERT_TRUE(nref[f] > 100 && nref[f] < sizeof ref[f]);
+    }
+    int mixed = 0;
+    for (int round = 0; round < 100; round++) {
+        run_and_kill(
+            (const char *const[]){"generate", "--spec", tmp("ma.json"), "--no-check", "-o", tmp("crash"), NULL},
+            next_delay(60000));
+        for (int f = 0; f < 7; f++) {
+            char rel[64];
+            snprintf(rel, sizeof rel, "crash/%s", names[f]);
+            size_t n = file_bytes(rel, got, sizeof got);
+            mixed += exists(rel) && (n != nref[f] || memcmp(got, ref[f], n) != 0);
+        }
+    }
+    CU_ASSERT_EQUAL(mixed, 0);
+    CU_ASSERT_EQUAL(QGEN("generate", "--spec", tmp("ma.json"), "--no-check", "-o", tmp("crash")), 0);
+    CU_ASSERT_EQUAL(temporaries(tmp("crash")), 0);
+}
+
 int main(void) {
     mkdir(TEST_TMP, 0700);
     mkdir(tmp("missing-dir-parent"), 0700);
@@ -339,6 +437,7 @@ int main(void) {
         {"6-8: values no formula takes", test_values},
         {"12, 13: all or nothing", test_all_or_nothing},
         {"19: concurrent observers", test_concurrent_observers},
+        {"SIGKILL at random points", test_crash_safety},
     };
     return QG_RUN("robustness", tests);
 }

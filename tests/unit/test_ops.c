@@ -95,7 +95,7 @@ static void test_roundings(void) {
     CU_ASSERT_TRUE(q[0] == 1 && q[1] == -1 && q[2] == 3 && q[3] == -3 && q[4] == 2 && q[5] == 0);
 }
 
-/* SEMANTICS.md's example where x * fl(1/s) and x / s round differently. */
+/* docs/semantics.md's example where x * fl(1/s) and x / s round differently. */
 static void test_scale_op_div_differs(void) {
     const float s = 0.00214854861f, x = 0.273939937f;
     const int32_t zero = 0;
