@@ -40,6 +40,15 @@ static inline int qg_test_spawn(const char *const *argv, const char *out_path, c
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* The file's text (at most cap - 1 bytes), NUL-terminated; "" if absent. */
+static inline void qg_test_slurp(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+}
+
 typedef struct qg_test {
     const char *name;
     void (*fn)(void);

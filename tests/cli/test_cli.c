@@ -17,14 +17,6 @@
 
 static char out_text[16384], err_text[16384];
 
-static void slurp(const char *path, char *buf, size_t cap) {
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
-    buf[n] = 0;
-    if (f)
-        fclose(f);
-}
-
 /* Runs qgen with the NULL-terminated arguments; returns its exit status
  * (128 + signal when it crashed), stdout and stderr in out_text/err_text. */
 static size_t read_bytes(const char *path, char *buf, size_t cap) {
@@ -49,8 +41,8 @@ static int qgen(const char *first, ...) {
     snprintf(out_path, sizeof out_path, "%s/stdout.txt", TEST_TMP);
     snprintf(err_path, sizeof err_path, "%s/stderr.txt", TEST_TMP);
     int rc = qg_test_spawn(argv, out_path, err_path);
-    slurp(out_path, out_text, sizeof out_text);
-    slurp(err_path, err_text, sizeof err_text);
+    qg_test_slurp(out_path, out_text, sizeof out_text);
+    qg_test_slurp(err_path, err_text, sizeof err_text);
     return rc;
 }
 

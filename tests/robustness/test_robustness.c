@@ -20,14 +20,6 @@
 
 static char out_text[1 << 16], err_text[1 << 16];
 
-static void slurp(const char *path, char *buf, size_t cap) {
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
-    buf[n] = 0;
-    if (f)
-        fclose(f);
-}
-
 static const char *tmp(const char *name) {
     static char bufs[8][600];
     static int k;
@@ -36,19 +28,25 @@ static const char *tmp(const char *name) {
     return p;
 }
 
-/* Runs qgen with a NULL-terminated argument list; exit status (128 + signal
- * on a crash), stdout and stderr in out_text/err_text. */
-static int qgenv(const char *const *args) {
-    const char *argv[40] = {QGEN_BIN};
+/* argv for qgen: QGEN_BIN, then the NULL-terminated args. */
+static void qgen_argv(const char *const *args, const char *argv[40]) {
     int argc = 1;
+    argv[0] = QGEN_BIN;
     while (args[argc - 1] && argc < 39) {
         argv[argc] = args[argc - 1];
         argc++;
     }
     argv[argc] = NULL;
+}
+
+/* Runs qgen with a NULL-terminated argument list; exit status (128 + signal
+ * on a crash), stdout and stderr in out_text/err_text. */
+static int qgenv(const char *const *args) {
+    const char *argv[40];
+    qgen_argv(args, argv);
     int rc = qg_test_spawn(argv, tmp("stdout.txt"), tmp("stderr.txt"));
-    slurp(tmp("stdout.txt"), out_text, sizeof out_text);
-    slurp(tmp("stderr.txt"), err_text, sizeof err_text);
+    qg_test_slurp(tmp("stdout.txt"), out_text, sizeof out_text);
+    qg_test_slurp(tmp("stderr.txt"), err_text, sizeof err_text);
     return rc;
 }
 #define QGEN(...) qgenv((const char *const[]){__VA_ARGS__, NULL})
@@ -331,13 +329,8 @@ static void test_concurrent_observers(void) {
 
 /* Spawns qgen and kills it with SIGKILL after `delay_us`. */
 static void run_and_kill(const char *const *args, unsigned delay_us) {
-    const char *argv[40] = {QGEN_BIN};
-    int argc = 1;
-    while (args[argc - 1] && argc < 39) {
-        argv[argc] = args[argc - 1];
-        argc++;
-    }
-    argv[argc] = NULL;
+    const char *argv[40];
+    qgen_argv(args, argv);
     pid_t pid = fork();
     if (pid == 0) {
         int null = open("/dev/null", O_WRONLY);

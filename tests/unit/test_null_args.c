@@ -189,17 +189,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s\n", err.message);
         return 1;
     }
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("null_args", NULL, NULL);
-    CU_add_test(s, "spec", test_spec_api);
-    CU_add_test(s, "reference ops and qparams", test_reference_ops);
-    CU_add_test(s, "observer and training step", test_observer);
-    CU_add_test(s, "quantizer", test_quantizer);
-    CU_add_test(s, "generate", test_generator);
-    CU_add_test(s, "jit", test_jit);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const qg_test tests[] = {
+        {"spec", test_spec_api},
+        {"reference ops and qparams", test_reference_ops},
+        {"observer and training step", test_observer},
+        {"quantizer", test_quantizer},
+        {"generate", test_generator},
+        {"jit", test_jit},
+    };
+    return QG_RUN("null_args", tests);
 }

@@ -220,16 +220,12 @@ int main(int argc, char **argv) {
     }
     snprintf(dir, sizeof dir, "%s", argv[1]);
     mkdir(dir, 0700);
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("train_step", NULL, NULL);
-    CU_add_test(s, "fused_op qparams, rule by rule", test_fused_op_qparams);
-    CU_add_test(s, "fused_op needs a moving-average observer", test_rule_needs_moving_average);
-    CU_add_test(s, "observer and fake-quant switches", test_switches);
-    CU_add_test(s, "NaN changes nothing", test_nan_changes_nothing);
-    CU_add_test(s, "state file carries the training state", test_state_file);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const qg_test tests[] = {
+        {"fused_op qparams, rule by rule", test_fused_op_qparams},
+        {"fused_op needs a moving-average observer", test_rule_needs_moving_average},
+        {"observer and fake-quant switches", test_switches},
+        {"NaN changes nothing", test_nan_changes_nothing},
+        {"state file carries the training state", test_state_file},
+    };
+    return QG_RUN("train_step", tests);
 }
