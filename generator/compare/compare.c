@@ -287,7 +287,7 @@ static void parse_run(const char *text, run_out *r) {
                 r->melem[k] = strtod(d, NULL);
                 r->timed = true;
             } else if ((k = op_index(a)) >= 0) {
-                snprintf(r->hash[k], sizeof r->hash[k], "%s", b);
+                snprintf(r->hash[k], sizeof r->hash[k], "%.*s", (int)sizeof r->hash[k] - 1, b);
             }
         }
         l = strchr(l, '\n');
