@@ -23,10 +23,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         "{\"name\": \"c\", \"qscheme\": \"per_channel_affine\", \"channel_len\": 3, \"ch_axis\": 1}";
     fuzz_file("s.json", s_json, sizeof s_json - 1);
     fuzz_file("c.json", c_json, sizeof c_json - 1);
-    /* quiet: the command's messages are not the point */
-    int null = open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    dup2(null, 2);
     return 0;
 }
 
@@ -46,7 +42,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         p = nl ? nl + 1 : NULL;
     }
     argv[argc] = NULL;
+    /* the command's messages silenced for the call only: libFuzzer's own
+     * report and statistics keep stderr */
+    static int null_fd = -1, saved_out = -1, saved_err = -1;
+    if (null_fd < 0) {
+        null_fd = open("/dev/null", O_WRONLY);
+        saved_out = dup(1);
+        saved_err = dup(2);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    dup2(null_fd, 1);
+    dup2(null_fd, 2);
     int rc = qg_cmd_run(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
     FUZZ_ASSERT(rc == 0 || rc == 2);
     free(text);
     return 0;

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "compare.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -126,27 +127,36 @@ static void runtime_sources(char *out, size_t cap) {
         snprintf(out, cap, "%s", QGEN_RUNTIME_SOURCE_DIR);
 }
 
-static const char *const runtime_files[] = {"cpu",
-                                            "histogram",
-                                            "observe_kernel",
-                                            "observer",
-                                            "observer_state_file",
-                                            "qparams",
-                                            "qparams_fused_op",
-                                            "quantizer",
-                                            "ref_fake_quant",
-                                            "ref_lsq",
-                                            "ref_requantize",
-                                            "spec_names",
-                                            "spec_validate",
-                                            "status",
-                                            "train_step"};
-enum { N_RUNTIME = sizeof runtime_files / sizeof runtime_files[0] };
+/* The runtime's .c files, by name without ".c", sorted: read from the
+ * sources' directory, so that a new runtime file needs no edit here. */
+enum { MAX_RUNTIME = 64 };
+static char runtime_files[MAX_RUNTIME][64];
+static size_t n_runtime;
+
+static int by_name(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
+
+static bool list_runtime(const char *src) {
+    DIR *d = opendir(src);
+    if (!d)
+        return false;
+    n_runtime = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n_runtime < MAX_RUNTIME) {
+        size_t len = strlen(e->d_name);
+        if (len > 2 && len < sizeof runtime_files[0] + 2 && strcmp(e->d_name + len - 2, ".c") == 0)
+            snprintf(runtime_files[n_runtime++], sizeof runtime_files[0], "%.*s", (int)(len - 2), e->d_name);
+    }
+    closedir(d);
+    qsort(runtime_files, n_runtime, sizeof runtime_files[0], by_name);
+    return n_runtime > 0;
+}
 
 static bool build_runtime(ctx *c, const arch_t *a) {
     char src[PATH_MAX], words[3 * PATH_MAX], o[PATH_MAX + 64];
     runtime_sources(src, sizeof src);
-    for (size_t k = 0; k < N_RUNTIME; k++) {
+    if (!list_runtime(src))
+        return false;
+    for (size_t k = 0; k < n_runtime; k++) {
         snprintf(words, sizeof words, "-O1 -ffp-contract=off %s -I%s -I%s/xxhash -c %s/%s.c -o %s",
                  strcmp(a->arch, "riscv64") == 0 ? "-march=rv64gc" : "", qg_include_dir(), c->work, src,
                  runtime_files[k], pathf(c, o, sizeof o, "rt-%s-%s.o", a->arch, runtime_files[k]));
@@ -158,7 +168,7 @@ static bool build_runtime(ctx *c, const arch_t *a) {
 
 static void runtime_objects(ctx *c, const arch_t *a, char *out, size_t cap) {
     out[0] = 0;
-    for (size_t k = 0; k < N_RUNTIME; k++) {
+    for (size_t k = 0; k < n_runtime; k++) {
         char o[PATH_MAX + 64];
         strncat(out, " ", cap - strlen(out) - 1);
         strncat(out, pathf(c, o, sizeof o, "rt-%s-%s.o", a->arch, runtime_files[k]), cap - strlen(out) - 1);
@@ -243,20 +253,25 @@ static bool kernel_objects(ctx *c, int b, const arch_t *a, char *list, size_t ca
 /* Builds the test driver for one ISA (or the reference); its path in exe. */
 static bool build_driver(ctx *c, int b, const arch_t *a, qg_isa isa, bool reference, const char *objects, char *exe,
                          size_t cap) {
-    char dir[PATH_MAX + 64], rt[N_RUNTIME * (PATH_MAX + 70)], src[PATH_MAX + 64];
-    char *words = malloc(sizeof rt + 4 * PATH_MAX);
-    if (!words)
+    char dir[PATH_MAX + 64], src[PATH_MAX + 64];
+    const size_t rt_cap = n_runtime * (PATH_MAX + 70) + 1, words_cap = rt_cap + 4 * PATH_MAX;
+    char *rt = malloc(rt_cap), *words = malloc(words_cap);
+    if (!rt || !words) {
+        free(rt);
+        free(words);
         return false;
+    }
     gen_dir(c, b, a, dir, sizeof dir);
-    runtime_objects(c, a, rt, sizeof rt);
+    runtime_objects(c, a, rt, rt_cap);
     pathf(c, exe, cap, "driver-%s-%s%s", qg_backend_name(b), qg_isa_name(isa), reference ? "-ref" : "");
-    snprintf(words, sizeof rt + 4 * PATH_MAX,
+    snprintf(words, words_cap,
              "-O2 -ffp-contract=off %s %s -DCMP_NAME=%s -DCMP_HEADER=\"%s.h\" -DCMP_ISA=%s -I%s -I%s -I%s/xxhash %s "
              "%s %s -o %s -lm",
              strcmp(a->arch, "riscv64") == 0 ? "-march=rv64gc" : "", reference ? "-DCMP_REFERENCE" : "", c->sp->name,
              c->sp->name, qg_isa_name(isa), dir, qg_include_dir(), c->work,
              pathf(c, src, sizeof src, "compare_driver.c"), objects, rt, exe);
     bool ok = clang(c, a, words) == 0;
+    free(rt);
     free(words);
     return ok;
 }
