@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +49,18 @@ static inline void qg_test_slurp(const char *path, char *buf, size_t cap) {
     buf[n] = 0;
     if (f)
         fclose(f);
+}
+
+/* The scratch directory a suite takes as its one argument, created; false
+ * (with a usage line) when the argument is missing. */
+static inline bool qg_test_tmpdir(int argc, char **argv, char *dir, size_t cap) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s TMPDIR\n", argv[0]);
+        return false;
+    }
+    snprintf(dir, cap, "%s", argv[1]);
+    mkdir(dir, 0700);
+    return true;
 }
 
 typedef struct qg_test {

@@ -178,12 +178,8 @@ static void test_jit(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s TMPDIR\n", argv[0]);
+    if (!qg_test_tmpdir(argc, argv, dir, sizeof dir))
         return 2;
-    }
-    snprintf(dir, sizeof dir, "%s", argv[1]);
-    mkdir(dir, 0700);
     if (qg_spec_load_string("{\"name\": \"n\", \"observer\": {\"type\": \"moving_average_minmax\"}}", "n", NULL, 0, &sp,
                             &err)) {
         fprintf(stderr, "%s\n", err.message);

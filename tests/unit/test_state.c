@@ -183,12 +183,8 @@ static void test_failed_save_keeps_old_file(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s TMPDIR\n", argv[0]);
+    if (!qg_test_tmpdir(argc, argv, dir, sizeof dir))
         return 2;
-    }
-    snprintf(dir, sizeof dir, "%s", argv[1]);
-    mkdir(dir, 0700);
     static const qg_test tests[] = {
         {"save and load round trip", test_round_trip},
         {"corrupt, truncated and foreign files are refused", test_corrupt_and_foreign},

@@ -214,12 +214,8 @@ static void test_state_file(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s TMPDIR\n", argv[0]);
+    if (!qg_test_tmpdir(argc, argv, dir, sizeof dir))
         return 2;
-    }
-    snprintf(dir, sizeof dir, "%s", argv[1]);
-    mkdir(dir, 0700);
     static const qg_test tests[] = {
         {"fused_op qparams, rule by rule", test_fused_op_qparams},
         {"fused_op needs a moving-average observer", test_rule_needs_moving_average},
