@@ -1,0 +1,174 @@
+/* Kernel plans on their own, before any backend lowers them: a scalar
+ * interpreter runs each plan step by step with the plain-C meaning of its
+ * operations (templates/scalar.def), and every element must equal the
+ * runtime's reference. A failure here is the plan's, not a backend's. */
+#include <math.h>
+#include <string.h>
+
+#include "../test_util.h"
+#include "plan/kernel_plan.h"
+#include "qgen/kernel_support.h"
+#include "qgen/runtime.h"
+
+typedef union val {
+    float f;
+    int32_t i;
+    bool m;
+} val;
+
+/* One element through the plan; returns the value ids' values. */
+static void run_plan(const qg_plan *p, val *v) {
+    for (int k = 0; k < p->nsteps; k++) {
+        const qg_step *s = &p->steps[k];
+        const val a = s->a >= 0 ? v[s->a] : (val){0}, b = s->b >= 0 ? v[s->b] : (val){0},
+                  c = s->c >= 0 ? v[s->c] : (val){0};
+        val r = {0};
+        switch (s->op) {
+        case QG_OP_ADD_F: r.f = a.f + b.f; break;
+        case QG_OP_SUB_F: r.f = a.f - b.f; break;
+        case QG_OP_MUL_F: r.f = a.f * b.f; break;
+        case QG_OP_DIV_F: r.f = a.f / b.f; break;
+        case QG_OP_MIN_F: r.f = a.f < b.f ? a.f : b.f; break;
+        case QG_OP_MAX_F: r.f = a.f > b.f ? a.f : b.f; break;
+        case QG_OP_ROUND_EVEN: r.f = nearbyintf(a.f); break;
+        case QG_OP_FLOOR: r.f = floorf(a.f); break;
+        case QG_OP_TRUNC: r.f = truncf(a.f); break;
+        case QG_OP_COPYSIGN: r.f = copysignf(a.f, b.f); break;
+        case QG_OP_SPLAT_F: r.f = s->imm; break;
+        case QG_OP_CMP_GE: r.m = a.f >= b.f; break;
+        case QG_OP_CMP_LE: r.m = a.f <= b.f; break;
+        case QG_OP_CMP_EQ: r.m = a.f == b.f; break;
+        case QG_OP_ORDERED: r.m = a.f == a.f; break;
+        case QG_OP_AND_M: r.m = a.m && b.m; break;
+        case QG_OP_SELECT_F: r.f = a.m ? b.f : c.f; break;
+        case QG_OP_MASK_F: r.f = a.m ? b.f : 0.0f; break;
+        case QG_OP_MASKZ_MUL_F: r.f = a.m ? b.f * c.f : 0.0f; break;
+        case QG_OP_CVT_F2I: r.i = (int32_t)a.f; break;
+        case QG_OP_ROUND_CVT: r.i = (int32_t)nearbyintf(a.f); break;
+        case QG_OP_MASKZ_I: r.i = a.m ? b.i : 0; break;
+        case QG_OP_SAT_ADD_I: r.i = qg_ks_sat_add_i32(a.i, b.i); break;
+        case QG_OP_CVT_I2F: r.f = (float)a.i; break;
+        case QG_OP_ADD_I: r.i = a.i + b.i; break;
+        case QG_OP_SUB_I: r.i = a.i - b.i; break;
+        default: CU_FAIL("unknown opcode"); break;
+        }
+        v[s->dst] = r;
+    }
+}
+
+static const float edge[] = {0.0f,      -0.0f,  0.05f,      0.075f, -0.075f,    0.125f, 1.0f,   -1.0f,
+                             6.35f,     -6.45f, 12.7f,      -12.8f, 1e-40f,     3e38f,  -3e38f, INFINITY,
+                             -INFINITY, NAN,    0.0249999f, 0.025f, 0.0250001f, -0.025f};
+
+/* Every element of fake_quant, quantize, dequantize and backward through
+ * the plan equals the reference, for one spec. */
+static size_t check_spec(const qg_spec *sp) {
+    const float s = 0.05f;
+    const int32_t z = sp->qscheme == QG_PER_TENSOR_SYMMETRIC ? 0 : (int32_t)(sp->quant_min + 3);
+    const qg_qparams qp = {&s, &z, NULL, 1, 1};
+    size_t bad = 0;
+    qg_plan plan[4];
+    qg_error err;
+    for (int op = 0; op < 4; op++)
+        CU_ASSERT_EQUAL_FATAL(qg_plan_build(sp, (qg_kernel_op)op, &plan[op], &err), QG_OK);
+    CU_ASSERT_TRUE(plan[QG_K_FAKE_QUANT].out_mask >= 0 && plan[QG_K_QUANTIZE].out_mask < 0);
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+        val v[QG_PLAN_MAX_VALUES] = {{0}};
+        v[QG_IN_X].f = edge[i];
+        v[QG_IN_S].f = s;
+        v[QG_IN_INV].f = 1.0f / s;
+        v[QG_IN_LO].f = (float)(sp->quant_min - z);
+        v[QG_IN_HI].f = (float)(sp->quant_max - z);
+        v[QG_IN_Z].i = z;
+        /* fake_quant: value and mask */
+        float y;
+        uint8_t m = 0;
+        qg_spec byte_mask = *sp;
+        byte_mask.compat_mask = false;
+        qg_ref_fake_quant(&byte_mask, &edge[i], &y, &m, 1, &qp);
+        run_plan(&plan[QG_K_FAKE_QUANT], v);
+        bad += memcmp(&v[plan[QG_K_FAKE_QUANT].out_y].f, &y, 4) != 0;
+        bad += v[plan[QG_K_FAKE_QUANT].out_mask].m != (m != 0);
+        /* quantize */
+        int32_t q32 = 0;
+        union {
+            int8_t i8;
+            uint8_t u8;
+            int16_t i16;
+        } q;
+        qg_ref_quantize(sp, &edge[i], &q, 1, &qp);
+        q32 = sp->dtype == QG_QINT8 ? q.i8 : sp->dtype == QG_QUINT8 ? q.u8 : q.i16;
+        run_plan(&plan[QG_K_QUANTIZE], v);
+        bad += v[plan[QG_K_QUANTIZE].out_q].i != q32;
+        /* dequantize of that q, and backward of dy = x with the mask */
+        v[QG_IN_Q].i = q32;
+        float d;
+        qg_ref_dequantize(sp, &q, &d, 1, &qp);
+        run_plan(&plan[QG_K_DEQUANTIZE], v);
+        bad += memcmp(&v[plan[QG_K_DEQUANTIZE].out_y].f, &d, 4) != 0;
+        v[QG_IN_DY].f = edge[i];
+        v[QG_IN_MASK].m = m != 0;
+        float dx;
+        qg_ref_fake_quant_backward(&byte_mask, &edge[i], &m, &dx, 1);
+        run_plan(&plan[QG_K_FAKE_QUANT_BACKWARD], v);
+        bad += memcmp(&v[plan[QG_K_FAKE_QUANT_BACKWARD].out_y].f, &dx, 4) != 0;
+    }
+    return bad;
+}
+
+static void test_plans_match_reference(void) {
+    static const char *const dtypes[] = {"qint8", "quint8", "qint16"};
+    static const char *const roundings[] = {"half_even", "half_up", "half_away"};
+    static const char *const scale_ops[] = {"mul_inv", "div"};
+    size_t specs = 0, bad = 0;
+    for (int d = 0; d < 3; d++)
+        for (int r = 0; r < 3; r++)
+            for (int o = 0; o < 2; o++)
+                for (int v = 0; v < 4; v++) {
+                    char json[300];
+                    snprintf(json, sizeof json,
+                             "{\"name\": \"p\", \"dtype\": \"%s\", \"rounding\": \"%s\", \"scale_op\": \"%s\", "
+                             "\"nan\": \"%s\", \"saturate\": %s, \"qscheme\": \"%s\"}",
+                             dtypes[d], roundings[r], scale_ops[o], v & 1 ? "propagate" : "zero_point",
+                             v & 2 ? "false" : "true", v == 3 ? "per_tensor_symmetric" : "per_tensor_affine");
+                    qg_spec sp;
+                    qg_error err;
+                    CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(json, "p", NULL, 0, &sp, &err), QG_OK);
+                    size_t b = check_spec(&sp);
+                    if (b)
+                        fprintf(stderr, "\n  plan differs from the reference on %zu values: %s\n", b, json);
+                    bad += b;
+                    specs++;
+                }
+    CU_ASSERT_EQUAL(specs, 72);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* Every step a plan keeps feeds an output: dead steps are dropped. */
+static void test_no_dead_steps(void) {
+    qg_spec sp;
+    qg_error err;
+    CU_ASSERT_EQUAL_FATAL(qg_spec_load_string("{\"name\": \"p\", \"rounding\": \"half_up\"}", "p", NULL, 0, &sp, &err),
+                          QG_OK);
+    for (int op = 0; op < QG_K_OP_COUNT; op++) {
+        qg_plan p;
+        CU_ASSERT_EQUAL_FATAL(qg_plan_build(&sp, (qg_kernel_op)op, &p, &err), QG_OK);
+        bool used[QG_PLAN_MAX_VALUES] = {false};
+        for (int k = 0; k < p.nsteps; k++)
+            for (const int *a = &p.steps[k].a; a <= &p.steps[k].c; a++)
+                if (*a >= 0)
+                    used[*a] = true;
+        for (int k = 0; k < p.nsteps; k++) {
+            const int dst = p.steps[k].dst;
+            CU_ASSERT_TRUE(used[dst] || dst == p.out_y || dst == p.out_q || dst == p.out_mask);
+        }
+    }
+}
+
+int main(void) {
+    static const qg_test tests[] = {
+        {"every plan equals the reference, element by element", test_plans_match_reference},
+        {"no dead steps", test_no_dead_steps},
+    };
+    return QG_RUN("plan", tests);
+}
