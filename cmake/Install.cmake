@@ -15,9 +15,11 @@ endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/qgen DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT QGenTargets NAMESPACE QGen:: DESTINATION ${QGEN_CMAKE_DIR})
 
-install(FILES ${PROJECT_SOURCE_DIR}/cmake/toolchains/aarch64-linux-gnu.cmake
-              ${PROJECT_SOURCE_DIR}/cmake/toolchains/riscv64-linux-gnu.cmake
-        DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/toolchains)
+file(GLOB toolchains ${PROJECT_SOURCE_DIR}/targets/toolchains/*.cmake)
+install(FILES ${toolchains} DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/toolchains)
+# the ISA table, which qgen_add_kernels() reads
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/targets/ DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/targets
+        FILES_MATCHING PATTERN "*.json")
 file(GLOB runtime_sources ${PROJECT_SOURCE_DIR}/runtime/*.c ${PROJECT_SOURCE_DIR}/runtime/*.h)
 install(FILES ${runtime_sources} DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/runtime-src)
 install(FILES ${XXHASH_INCLUDE_DIR}/xxhash.h DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/runtime-src/xxhash)
@@ -26,7 +28,7 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/QGenConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/QGenConfig.cmake INSTALL_DESTINATION ${QGEN_CMAKE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/QGenConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/QGenConfig.cmake ${PROJECT_BINARY_DIR}/QGenConfigVersion.cmake
-              ${PROJECT_SOURCE_DIR}/cmake/QGenAddKernels.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/QGenAddKernels.cmake ${PROJECT_SOURCE_DIR}/cmake/QGenIsaTable.cmake
         DESTINATION ${QGEN_CMAKE_DIR})
 
 file(RELATIVE_PATH QGEN_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)

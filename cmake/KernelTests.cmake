@@ -22,7 +22,7 @@ foreach(kt ${kt_builds})
   if(kt STREQUAL "native")
     set(kt_args -DCMAKE_C_COMPILER=${CMAKE_C_COMPILER} "-DCMAKE_C_FLAGS=${kt_native_flags}")
   else()
-    set(kt_args -DCMAKE_TOOLCHAIN_FILE=${PROJECT_SOURCE_DIR}/cmake/toolchains/${kt}-linux-gnu.cmake)
+    set(kt_args -DCMAKE_TOOLCHAIN_FILE=${PROJECT_SOURCE_DIR}/targets/toolchains/${kt}.cmake)
   endif()
   set(kt_dir ${CMAKE_BINARY_DIR}/kernel-tests/${kt})
   ExternalProject_Add(kernel_tests_${kt}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: the default spec resolved, its kernels generated for every
-# ISA, built for this machine (x86: scalar, AVX2, AVX-512) and cross-built
-# for aarch64 (NEON) and riscv64 (RVV), run (the foreign ones under qemu)
+# ISA, built for this machine and cross-built for the other architectures
+# of the ISA table (`qgen targets`), run (the foreign ones under qemu)
 # and checked against the reference, then the runtime's own report.
 set -euo pipefail
 build=${1:-build}
@@ -20,6 +20,11 @@ runtime=(runtime/*.c)
 xx=(-I"$out/xxhash")
 mkdir -p "$out/xxhash" && cp "$(dirname "$(find /usr/include -maxdepth 1 -name xxhash.h)")/xxhash.h" "$out/xxhash/"
 
+# The ISA table (targets/): per ISA its architecture, flags and runner.
+. scripts/targets.sh
+targets_load "$qgen" "$out/targets.tsv"
+host=$(target_host)
+
 build_for() { # arch compiler...; LDFLAGS for the link
   local arch=$1; shift
   local cc=("$@")
@@ -30,27 +35,25 @@ build_for() { # arch compiler...; LDFLAGS for the link
     "${cc[@]}" "${flags[@]}" -c "$isa_file" -o "$out/$arch-$isa.o"
     objs+=("$out/$arch-$isa.o")
   done
-  local has=()
-  case $arch in
-    x86_64) has=(-DDEMO_HAS_AVX2 -DDEMO_HAS_AVX512) ;;
-    aarch64) has=(-DDEMO_HAS_NEON) ;;
-    riscv64) has=(-DDEMO_HAS_RVV) ;;
-  esac
-  "${cc[@]}" "${flags[@]}" "${has[@]}" "${xx[@]}" examples/demo/kernel_demo.c "${runtime[@]}" "${objs[@]}" \
+  local list=""
+  for isa in $(target_isas_of "$arch"); do list+="X($isa, QG_ISA_${isa^^}) "; done
+  "${cc[@]}" "${flags[@]}" -DDEMO_ISAS="$list" "${xx[@]}" examples/demo/kernel_demo.c "${runtime[@]}" "${objs[@]}" \
     -o "$out/kernel_demo-$arch" ${LDFLAGS:-} -lm
 }
 
-echo "x86_64, this machine:"
-build_for x86_64 cc
-"$out/kernel_demo-x86_64" --time | tee "$out/native.txt" | grep -v '^dispatch:' 
-echo "aarch64 NEON, under qemu-aarch64 (correctness only):"
-LDFLAGS=-fuse-ld=lld build_for aarch64 clang-19 --target=aarch64-linux-gnu
-qemu-aarch64 -L /usr/aarch64-linux-gnu "$out/kernel_demo-aarch64"
-for vlen in 128 1024; do
-  echo "riscv64 RVV at VLEN $vlen, under qemu-riscv64 (correctness only):"
-  [ -f "$out/kernel_demo-riscv64" ] || LDFLAGS=-fuse-ld=lld build_for riscv64 clang-19 --target=riscv64-linux-gnu -march=rv64gc
-  qemu-riscv64 -L /usr/riscv64-linux-gnu -cpu "rv64,v=true,vlen=$vlen,vext_spec=v1.0,rvv_ta_all_1s=on,rvv_ma_all_1s=on" \
-    "$out/kernel_demo-riscv64"
+echo "$host, this machine:"
+build_for "$host" cc
+"$out/kernel_demo-$host" --time | tee "$out/native.txt" | grep -v '^dispatch:'
+for arch in $(target_archs); do
+  [ "$arch" = "$host" ] && continue
+  isa=$(target_isas_of "$arch" | head -1)
+  read -r -a base <<< "$(target_field "$isa" 6) $(target_field "$isa" 7)"
+  LDFLAGS=-fuse-ld=lld build_for "$arch" clang-19 "${base[@]}"
+  run=("$(target_field "$isa" 8)" -L "$(target_field "$isa" 9)")
+  while IFS='|' read -r label _ cpu; do
+    echo "$arch, $label, under ${run[0]} (correctness only):"
+    "${run[@]}" ${cpu:+-cpu "$cpu"} "$out/kernel_demo-$arch"
+  done < <(target_runs "$arch")
 done
 echo
 # The generated kernels beside PyTorch 1.13 on the same op, size and

@@ -10,13 +10,21 @@ packages=(
   libjansson-dev libxxhash-dev libcunit1-dev
   # LLVM 19: C API, libclang, cross compilers and linker
   llvm-19-dev libclang-19-dev clang-19 lld-19 libclang-rt-19-dev
-  # foreign ISAs: cross libc and qemu-user
-  qemu-user libc6-dev-arm64-cross libc6-dev-riscv64-cross gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu
+  # foreign ISAs: qemu-user (cross libc and compilers: below, from targets/arch/)
+  qemu-user
   # reference and benchmark peers
   python3 python3-numpy python3-torch libxnnpack-dev libpthreadpool-dev
   # qgen compare's html report, rendered in a headless browser by the tests
   chromium fonts-dejavu-core
 )
+
+# each architecture's own packages, one JSON array on one line
+here=$(cd "$(dirname "$0")/.." && pwd)
+for f in "$here"/targets/arch/*.json; do
+  for p in $(sed -n 's/.*"debian_packages": \[\(.*\)\].*/\1/p' "$f" | tr -d '",'); do
+    packages+=("$p")
+  done
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -5,7 +5,8 @@
  * the dispatcher's rate for scripts/demo.sh to set beside PyTorch's.
  *
  * Built by scripts/demo.sh with -DDEMO_SPEC=<name> -DDEMO_HEADER="<name>.h"
- * and -DDEMO_HAS_<ISA> for each generated ISA of the target architecture. */
+ * and -DDEMO_ISAS="X(isa, QG_ISA_ISA) ..." for the vector ISAs of the target
+ * architecture (from `qgen targets`). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,21 +25,12 @@ typedef struct demo_isa {
     fq_fn fake_quant;
 } demo_isa;
 
-static const demo_isa isas[] = {
-    {"scalar", QG_ISA_SCALAR, SYM(fake_quant, scalar)},
-#if defined(DEMO_HAS_AVX2) && defined(__x86_64__)
-    {"avx2", QG_ISA_AVX2, SYM(fake_quant, avx2)},
+#ifndef DEMO_ISAS
+#define DEMO_ISAS
 #endif
-#if defined(DEMO_HAS_AVX512) && defined(__x86_64__)
-    {"avx512", QG_ISA_AVX512, SYM(fake_quant, avx512)},
-#endif
-#if defined(DEMO_HAS_NEON) && defined(__aarch64__)
-    {"neon", QG_ISA_NEON, SYM(fake_quant, neon)},
-#endif
-#if defined(DEMO_HAS_RVV) && defined(__riscv)
-    {"rvv", QG_ISA_RVV, SYM(fake_quant, rvv)},
-#endif
-};
+#define X(isa, id) {#isa, id, SYM(fake_quant, isa)},
+static const demo_isa isas[] = {{"scalar", QG_ISA_SCALAR, SYM(fake_quant, scalar)}, DEMO_ISAS};
+#undef X
 
 static double now(void) {
     struct timespec ts;

@@ -19,6 +19,7 @@ int qg_cmd_observe(int argc, char **argv);
 int qg_cmd_generate(int argc, char **argv);
 int qg_cmd_check(int argc, char **argv);
 int qg_cmd_compare(int argc, char **argv);
+int qg_cmd_targets(int argc, char **argv);
 
 /* Prints "qgen: <message>" to stderr and returns QG_EXIT_BAD_INPUT. */
 int qg_cli_fail(const qg_error *err);

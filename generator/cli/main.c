@@ -19,6 +19,7 @@ static const char usage[] = "usage: qgen <command> [options]\n"
                             "                                   the kernels side by side per op, ISA and backend\n"
                             "  observe --spec S --in X [--state F]\n"
                             "                                   feed data to the spec's observer, print qparams\n"
+                            "  targets                          the ISA table: lanes, triples, how each ISA runs\n"
                             "\n"
                             "Every command takes --help. Exit status: 0 on success, 2 on bad input.\n";
 
@@ -49,7 +50,10 @@ int main(int argc, char **argv) {
         return qg_cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0)
         return qg_cmd_compare(argc - 1, argv + 1);
-    fprintf(stderr, "qgen: unknown command \"%s\"; expected spec, generate, check, compare, run or observe\n\n%s", cmd,
+    if (strcmp(cmd, "targets") == 0)
+        return qg_cmd_targets(argc - 1, argv + 1);
+    fprintf(stderr,
+            "qgen: unknown command \"%s\"; expected spec, generate, check, compare, run, observe or targets\n\n%s", cmd,
             usage);
     return QG_EXIT_BAD_INPUT;
 }

@@ -18,6 +18,7 @@
 
 #include "../emit_llvm/emit_llvm.h"
 #include "../fs_util.h"
+#include "../targets/target_table.h"
 #include "../validate/validate_c.h"
 #include "compare_driver_src.h"
 #include "qgen/generate.h"
@@ -25,30 +26,51 @@
 
 const char *qg_backend_name(int backend) { return backend == QG_BACKEND_LLVM ? "llvm" : "c"; }
 
-enum { RVV_VLEN = 512 }; /* sifive-x280's */
+#define MAX_ARCHS 8
 
+/* An architecture of the ISA table and its vector ISAs; the host's first
+ * (its scalar rows are the ones reported, and the reference runs there). */
 typedef struct arch_t {
     const char *arch, *triple;
-    qg_isa vector_isas[2];
+    qg_isa vector_isas[QG_ISA_COUNT];
     int n_vector;
-    const char *qemu_env, *qemu_name;
+    const qg_arch *desc;
 } arch_t;
 
-static const arch_t arches[] = {
-    {"x86_64", "x86_64-linux-gnu", {QG_ISA_AVX2, QG_ISA_AVX512}, 2, NULL, NULL},
-    {"aarch64", "aarch64-linux-gnu", {QG_ISA_NEON}, 1, "QGEN_QEMU_AARCH64", "qemu-aarch64"},
-    {"riscv64", "riscv64-linux-gnu", {QG_ISA_RVV}, 1, "QGEN_QEMU_RISCV64", "qemu-riscv64"},
-};
+static arch_t arches[MAX_ARCHS];
+static size_t n_arches;
+
+static void add_arch(const qg_arch *d) {
+    arch_t *a = &arches[n_arches++];
+    *a = (arch_t){.arch = d->name, .triple = d->triple, .desc = d};
+    for (qg_isa isa = QG_ISA_SCALAR + 1; isa < QG_ISA_COUNT; isa++)
+        if (qg_arch_of(isa) == d)
+            a->vector_isas[a->n_vector++] = isa;
+}
+
+static void init_arches(void) {
+    if (n_arches)
+        return;
+    const qg_arch *host = qg_arch_named(qg_host_arch());
+    if (host)
+        add_arch(host);
+    for (size_t i = 0; qg_arch_at(i) && n_arches < MAX_ARCHS; i++)
+        if (qg_arch_at(i) != host)
+            add_arch(qg_arch_at(i));
+}
 
 static const arch_t *arch_of(qg_isa isa) {
     if (isa == QG_ISA_SCALAR)
         return &arches[0]; /* the scalar rows describe this machine's architecture */
-    for (size_t a = 0; a < 3; a++)
+    for (size_t a = 0; a < n_arches; a++)
         for (int k = 0; k < arches[a].n_vector; k++)
             if (arches[a].vector_isas[k] == isa)
                 return &arches[a];
     return NULL;
 }
+
+/* The width a scalable ISA is run and modelled at (0 for fixed widths). */
+static int compare_bits(qg_isa isa) { return qg_target_of(isa)->compare_bits; }
 
 typedef struct ctx {
     const qg_spec *sp;
@@ -81,14 +103,7 @@ static const char *pathf(ctx *c, char *buf, size_t cap, const char *fmt, ...) {
 
 /* ---- building ------------------------------------------------------------ */
 
-static const char *isa_cflags(qg_isa isa) {
-    switch (isa) {
-    case QG_ISA_AVX2: return "-mavx2 -mbmi2";
-    case QG_ISA_AVX512: return "-mavx512f -mavx512bw -mavx512vl -mavx512dq";
-    case QG_ISA_RVV: return "-march=rv64gcv";
-    default: return "";
-    }
-}
+static const char *isa_cflags(qg_isa isa) { return qg_target_of(isa)->cflags; }
 
 /* clang-19 for `arch`, with extra words split on spaces; returns its exit
  * status (output kept in c->work/last-clang.txt on failure). */
@@ -158,8 +173,8 @@ static bool build_runtime(ctx *c, const arch_t *a) {
         return false;
     for (size_t k = 0; k < n_runtime; k++) {
         snprintf(words, sizeof words, "-O1 -ffp-contract=off %s -I%s -I%s/xxhash -c %s/%s.c -o %s",
-                 strcmp(a->arch, "riscv64") == 0 ? "-march=rv64gc" : "", qg_include_dir(), c->work, src,
-                 runtime_files[k], pathf(c, o, sizeof o, "rt-%s-%s.o", a->arch, runtime_files[k]));
+                 a->desc->baseline_cflags, qg_include_dir(), c->work, src, runtime_files[k],
+                 pathf(c, o, sizeof o, "rt-%s-%s.o", a->arch, runtime_files[k]));
         if (clang(c, a, words) != 0)
             return false;
     }
@@ -188,7 +203,7 @@ static qg_status generate(ctx *c, qg_error *err) {
                              .no_validate = 1,
                              .emit = QG_EMIT_C};
     qg_status st = qg_generate(c->sp, &g, err);
-    for (size_t a = 0; a < 3 && !st; a++) {
+    for (size_t a = 0; a < n_arches && !st; a++) {
         unsigned set = 1u << QG_ISA_SCALAR;
         for (int k = 0; k < arches[a].n_vector; k++)
             set |= c->isas & (1u << arches[a].vector_isas[k]);
@@ -215,12 +230,12 @@ static bool kernel_objects(ctx *c, int b, const arch_t *a, char *list, size_t ca
     gen_dir(c, b, a, dir, sizeof dir);
     const char *name = c->sp->name;
     list[0] = 0;
-    qg_isa isas[3] = {QG_ISA_SCALAR};
+    qg_isa isas[QG_ISA_COUNT] = {QG_ISA_SCALAR};
     int n = 1;
     for (int k = 0; k < a->n_vector; k++)
         if (c->isas & (1u << a->vector_isas[k]))
             isas[n++] = a->vector_isas[k];
-    const char *rv = strcmp(a->arch, "riscv64") == 0 ? "-march=rv64gc" : "";
+    const char *rv = a->desc->baseline_cflags;
     for (int k = 0; k < n; k++) {
         const char *isa = qg_isa_name(isas[k]);
         char obj[2 * PATH_MAX];
@@ -267,9 +282,8 @@ static bool build_driver(ctx *c, int b, const arch_t *a, qg_isa isa, bool refere
     snprintf(words, words_cap,
              "-O2 -ffp-contract=off %s %s -DCMP_NAME=%s -DCMP_HEADER=\"%s.h\" -DCMP_ISA=%s -I%s -I%s -I%s/xxhash %s "
              "%s %s -o %s -lm",
-             strcmp(a->arch, "riscv64") == 0 ? "-march=rv64gc" : "", reference ? "-DCMP_REFERENCE" : "", c->sp->name,
-             c->sp->name, qg_isa_name(isa), dir, qg_include_dir(), c->work,
-             pathf(c, src, sizeof src, "compare_driver.c"), objects, rt, exe);
+             a->desc->baseline_cflags, reference ? "-DCMP_REFERENCE" : "", c->sp->name, c->sp->name, qg_isa_name(isa),
+             dir, qg_include_dir(), c->work, pathf(c, src, sizeof src, "compare_driver.c"), objects, rt, exe);
     bool ok = clang(c, a, words) == 0;
     free(rt);
     free(words);
@@ -314,17 +328,24 @@ static void run_driver(const arch_t *a, qg_isa isa, const char *exe, run_out *r)
     memset(r, 0, sizeof *r);
     char *argv[12];
     int n = 0;
-    char qemu[PATH_MAX], cpu[96];
-    if (a->qemu_name) {
-        if (!qg_cmp_find_tool(a->qemu_env, a->qemu_name, qemu, sizeof qemu)) {
-            snprintf(r->why, sizeof r->why, "not run: %s not found", a->qemu_name);
+    char qemu[PATH_MAX], cpu[160], env[64];
+    const char *qemu_name = a->desc->qemu[0] ? a->desc->qemu : NULL;
+    const qg_target *t = qg_target_of(isa);
+    if (qemu_name) {
+        /* QGEN_QEMU_<ARCH> overrides the program */
+        size_t k = (size_t)snprintf(env, sizeof env, "QGEN_QEMU_");
+        for (const char *p = a->arch; *p && k + 1 < sizeof env; p++)
+            env[k++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+        env[k] = 0;
+        if (!qg_cmp_find_tool(env, qemu_name, qemu, sizeof qemu)) {
+            snprintf(r->why, sizeof r->why, "not run: %s not found", qemu_name);
             return;
         }
         argv[n++] = qemu;
         argv[n++] = "-L";
-        argv[n++] = strcmp(a->arch, "aarch64") == 0 ? "/usr/aarch64-linux-gnu" : "/usr/riscv64-linux-gnu";
-        if (strcmp(a->arch, "riscv64") == 0) {
-            snprintf(cpu, sizeof cpu, "rv64,v=true,vlen=%d,vext_spec=v1.0", RVV_VLEN);
+        argv[n++] = (char *)a->desc->sysroot;
+        if (t->qemu_cpu[0]) {
+            qg_target_qemu_cpu(t, compare_bits(isa), cpu, sizeof cpu);
             argv[n++] = "-cpu";
             argv[n++] = cpu;
         }
@@ -333,7 +354,7 @@ static void run_driver(const arch_t *a, qg_isa isa, const char *exe, run_out *r)
         return;
     }
     argv[n++] = (char *)exe;
-    if (!a->qemu_name)
+    if (!qemu_name)
         argv[n++] = "--time";
     argv[n] = NULL;
     char *out = NULL;
@@ -342,9 +363,9 @@ static void run_driver(const arch_t *a, qg_isa isa, const char *exe, run_out *r)
         snprintf(r->why, sizeof r->why, "run failed (exit %d)", rc);
     } else {
         r->ran = true;
-        snprintf(r->why, sizeof r->why, "%s", a->qemu_name ? a->qemu_name : "native");
-        if (strcmp(a->arch, "riscv64") == 0)
-            snprintf(r->why, sizeof r->why, "qemu-riscv64, VLEN %d", RVV_VLEN);
+        snprintf(r->why, sizeof r->why, "%s", qemu_name ? qemu_name : "native");
+        if (compare_bits(isa))
+            snprintf(r->why, sizeof r->why, "%s, %d-bit vectors", qemu_name ? qemu_name : "native", compare_bits(isa));
         parse_run(out ? out : "", r);
     }
     free(out);
@@ -426,7 +447,7 @@ static void analyse(ctx *c, qg_compare_row *row) {
     row->loop_instructions = loop.instructions;
     memcpy(row->mix, loop.mix, sizeof row->mix);
     row->mix[QG_MIX_LOADS] = row->mix[QG_MIX_STORES] = -1; /* from llvm-mca's MayLoad/MayStore, below */
-    row->elements_per_iteration = qg_llvm_elements_per_iteration(row->isa, RVV_VLEN);
+    row->elements_per_iteration = qg_llvm_elements_per_iteration(row->isa, compare_bits(row->isa));
     const char *models[2];
     char storage[2][32];
     row->n_mca = mca_models(c->opt, row->isa, models, storage);
@@ -494,7 +515,8 @@ qg_status qg_compare_run(const qg_spec *spec, const qg_compare_options *opt, qg_
     if (st)
         return st;
     rep->spec = *spec;
-    rep->rvv_vlen = RVV_VLEN;
+    init_arches();
+    rep->rvv_vlen = compare_bits(QG_ISA_RVV);
     snprintf(rep->llvm_version, sizeof rep->llvm_version, "%s", qg_llvm_version());
     ctx cv = {.sp = &rep->spec, .opt = opt, .rep = rep}, *c = &cv;
     const unsigned ops = opt->ops ? opt->ops : (1u << QG_K_OP_COUNT) - 1;
@@ -542,8 +564,8 @@ qg_status qg_compare_run(const qg_spec *spec, const qg_compare_options *opt, qg_
     memset(runs, 0, sizeof runs);
     char *objects = malloc(8 * PATH_MAX);
     char exe[PATH_MAX + 64];
-    bool built_rt[3] = {false};
-    for (size_t a = 0; a < 3; a++) {
+    bool built_rt[MAX_ARCHS] = {false};
+    for (size_t a = 0; a < n_arches; a++) {
         const arch_t *ar = &arches[a];
         bool wanted = a == 0;
         for (int k = 0; k < ar->n_vector; k++)
@@ -569,7 +591,8 @@ qg_status qg_compare_run(const qg_spec *spec, const qg_compare_options *opt, qg_
             }
             if (!(backends & (1u << b)))
                 continue;
-            qg_isa list[3] = {QG_ISA_SCALAR, ar->vector_isas[0], ar->vector_isas[1]};
+            qg_isa list[QG_ISA_COUNT + 1] = {QG_ISA_SCALAR};
+            memcpy(list + 1, ar->vector_isas, sizeof ar->vector_isas);
             for (int k = a == 0 ? 0 : 1; k <= ar->n_vector; k++) {
                 qg_isa isa = list[k];
                 if (!(c->isas & (1u << isa)) || !(targets & (1u << isa)))

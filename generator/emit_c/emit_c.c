@@ -84,6 +84,20 @@ qg_status qg_emit_header(const qg_spec *sp, const char *banner, qg_text *t, qg_e
     return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
 }
 
+/* The vector ISAs of `set`, best first (targets/<isa>.json's rank). */
+static size_t isas_by_rank(unsigned set, qg_isa out[QG_ISA_COUNT]) {
+    size_t n = 0;
+    for (qg_isa isa = QG_ISA_SCALAR + 1; isa < QG_ISA_COUNT; isa++) {
+        if (!(set & (1u << isa)))
+            continue;
+        size_t k = n++;
+        for (; k > 0 && qg_target_of(out[k - 1])->rank < qg_target_of(isa)->rank; k--)
+            out[k] = out[k - 1];
+        out[k] = isa;
+    }
+    return n;
+}
+
 qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg_error *err) {
     const char *n = sp->name;
     S(banner);
@@ -104,17 +118,16 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
     P("     %s_fake_quant_backward__##isa, %s_observe__##isa, %s_requantize__##isa}\n\n", n, n, n);
     S("/* Best first; scalar, always generated, is the fallback. */\n");
     P("static const %s_kernels %s_table[] = {\n", n, n);
-    static const qg_isa order[] = {QG_ISA_AVX512, QG_ISA_AVX2, QG_ISA_NEON, QG_ISA_RVV};
-    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+    qg_isa order[QG_ISA_COUNT];
+    const size_t count = isas_by_rank(sp->targets, order);
+    for (size_t k = 0; k < count; k++) {
         qg_isa isa = order[k];
-        if (!(sp->targets & (1u << isa)))
-            continue;
         char upper[16];
         size_t k2 = 0;
         for (const char *c = qg_isa_name(isa); *c && k2 + 1 < sizeof upper; c++)
             upper[k2++] = (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
         upper[k2] = 0;
-        P("#if %s\n    %s_ENTRY(%s, QG_ISA_%s),\n#endif\n", qg_isa_spelling_of(isa)->guard, n, qg_isa_name(isa), upper);
+        P("#if %s\n    %s_ENTRY(%s, QG_ISA_%s),\n#endif\n", qg_target_of(isa)->guard, n, qg_isa_name(isa), upper);
     }
     P("    %s_ENTRY(scalar, QG_ISA_SCALAR),\n};\n\n", n);
     P("static _Atomic(const %s_kernels *) %s_active;\n\n", n, n);

@@ -3,12 +3,14 @@
 #define QGEN_EMIT_C_H
 
 #include "../text_buf.h"
+#include "../targets/target_table.h"
 #include "isa_spelling.h"
 
 typedef struct emitter {
     qg_text *t;
     const qg_spec *sp;
     const qg_isa_spelling *is;
+    const qg_target *tg;
     const char *name;
     int lanes;
     bool scalable;

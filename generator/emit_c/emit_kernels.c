@@ -386,7 +386,7 @@ static void emit_span(emitter *e, const qg_plan *p) {
         S("        i += vl;\n    }\n}\n\n");
         return;
     }
-    const int L = e->lanes, U = e->is->unroll;
+    const int L = e->lanes, U = e->tg->unroll;
     S("    size_t i = 0;\n");
     if (U > 1) {
         P("    for (; i + %d <= len; i += %d) {\n", L * U, L * U);
@@ -458,7 +458,7 @@ static void emit_param_args(emitter *e, const qg_plan *p) {
 
 static void emit_entry_signature(emitter *e, const qg_plan *p, const op_io *io) {
     const char *op = qg_kernel_op_name(p->op);
-    P("void %s_%s__%s(%s, %s%s, size_t n%s)", e->name, op, e->is->name, io->in_decl,
+    P("void %s_%s__%s(%s, %s%s, size_t n%s)", e->name, op, e->tg->name, io->in_decl,
       p->op == QG_K_FAKE_QUANT_BACKWARD ? "const uint8_t *mask, " : "", io->out_decl,
       p->op == QG_K_FAKE_QUANT_BACKWARD ? "" : ", const qg_qparams *qp");
 }
@@ -467,10 +467,10 @@ static void emit_entry_signature(emitter *e, const qg_plan *p, const op_io *io) 
 static void emit_entry_open(emitter *e, const qg_plan *p, const op_io *io) {
     if (p->op == QG_K_FAKE_QUANT)
         P("void %s_fake_quant__%s(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp)", e->name,
-          e->is->name);
+          e->tg->name);
     else if (p->op == QG_K_FAKE_QUANT_BACKWARD)
         P("void %s_fake_quant_backward__%s(const float *dy, const uint8_t *mask, float *dx, size_t n)", e->name,
-          e->is->name);
+          e->tg->name);
     else
         emit_entry_signature(e, p, io);
     S(" {\n");
@@ -479,8 +479,8 @@ static void emit_entry_open(emitter *e, const qg_plan *p, const op_io *io) {
 static void emit_channels_last(emitter *e, const qg_plan *p, const op_io *io) {
     const char *op = qg_kernel_op_name(p->op);
     const char *mask_arg = io->mask_in || io->mask_out ? ", mask" : "";
-    P("        %s_chan__%s cp;\n", e->name, e->is->name);
-    P("        if (%s_chan_init__%s(&cp, qp)) {\n", e->name, e->is->name);
+    P("        %s_chan__%s cp;\n", e->name, e->tg->name);
+    P("        if (%s_chan_init__%s(&cp, qp)) {\n", e->name, e->tg->name);
     S("            for (size_t row = 0; row < n; row += C) {\n");
     S("                const size_t m = n - row < C ? n - row : C;\n");
     if (e->scalable) {
@@ -519,7 +519,7 @@ static void emit_channels_last(emitter *e, const qg_plan *p, const op_io *io) {
         S(");\n");
     }
     S("                }\n            }\n");
-    P("            %s_chan_free__%s(&cp);\n", e->name, e->is->name);
+    P("            %s_chan_free__%s(&cp);\n", e->name, e->tg->name);
     S("            return;\n        }\n");
     S("        /* out of memory for the parameter table: one element per run */\n");
 }
@@ -559,7 +559,7 @@ static void emit_entry(emitter *e, const qg_plan *p) {
 /* Per-channel parameter table for the channels-last layout, padded to a
  * whole vector with harmless values (scale 1, bounds 0). */
 static void emit_chan_table(emitter *e) {
-    const char *n = e->name, *isa = e->is->name;
+    const char *n = e->name, *isa = e->tg->name;
     P("typedef struct %s_chan__%s {\n    float *s, *inv, *lo, *hi;\n    int32_t *z;\n} %s_chan__%s;\n\n", n, isa, n,
       isa);
     P("static int %s_chan_init__%s(%s_chan__%s *cp, const qg_qparams *qp) {\n", n, isa, n, isa);
@@ -584,7 +584,7 @@ static void emit_chan_table(emitter *e) {
 static void emit_requantize_entry(emitter *e, const qg_plan *p) {
     const char *n = e->name;
     P("void %s_requantize__%s(const int32_t *acc, %s_q_t *q, size_t n, const qg_requant_params *rp) {\n", n,
-      e->is->name, n);
+      e->tg->name, n);
     S("    const size_t C = rp->channels ? rp->channels : 1;\n");
     S("    const size_t run_len = C == 1 ? (n ? n : 1) : (rp->inner ? rp->inner : 1);\n");
     S("    for (size_t run = 0, base = 0; base < n; run++, base += run_len) {\n");
@@ -599,7 +599,7 @@ static void emit_requantize_entry(emitter *e, const qg_plan *p) {
 static void emit_requantize_by_reference(emitter *e) {
     P("/* The fixed-point scheme (64-bit products) runs on the runtime's reference. */\n");
     P("void %s_requantize__%s(const int32_t *acc, %s_q_t *q, size_t n, const qg_requant_params *rp) {\n", e->name,
-      e->is->name, e->name);
+      e->tg->name, e->name);
     P("    qg_ref_requantize(&%s_spec, acc, q, n, rp);\n}\n\n", e->name);
 }
 
@@ -712,7 +712,7 @@ static void emit_minmax_span(emitter *e) {
  * runtime's (qg_observe_with); the kernel brings its reduction. */
 static void emit_observe(emitter *e) {
     P("qg_status %s_observe__%s(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {\n", e->name,
-      e->is->name);
+      e->tg->name);
     if (qg_plan_observer_reduces(e->sp))
         P("    return qg_observe_with(obs, x, n, inner, %s_minmax_span, err);\n}\n\n", e->name);
     else
@@ -724,7 +724,7 @@ static void emit_observe(emitter *e) {
 /* qint32 and float zero points: the scalar "kernels" are the runtime's
  * reference itself (vector ISAs refuse these specs). */
 static void emit_reference_entries(emitter *e) {
-    const char *n = e->name, *isa = e->is->name;
+    const char *n = e->name, *isa = e->tg->name;
     S("/* This spec's arithmetic (qint32, or float zero points) needs more than\n"
       " * fp32 lanes; the scalar kernels are the runtime's reference. */\n");
     P("void %s_quantize__%s(const float *x, %s_q_t *q, size_t n, const qg_qparams *qp) {\n", n, isa, n);
@@ -744,26 +744,26 @@ static void emit_reference_entries(emitter *e) {
  * spelling, so that no build flag is needed. */
 static void emit_target_push(emitter *e) {
     S("#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n");
-    if (e->is->target[0])
-        P("#pragma clang attribute push(__attribute__((target(\"%s\"))), apply_to = function)\n", e->is->target);
+    if (e->tg->clang_target[0])
+        P("#pragma clang attribute push(__attribute__((target(\"%s\"))), apply_to = function)\n", e->tg->clang_target);
     S("#elif defined(__GNUC__)\n#pragma GCC push_options\n");
-    if (e->is->target[0])
-        P("#pragma GCC target(\"%s\")\n", e->is->target);
+    if (e->tg->gcc_target[0])
+        P("#pragma GCC target(\"%s\")\n", e->tg->gcc_target);
     S("#pragma GCC optimize(\"fp-contract=off\")\n#endif\n\n");
 }
 
 static void emit_target_pop(emitter *e) {
     S("#if defined(__clang__)\n");
-    if (e->is->target[0])
+    if (e->tg->clang_target[0])
         S("#pragma clang attribute pop\n");
     S("#elif defined(__GNUC__)\n#pragma GCC pop_options\n#endif\n\n");
 }
 
 qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg_text *t, qg_error *err) {
-    emitter ev = {t, sp, qg_isa_spelling_of(isa), sp->name, 0, false, ""};
+    emitter ev = {t, sp, qg_isa_spelling_of(isa), qg_target_of(isa), sp->name, 0, false, ""};
     emitter *e = &ev;
-    e->lanes = e->is->lanes;
-    e->scalable = e->is->lanes == 0;
+    e->lanes = e->tg->lanes;
+    e->scalable = e->tg->lanes == 0;
     snprintf(e->lanes_str, sizeof e->lanes_str, "%d", e->lanes);
     qg_status st = qg_plan_check_isa(sp, isa, err);
     if (st)
@@ -771,13 +771,13 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
     S(banner);
     P(" * ISA: %s. The file sets its own target and turns FP contraction off, so\n"
       " * `cc -O2 -c` builds it as it is%s%s%s.\n */\n",
-      e->is->name, e->is->cflags[0] ? " (whole-file flags " : "", e->is->cflags, e->is->cflags[0] ? " also work)" : "");
+      e->tg->name, e->tg->cflags[0] ? " (whole-file flags " : "", e->tg->cflags, e->tg->cflags[0] ? " also work)" : "");
     P("#include \"%s.h\"\n\n", sp->name);
-    P("#if %s\n\n", e->is->guard);
-    if (e->is->needs)
+    P("#if %s\n\n", e->tg->guard);
+    if (e->tg->needs[0])
         P("#if !(%s)\n#error \"qgen: %s kernels need a compiler that takes their target from the file (clang) or "
           "flags %s\"\n#endif\n\n",
-          e->is->needs, e->is->name, e->is->cflags);
+          e->tg->needs, e->tg->name, e->tg->cflags);
     S("#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
     S(e->is->includes);
     S("\n#include \"qgen/kernel_support.h\"\n\n");
@@ -814,6 +814,6 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
         emit_minmax_span(e);
     emit_observe(e);
     emit_target_pop(e);
-    P("#else\ntypedef int %s_%s_not_this_architecture;\n#endif\n", sp->name, e->is->name);
+    P("#else\ntypedef int %s_%s_not_this_architecture;\n#endif\n", sp->name, e->tg->name);
     return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
 }

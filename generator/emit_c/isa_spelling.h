@@ -8,15 +8,8 @@
 
 typedef struct qg_isa_spelling {
     qg_isa isa;
-    const char *name;
-    const char *guard;    /* preprocessor condition for the architecture */
-    const char *cflags;   /* whole-file flags with the same effect as `target` (optional) */
-    const char *target;   /* target attribute the file gives its functions; "" = none */
-    const char *needs;    /* compiler condition the file cannot do without; NULL = any C11 compiler */
     const char *includes; /* #include lines */
     const char *helpers;  /* static inline helper functions, verbatim */
-    int lanes;            /* fp32 lanes per vector; 0 = scalable (RVV) */
-    int unroll;           /* vectors per main-loop iteration */
     const char *vf, *vi, *vm;
     const char *op[QG_OP_COUNT];
     const char *splat_i;

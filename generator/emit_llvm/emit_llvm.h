@@ -16,7 +16,7 @@ typedef enum qg_llvm_output { QG_LLVM_LL, QG_LLVM_BC, QG_LLVM_OBJ, QG_LLVM_ASM }
 typedef struct qg_llvm_target {
     qg_isa isa;
     const char *arch;     /* x86_64, aarch64, riscv64 */
-    const char *triple;   /* e.g. x86_64-linux-gnu */
+    const char *triple;   /* the LLVM target triple */
     const char *cpu;      /* LLVM CPU name */
     const char *features; /* LLVM feature string */
     const char *abi;      /* target ABI ("" = the triple's default) */

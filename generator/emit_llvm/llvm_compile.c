@@ -14,21 +14,21 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
-#include "../emit_c/isa_spelling.h"
+#include "../targets/target_table.h"
 #include "llvm_builder.h"
 
-/* An ISA's vector shape: lanes and unroll are the ISA's own facts, shared
- * with the C backend (templates/<isa>.def); a scalable ISA (lanes 0 there)
- * has 4 fp32 lanes per vscale, RVV's e32/LMUL 2. The min/max spelling is
- * the LLVM backend's. */
+/* An ISA's vector shape, from the ISA table (targets/<isa>.json): fixed
+ * lanes, or lanes per vscale for a scalable ISA. */
 static lx_isa shape_of(qg_isa isa) {
-    const qg_isa_spelling *sp = qg_isa_spelling_of(isa);
-    lx_isa s = {isa, sp->lanes ? (unsigned)sp->lanes : 4u, sp->lanes == 0, sp->unroll, LX_MINMAX_SELECT};
-    s.minmax = isa == QG_ISA_AVX2     ? LX_MINMAX_X86_256
-               : isa == QG_ISA_AVX512 ? LX_MINMAX_X86_512
-               : isa == QG_ISA_NEON   ? LX_MINMAX_MINIMUM
-               : isa == QG_ISA_RVV    ? LX_MINMAX_MINNUM
-                                      : LX_MINMAX_SELECT;
+    const qg_target *t = qg_target_of(isa);
+    const bool scalable = t->lanes == 0;
+    lx_isa s = {isa, scalable ? (unsigned)t->vscale_lanes : (unsigned)t->lanes, scalable, t->unroll, LX_MINMAX_SELECT};
+    if (strcmp(t->llvm_minmax, "x86") == 0)
+        s.minmax = t->lanes == 16 ? LX_MINMAX_X86_512 : LX_MINMAX_X86_256;
+    else if (strcmp(t->llvm_minmax, "minimum") == 0)
+        s.minmax = LX_MINMAX_MINIMUM;
+    else if (strcmp(t->llvm_minmax, "minnum") == 0)
+        s.minmax = LX_MINMAX_MINNUM;
     return s;
 }
 
@@ -101,18 +101,35 @@ static LLVMTargetMachineRef target_machine(const qg_llvm_target *t, qg_error *er
 
 /* LLVM aborts on scalable vectors for a target without V, and on vector
  * widths a target lacks: the pairing is checked before any IR is built. */
+/* Whether the comma-separated `list` holds the feature f[0..len). */
+static bool has_feature(const char *list, const char *f, size_t len) {
+    for (const char *p = list; *p;) {
+        const size_t n = strcspn(p, ",");
+        if (n == len && strncmp(p, f, len) == 0)
+            return true;
+        p += n + (p[n] == ',');
+    }
+    return false;
+}
+
 static qg_status check_target(const qg_llvm_target *t, qg_error *err) {
-    static const char *const needs[QG_ISA_COUNT] = {
-        [QG_ISA_AVX2] = "+avx2", [QG_ISA_AVX512] = "+avx512f", [QG_ISA_NEON] = "+neon", [QG_ISA_RVV] = "+v"};
-    static const char *const arch[QG_ISA_COUNT] = {
-        [QG_ISA_AVX2] = "x86_64", [QG_ISA_AVX512] = "x86_64", [QG_ISA_NEON] = "aarch64", [QG_ISA_RVV] = "riscv64"};
-    if (t->isa >= QG_ISA_COUNT)
+    if ((unsigned)t->isa >= QG_ISA_COUNT)
         return qg_error_set(err, QG_ERR_INVALID, "llvm: unknown ISA %d", (int)t->isa);
-    if (arch[t->isa] &&
-        (strncmp(t->triple, arch[t->isa], strlen(arch[t->isa])) != 0 || !strstr(t->features, needs[t->isa])))
+    const qg_target *isa = qg_target_of(t->isa);
+    const qg_arch *arch = qg_arch_of(t->isa);
+    if (!arch)
+        return QG_OK;
+    bool ok = strncmp(t->triple, arch->name, strlen(arch->name)) == 0;
+    /* every feature the ISA's kernels are built with */
+    for (const char *f = isa->llvm_features; ok && *f;) {
+        const size_t len = strcspn(f, ",");
+        ok = has_feature(t->features, f, len);
+        f += len + (f[len] == ',');
+    }
+    if (!ok)
         return qg_error_set(err, QG_ERR_INVALID,
                             "llvm: target %s with features \"%s\" cannot run %s kernels; expected a %s triple with %s",
-                            t->triple, t->features, qg_isa_name(t->isa), arch[t->isa], needs[t->isa]);
+                            t->triple, t->features, qg_isa_name(t->isa), arch->name, isa->llvm_features);
     return QG_OK;
 }
 

@@ -1,5 +1,7 @@
 #include "validate_c.h"
 
+#include "../targets/target_table.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,17 +21,15 @@ int qg_source_isa(const char *file_name) {
 #ifdef QGEN_HAVE_LIBCLANG
 #include <clang-c/Index.h>
 
-/* The triple per ISA; -1 (dispatcher) and scalar: the host. No ISA
- * flags: the files set their own targets, and are checked as users build
- * them. */
+/* The architecture's flags per ISA (the ISA table); -1 (dispatcher) and
+ * scalar: the host. No ISA flags: the files set their own targets, and
+ * are checked as users build them. */
 static int target_args(int isa, const char **args) {
-    switch (isa) {
-    case QG_ISA_AVX2:
-    case QG_ISA_AVX512: args[0] = "--target=x86_64-linux-gnu"; return 1;
-    case QG_ISA_NEON: args[0] = "--target=aarch64-linux-gnu"; return 1;
-    case QG_ISA_RVV: args[0] = "--target=riscv64-linux-gnu"; return 1;
-    default: return 0;
-    }
+    const qg_arch *a = isa > QG_ISA_SCALAR ? qg_arch_of((qg_isa)isa) : NULL;
+    if (!a)
+        return 0;
+    args[0] = a->clang_flags;
+    return 1;
 }
 
 qg_status qg_validate_sources(const qg_source *files, size_t count, const char *include_dir, qg_error *err) {

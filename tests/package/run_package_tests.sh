@@ -77,21 +77,25 @@ if build_example jit-host "$work/jit-host" -DCMAKE_PREFIX_PATH="$prefix"; then
 fi
 
 if [ "$cross" = 1 ]; then
-  for backend in c llvm; do
-    step "downstream-cmake, aarch64 ($backend backend), under qemu-aarch64"
-    d=$work/downstream-aarch64-$backend
-    build_example downstream-cmake "$d" -DQGen_DIR="$prefix/lib/cmake/QGen" -DKERNEL_BACKEND=$backend \
-      -DCMAKE_TOOLCHAIN_FILE="$prefix/share/qgen/toolchains/aarch64-linux-gnu.cmake" &&
-      run_expect "all kernels agree" qemu-aarch64 -L /usr/aarch64-linux-gnu "$d/downstream"
-    step "downstream-cmake, riscv64 ($backend backend), under qemu-riscv64 at VLEN 128 and 1024"
-    d=$work/downstream-riscv64-$backend
-    if build_example downstream-cmake "$d" -DQGen_DIR="$prefix/lib/cmake/QGen" -DKERNEL_BACKEND=$backend \
-         -DCMAKE_TOOLCHAIN_FILE="$prefix/share/qgen/toolchains/riscv64-linux-gnu.cmake"; then
-      for vlen in 128 1024; do
-        QGEN_ISA=rvv run_expect "all kernels agree" qemu-riscv64 -L /usr/riscv64-linux-gnu \
-          -cpu "rv64,v=true,vlen=$vlen,vext_spec=v1.0" "$d/downstream"
-      done
-    fi
+  # every other architecture of the ISA table, each scalable ISA at its
+  # smallest and largest tested width
+  . "$src/scripts/targets.sh"
+  targets_load "$prefix/bin/qgen" "$work/targets.tsv"
+  for arch in $(target_archs); do
+    [ "$arch" = "$(target_host)" ] && continue
+    isa=$(target_isas_of "$arch" | head -1)
+    run=("$(target_field "$isa" 8)" -L "$(target_field "$isa" 9)")
+    for backend in c llvm; do
+      step "downstream-cmake, $arch ($backend backend), under ${run[0]}"
+      d=$work/downstream-$arch-$backend
+      build_example downstream-cmake "$d" -DQGen_DIR="$prefix/lib/cmake/QGen" -DKERNEL_BACKEND=$backend \
+        -DCMAKE_TOOLCHAIN_FILE="$prefix/share/qgen/toolchains/$arch.cmake" || continue
+      while IFS='|' read -r label run_isa cpu; do
+        step "  $label"
+        QGEN_ISA=$run_isa run_expect "all kernels agree" "${run[@]}" ${cpu:+-cpu "$cpu"} "$d/downstream"
+      done < <(target_runs "$arch" | awk -F'|' '$2 == "" || !seen[$2]++ { print } { last[$2] = $0 }
+                                                END { for (i in last) if (i != "") print last[i] }')
+    done
   done
 fi
 

@@ -1,31 +1,70 @@
-/* targets/<isa>.json and the LLVM backend's target table say the same. */
+/* The ISA table: what the generator was compiled with is what targets/
+ * says, and no ISA fact (compiler flags, target attributes, LLVM
+ * features, triples, sysroots, llvm-mca models, qemu CPU options) is
+ * spelled anywhere else in the source tree but targets/ and templates/. */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
 #include <jansson.h>
+#include <stdlib.h>
 
 #include "../test_util.h"
 #include "emit_llvm/emit_llvm.h"
+#include "targets/target_table.h"
 
-static const char *dir;
+static const char *root; /* the source tree */
 
-static void test_descriptors_match(void) {
-    static const qg_isa isas[] = {QG_ISA_AVX2, QG_ISA_AVX512, QG_ISA_NEON, QG_ISA_RVV};
-    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s.json", dir, qg_isa_name(isas[i]));
-        json_error_t jerr;
-        json_t *d = json_load_file(path, 0, &jerr);
+#define MAX_FACTS 256
+static char facts[MAX_FACTS][160];
+static char fact_from[MAX_FACTS][64];
+static int nfacts;
+
+static void add_fact(const char *value, const char *from) {
+    if (!value || strlen(value) < 4 || nfacts >= MAX_FACTS)
+        return;
+    for (int i = 0; i < nfacts; i++)
+        if (strcmp(facts[i], value) == 0)
+            return;
+    snprintf(facts[nfacts], sizeof facts[0], "%s", value);
+    snprintf(fact_from[nfacts++], sizeof fact_from[0], "%s", from);
+}
+
+/* Each word (split at `seps`) of a field as a fact of its own. */
+static void add_words(const char *value, const char *seps, const char *from) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", value ? value : "");
+    for (char *save = NULL, *w = strtok_r(buf, seps, &save); w; w = strtok_r(NULL, seps, &save))
+        add_fact(w, from);
+}
+
+static json_t *load(const char *rel) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/targets/%s", root, rel);
+    json_error_t jerr;
+    json_t *d = json_load_file(path, 0, &jerr);
+    if (!d)
+        fprintf(stderr, "\n%s: %s (line %d)\n", path, jerr.text, jerr.line);
+    return d;
+}
+
+static const char *str(json_t *d, const char *key) { return json_string_value(json_object_get(d, key)); }
+
+static void test_table_matches_files(void) {
+    for (qg_isa isa = QG_ISA_SCALAR; isa < QG_ISA_COUNT; isa++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "%s.json", qg_isa_name(isa));
+        json_t *d = load(rel);
         CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-        const qg_llvm_target *t = qg_llvm_target_of(isas[i], NULL);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-        const struct {
-            const char *key, *want;
-        } fields[] = {{"isa", qg_isa_name(isas[i])}, {"triple", t->triple}, {"cpu", t->cpu},
-                      {"features", t->features},     {"abi", t->abi},       {"mca_cpu", t->mca_cpus}};
-        for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
-            const char *got = json_string_value(json_object_get(d, fields[f].key));
-            if (!got || strcmp(got, fields[f].want) != 0)
-                fprintf(stderr, "\n%s: %s is \"%s\", the LLVM backend uses \"%s\"\n", path, fields[f].key,
-                        got ? got : "(missing)", fields[f].want);
-            CU_ASSERT_TRUE(got && strcmp(got, fields[f].want) == 0);
+        const qg_target *t = qg_target_of(isa);
+        CU_ASSERT_STRING_EQUAL(str(d, "isa"), t->name);
+        CU_ASSERT_STRING_EQUAL(str(d, "llvm_features"), t->llvm_features);
+        CU_ASSERT_STRING_EQUAL(str(d, "clang_target"), t->clang_target);
+        CU_ASSERT_EQUAL(json_integer_value(json_object_get(d, "lanes")), t->lanes);
+        CU_ASSERT_EQUAL(json_integer_value(json_object_get(d, "unroll")), t->unroll);
+        if (isa != QG_ISA_SCALAR) {
+            const qg_llvm_target *lt = qg_llvm_target_of(isa, NULL);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(lt);
+            CU_ASSERT_STRING_EQUAL(lt->features, t->llvm_features);
+            CU_ASSERT_STRING_EQUAL(lt->triple, qg_arch_of(isa)->triple);
         }
         json_decref(d);
     }
@@ -35,8 +74,80 @@ static void test_descriptors_match(void) {
     CU_ASSERT_PTR_NULL(qg_llvm_target_of(QG_ISA_SCALAR, "mips"));
 }
 
+static void collect_facts(void) {
+    for (qg_isa isa = QG_ISA_SCALAR + 1; isa < QG_ISA_COUNT; isa++) {
+        const qg_target *t = qg_target_of(isa);
+        add_words(t->cflags, " ", t->name);
+        add_fact(t->clang_target, t->name);
+        add_fact(t->gcc_target, t->name);
+        add_fact(t->llvm_features, t->name);
+        add_words(t->mca_cpus, ",", t->name);
+        /* qemu CPU options, those with a width up to the placeholder */
+        char cpu[160];
+        snprintf(cpu, sizeof cpu, "%s", t->qemu_cpu);
+        for (char *save = NULL, *w = strtok_r(cpu, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+            char *ph = strstr(w, "BITS") ? strstr(w, "BITS") : strstr(w, "BYTES");
+            if (ph)
+                *ph = 0;
+            add_fact(w, t->name);
+        }
+    }
+    for (size_t i = 0; qg_arch_at(i); i++) {
+        const qg_arch *a = qg_arch_at(i);
+        add_fact(a->triple, a->name);
+        add_fact(a->sysroot, a->name);
+        add_words(a->baseline_cflags, " ", a->name);
+        add_fact(a->llvm_abi, a->name);
+        add_words(a->mca_cpus, ",", a->name);
+    }
+}
+
+static int offenders;
+
+static int scan(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)ftw;
+    const char *rel = path + strlen(root) + 1;
+    if (flag == FTW_D) /* skip build trees and the places facts belong */
+        return 0;
+    if (flag != FTW_F || st->st_size > (1 << 20))
+        return 0;
+    static const char *const skip[] = {"build", "targets/", "templates/",
+                                       "docs/", ".git/",    "tests/unit/test_targets.c"};
+    for (size_t k = 0; k < sizeof skip / sizeof skip[0]; k++)
+        if (strncmp(rel, skip[k], strlen(skip[k])) == 0)
+            return 0;
+    const char *dot = strrchr(rel, '.');
+    const bool code = dot && (strcmp(dot, ".c") == 0 || strcmp(dot, ".h") == 0 || strcmp(dot, ".cmake") == 0 ||
+                              strcmp(dot, ".sh") == 0 || strcmp(dot, ".py") == 0 || strcmp(dot, ".in") == 0);
+    const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+    if (!code && strcmp(base, "CMakeLists.txt") != 0 && strcmp(base, "Makefile") != 0)
+        return 0;
+    static char text[1 << 20];
+    qg_test_slurp(path, text, sizeof text);
+    for (int i = 0; i < nfacts; i++) {
+        if (strstr(text, facts[i])) {
+            fprintf(stderr, "\n%s spells \"%s\" (a fact of %s: write it in targets/ and read it from there)", rel,
+                    facts[i], fact_from[i]);
+            offenders++;
+        }
+    }
+    return 0;
+}
+
+static void test_facts_only_in_targets(void) {
+    collect_facts();
+    CU_ASSERT_TRUE(nfacts > 20);
+    offenders = 0;
+    CU_ASSERT_EQUAL(nftw(root, scan, 16, FTW_PHYS), 0);
+    if (offenders)
+        fputc('\n', stderr);
+    CU_ASSERT_EQUAL(offenders, 0);
+}
+
 int main(int argc, char **argv) {
-    dir = argc > 1 ? argv[1] : "targets";
-    static const qg_test tests[] = {{"targets/*.json agree with the LLVM backend", test_descriptors_match}};
+    root = argc > 1 ? argv[1] : ".";
+    static const qg_test tests[] = {
+        {"the compiled-in table is targets/", test_table_matches_files},
+        {"ISA facts are spelled only in targets/ and templates/", test_facts_only_in_targets}};
     return QG_RUN("targets", tests);
 }

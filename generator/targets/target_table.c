@@ -1,0 +1,52 @@
+/* The rows come from targets/ (cmake/QGenIsaTable.cmake writes them). */
+#include "target_table.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "qgen_target_rows.h"
+
+static const qg_target targets[QG_ISA_COUNT] = {QG_TARGET_ROWS};
+static const qg_arch archs[] = {QG_ARCH_ROWS};
+
+const qg_target *qg_target_of(qg_isa isa) { return (unsigned)isa < QG_ISA_COUNT ? &targets[isa] : NULL; }
+
+const qg_arch *qg_arch_at(size_t i) { return i < sizeof archs / sizeof archs[0] ? &archs[i] : NULL; }
+
+const qg_arch *qg_arch_named(const char *name) {
+    for (size_t i = 0; name && i < sizeof archs / sizeof archs[0]; i++)
+        if (strcmp(archs[i].name, name) == 0)
+            return &archs[i];
+    return NULL;
+}
+
+const qg_arch *qg_arch_of(qg_isa isa) {
+    const qg_target *t = qg_target_of(isa);
+    return t ? qg_arch_named(t->arch) : NULL;
+}
+
+const char *qg_host_arch(void) {
+#if defined(__x86_64__)
+    return "x86_64";
+#elif defined(__aarch64__)
+    return "aarch64";
+#elif defined(__riscv) && __riscv_xlen == 64
+    return "riscv64";
+#else
+    return "unknown";
+#endif
+}
+
+void qg_target_qemu_cpu(const qg_target *t, int bits, char *out, size_t cap) {
+    size_t n = 0;
+    for (const char *p = t->qemu_cpu; *p && n + 1 < cap;) {
+        const char *word = strncmp(p, "BITS", 4) == 0 ? "BITS" : strncmp(p, "BYTES", 5) == 0 ? "BYTES" : NULL;
+        if (word) {
+            n += (size_t)snprintf(out + n, cap - n, "%d", word[1] == 'I' ? bits : bits / 8);
+            p += strlen(word);
+        } else {
+            out[n++] = *p++;
+        }
+    }
+    out[n < cap ? n : cap - 1] = '\0';
+}

@@ -1,0 +1,58 @@
+/* The ISA table: every fact about an instruction set and its architecture
+ * (lanes, unroll, guards, target attributes, LLVM triple/CPU/features,
+ * llvm-mca models, the qemu runner), compiled in from targets/<isa>.json and
+ * targets/arch/<arch>.json. Code asks here instead of spelling them. */
+#ifndef QGEN_TARGET_TABLE_H
+#define QGEN_TARGET_TABLE_H
+
+#include "qgen/spec.h"
+
+typedef struct qg_target {
+    qg_isa isa;
+    const char *name, *summary;
+    const char *arch;         /* architecture name ("any" for scalar) */
+    int lanes;                /* fp32 lanes per vector; 0 = scalable */
+    int vscale_lanes;         /* scalable: fp32 lanes per LLVM vscale */
+    int unroll;               /* vectors per main-loop iteration */
+    int rank;                 /* dispatch preference: the highest the CPU has wins */
+    const char *guard;        /* preprocessor condition for the architecture */
+    const char *clang_target; /* target attribute clang gives the file's functions; "" = none */
+    const char *gcc_target;   /* the same for GCC's `#pragma GCC target` */
+    const char *needs;        /* compiler condition the file cannot do without; "" = any C11 compiler */
+    const char *cflags;       /* whole-file flags with the same effect (optional) */
+    const char *llvm_features;
+    const char *llvm_minmax; /* the LLVM spelling of min/max: x86, minimum, minnum, select */
+    const char *mca_cpus;    /* llvm-mca models, comma-separated */
+    const char *qemu_cpu;    /* qemu -cpu value, BITS/BYTES standing for the vector width; "" = default */
+    const char *test_widths; /* vector widths in bits the tests run a scalable ISA at, comma-separated */
+    int compare_bits;        /* scalable: the width `qgen compare` runs and models it at (its mca CPU's) */
+} qg_target;
+
+typedef struct qg_arch {
+    const char *name;
+    const char *triple;
+    const char *clang_flags;     /* clang flags that select the architecture */
+    const char *baseline_cflags; /* flags every file of the architecture is built with */
+    const char *llvm_cpu, *llvm_features, *llvm_abi;
+    const char *mca_cpus; /* for the architecture's scalar code */
+    const char *qemu;     /* qemu-user program ("" = runs natively here) */
+    const char *sysroot;  /* its -L sysroot */
+} qg_arch;
+
+/* The row of `isa` (NULL past the table). */
+const qg_target *qg_target_of(qg_isa isa);
+
+/* An architecture by name ("x86_64", "aarch64", "riscv64"); NULL if unknown. */
+const qg_arch *qg_arch_named(const char *name);
+/* The architecture of a vector ISA (NULL for scalar). */
+const qg_arch *qg_arch_of(qg_isa isa);
+/* Architectures in the table, in order; NULL past the end. */
+const qg_arch *qg_arch_at(size_t i);
+
+/* The architecture this program runs on ("x86_64", ...; "unknown"). */
+const char *qg_host_arch(void);
+
+/* `qemu_cpu` of a scalable ISA at `bits`: BITS and BYTES replaced. */
+void qg_target_qemu_cpu(const qg_target *t, int bits, char *out, size_t cap);
+
+#endif
