@@ -15,7 +15,7 @@ endif()
 
 set(kt_builds native)
 if(QGEN_CROSS_TESTS)
-  list(APPEND kt_builds aarch64 riscv64)
+  list(APPEND kt_builds aarch64 aarch64-gcc riscv64)
 endif()
 
 foreach(kt ${kt_builds})

@@ -22,7 +22,9 @@
 qg_status qg_parse_targets(const char *list, unsigned *out, qg_error *err) {
     QG_NEED(list, err, "a list of ISA names or \"all\"");
     QG_NEED(out, err, "a place for the ISA set");
-    static const char *const names[] = {"scalar", "avx2", "avx512", "neon", "rvv"};
+    const char *names[QG_ISA_COUNT];
+    for (int i = 0; i < QG_ISA_COUNT; i++)
+        names[i] = qg_isa_name((qg_isa)i);
     if (strcmp(list, "all") == 0) {
         *out = (1u << QG_ISA_COUNT) - 1;
         return QG_OK;
@@ -39,10 +41,12 @@ qg_status qg_parse_targets(const char *list, unsigned *out, qg_error *err) {
                 found = i;
         if (found < 0) {
             const char *near = qg_closest_name(word, names, QG_ISA_COUNT);
+            char known[128] = "";
+            for (int i = 0; i < QG_ISA_COUNT; i++)
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", names[i]);
             return qg_error_set(err, QG_ERR_INVALID,
-                                "--targets: unknown ISA \"%s\"%s%s%s; expected all or a list of scalar, avx2, "
-                                "avx512, neon, rvv",
-                                word, near ? " (did you mean \"" : "", near ? near : "", near ? "\"?)" : "");
+                                "--targets: unknown ISA \"%s\"%s%s%s; expected all or a list of %s", word,
+                                near ? " (did you mean \"" : "", near ? near : "", near ? "\"?)" : "", known);
         }
         set |= 1u << found;
         p += len;

@@ -228,11 +228,16 @@ static qg_status convert_targets(const ctx *c, json_t *v, qg_spec *sp) {
             if (strcmp(json_string_value(e), isa_n(k)) == 0)
                 isa = k;
         if (isa < 0) {
-            static const char *const isas[] = {"scalar", "avx2", "avx512", "neon", "rvv"};
-            const char *near = json_is_string(e) ? qg_closest_name(json_string_value(e), isas, COUNT(isas)) : NULL;
-            char expected[160];
-            snprintf(expected, sizeof expected, "one of scalar, avx2, avx512, neon, rvv%s%s%s",
-                     near ? " (did you mean \"" : "", near ? near : "", near ? "\"?)" : "");
+            const char *isas[QG_ISA_COUNT];
+            char known[128] = "";
+            for (int k = 0; k < QG_ISA_COUNT; k++) {
+                isas[k] = isa_n(k);
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "", isas[k]);
+            }
+            const char *near = json_is_string(e) ? qg_closest_name(json_string_value(e), isas, QG_ISA_COUNT) : NULL;
+            char expected[256];
+            snprintf(expected, sizeof expected, "one of %s%s%s%s", known, near ? " (did you mean \"" : "",
+                     near ? near : "", near ? "\"?)" : "");
             return field_error(c, "targets", e, expected);
         }
         set |= 1u << isa;

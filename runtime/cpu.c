@@ -41,7 +41,10 @@ bool qg_cpu_has(qg_isa isa) {
 #if defined(__x86_64__) || defined(__i386__)
     return x86_has(isa);
 #elif defined(__aarch64__)
-    return isa == QG_ISA_NEON && (getauxval(AT_HWCAP) & (1u << 1)); /* HWCAP_ASIMD */
+    const unsigned long hwcap = getauxval(AT_HWCAP);
+    if (isa == QG_ISA_NEON)
+        return hwcap & (1ul << 1);                     /* HWCAP_ASIMD */
+    return isa == QG_ISA_SVE && (hwcap & (1ul << 22)); /* HWCAP_SVE */
 #elif defined(__riscv)
     return isa == QG_ISA_RVV && (getauxval(AT_HWCAP) & (1u << ('V' - 'A')));
 #else

@@ -15,7 +15,7 @@ static const char *const train_qparams_names[] = {"observer", "fused_op"};
 static const char *const observer_names[] = {
     "minmax",    "moving_average_minmax", "per_channel_minmax", "moving_average_per_channel_minmax",
     "histogram", "fixed_qparams",         "placeholder"};
-static const char *const isa_names[] = {"scalar", "avx2", "avx512", "neon", "rvv"};
+static const char *const isa_names[] = {"scalar", "avx2", "avx512", "neon", "rvv", "sve"};
 
 const char *qg_dtype_name(qg_dtype d) { return NAME_OF(dtype_names, d); }
 const char *qg_qscheme_name(qg_qscheme s) { return NAME_OF(qscheme_names, s); }

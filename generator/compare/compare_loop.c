@@ -82,17 +82,12 @@ static int classify(const char *mn, const char *operands, const char *arch) {
         return QG_MIX_OTHER;
     }
     if (strcmp(arch, "aarch64") == 0) {
-        /* vector work names v registers with an arrangement (v0.4s) */
-        const char *v = operands;
+        /* vector work names NEON v registers with an arrangement (v0.4s)
+         * or SVE z registers (z0.s) */
         bool vector = false;
-        while ((v = strchr(v, 'v'))) {
-            if (v[1] >= '0' && v[1] <= '9' && strchr(v, '.') && !starts(mn, "ld") && !starts(mn, "st") &&
-                !starts(mn, "mov")) {
-                vector = true;
-                break;
-            }
-            v++;
-        }
+        for (const char *v = operands; *v && !vector; v++)
+            vector = (*v == 'v' || *v == 'z') && v[1] >= '0' && v[1] <= '9' && strchr(v, '.') && !starts(mn, "ld") &&
+                     !starts(mn, "st") && !starts(mn, "mov");
         return vector ? QG_MIX_ARITH : QG_MIX_OTHER;
     }
     if (mn[0] == 'v' && !starts(mn, "vsetvl") && !starts(mn, "vsetivl") && !starts(mn, "vl") && !starts(mn, "vs"))

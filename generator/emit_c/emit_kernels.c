@@ -45,6 +45,22 @@ const char *qg_q_type(qg_dtype d) {
 
 /* ---- body: the plan itself --------------------------------------------- */
 
+/* Whether the body's spellings read the strip control (SVE's predicate is
+ * not needed by selects and splats, so a body of those alone goes without). */
+static bool body_uses_strip(const emitter *e, const qg_plan *p) {
+    if (!e->scalable)
+        return false;
+    const size_t len = strlen(e->is->strip_name);
+    for (int k = 0; k < p->nsteps; k++) {
+        for (const char *f = e->is->op[p->steps[k].op]; (f = strstr(f, e->is->strip_name)); f += len) {
+            const char after = f[len];
+            if (!(after == '_' || (after >= 'a' && after <= 'z') || (after >= '0' && after <= '9')))
+                return true;
+        }
+    }
+    return false;
+}
+
 static void emit_body(emitter *e, const qg_plan *p) {
     const char *op = qg_kernel_op_name(p->op);
     const char *ret = p->out_q >= 0 ? e->is->vi : e->is->vf;
@@ -58,8 +74,8 @@ static void emit_body(emitter *e, const qg_plan *p) {
     }
     if (p->out_mask >= 0)
         P(", %s *mask_out", e->is->vm);
-    if (e->scalable)
-        S(", size_t vl");
+    if (body_uses_strip(e, p))
+        P(", %s %s", e->is->strip_type, e->is->strip_name);
     S(") {\n");
     char names[3][16];
     for (int k = 0; k < p->nsteps; k++) {
@@ -156,8 +172,8 @@ static void emit_body_call(emitter *e, const qg_plan *p, const char *in_expr, co
     }
     if (p->out_mask >= 0)
         P(", &%s", mres);
-    if (e->scalable)
-        S(", vl");
+    if (body_uses_strip(e, p))
+        P(", %s", e->is->strip_name);
     S(");\n");
 }
 
@@ -223,8 +239,8 @@ static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, i
     snprintf(at, sizeof at, "base + i%s", off_expr);
     snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at);
     load_expr(e, io, ptr, in, sizeof in);
-    char count[16];
-    snprintf(count, sizeof count, "%s", e->scalable ? "vl" : e->lanes_str);
+    char count[64];
+    snprintf(count, sizeof count, "%s", e->scalable ? e->is->strip_count : e->lanes_str);
     if (io->mask_in)
         mask_in_expr(e, at, count, mexpr, sizeof mexpr);
     snprintf(res, sizeof res, "r%d", k);
@@ -253,8 +269,15 @@ static void emit_span_params(emitter *e, const qg_plan *p) {
     }
 }
 
-/* RVV: splat the scalar parameters for this strip. */
-static void emit_rvv_param_splats(emitter *e, const qg_plan *p, const char *indent) {
+/* const <strip_type> <strip_name> = <strip_open(at, end)>; */
+static void emit_strip_open(emitter *e, const char *at, const char *end, const char *indent) {
+    P("%sconst %s %s = ", indent, e->is->strip_type, e->is->strip_name);
+    spell(e, e->is->strip_open, at, end, NULL);
+    S(";\n");
+}
+
+/* Scalable ISAs: the scalar parameters splat for this strip. */
+static void emit_param_splats(emitter *e, const qg_plan *p, const char *indent) {
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
         if (!p->uses[in])
             continue;
@@ -380,10 +403,10 @@ static void emit_span(emitter *e, const qg_plan *p) {
     S(") {\n");
     if (e->scalable) {
         S("    for (size_t i = 0; i < len;) {\n");
-        S("        const size_t vl = __riscv_vsetvl_e32m2(len - i);\n");
-        emit_rvv_param_splats(e, p, "        ");
+        emit_strip_open(e, "i", "len", "        ");
+        emit_param_splats(e, p, "        ");
         emit_full_vector(e, p, &io, 0, "", "        ");
-        S("        i += vl;\n    }\n}\n\n");
+        P("        i += %s;\n    }\n}\n\n", e->is->strip_step);
         return;
     }
     const int L = e->lanes, U = e->tg->unroll;
@@ -485,7 +508,7 @@ static void emit_channels_last(emitter *e, const qg_plan *p, const op_io *io) {
     S("                const size_t m = n - row < C ? n - row : C;\n");
     if (e->scalable) {
         S("                for (size_t j = 0; j < m;) {\n");
-        S("                    const size_t vl = __riscv_vsetvl_e32m2(m - j);\n");
+        emit_strip_open(e, "j", "m", "                    ");
     } else {
         P("                for (size_t j = 0; j < m; j += %d) {\n", e->lanes);
     }
@@ -508,8 +531,8 @@ static void emit_channels_last(emitter *e, const qg_plan *p, const op_io *io) {
         snprintf(ptr, sizeof ptr, "%s + row + j", io->out_name);
         emit_store(e, io, ptr, "r0", "                    ");
         if (io->mask_out)
-            emit_mask_store_full(e, "row + j", "vl", "m0", "                    ");
-        S("                    j += vl;\n");
+            emit_mask_store_full(e, "row + j", e->is->strip_count, "m0", "                    ");
+        P("                    j += %s;\n", e->is->strip_step);
     } else {
         P("                    %s_%s_span(%s, %s%s, row + j, m - j < %d ? m - j : %d", e->name, op, io->in_name,
           io->out_name, mask_arg, e->lanes, e->lanes);
@@ -605,25 +628,35 @@ static void emit_requantize_by_reference(emitter *e) {
 
 /* ---- observe: min/max reductions --------------------------------------- */
 
+/* Scalable ISAs: accumulators as wide as a register; a short last strip
+ * leaves the lanes past it as they were. */
+static void emit_minmax_strips(emitter *e) {
+    const qg_isa_spelling *is = e->is;
+    P("    const %s all = %s;\n    %s lo = ", is->strip_type, is->strip_all, is->vf);
+    spell(e, is->splat_all, "x[0]", NULL, NULL);
+    S(", hi = lo;\n    size_t nans = 0;\n    for (size_t i = 0; i < len;) {\n");
+    emit_strip_open(e, "i", "len", "        ");
+    P("        const %s v = ", is->vf);
+    spell(e, is->load_f, "x + i", NULL, NULL);
+    S(";\n        lo = ");
+    spell(e, is->min_acc, "lo", "v", NULL);
+    S(";\n        hi = ");
+    spell(e, is->max_acc, "hi", "v", NULL);
+    S(";\n        nans += ");
+    spell(e, is->count_nan, "v", NULL, NULL);
+    P(";\n        i += %s;\n    }\n    *mn = ", is->strip_step);
+    spell(e, is->reduce_min, "lo", "x[0]", NULL);
+    S(";\n    *mx = ");
+    spell(e, is->reduce_max, "hi", "x[0]", NULL);
+    S(";\n    return nans == 0;\n}\n\n");
+}
+
 static void emit_minmax_span(emitter *e) {
     const qg_isa_spelling *is = e->is;
     P("/* min and max of x[0..len), len >= 1; returns 0 when x holds a NaN. */\n");
     P("static int %s_minmax_span(const float *x, size_t len, float *mn, float *mx) {\n", e->name);
     if (e->scalable) {
-        S("    const size_t vlmax = __riscv_vsetvlmax_e32m2();\n");
-        S("    vfloat32m2_t lo = __riscv_vfmv_v_f_f32m2(x[0], vlmax), hi = lo;\n");
-        S("    size_t nans = 0;\n");
-        S("    for (size_t i = 0; i < len;) {\n");
-        S("        const size_t vl = __riscv_vsetvl_e32m2(len - i);\n");
-        S("        const vfloat32m2_t v = __riscv_vle32_v_f32m2(x + i, vl);\n");
-        S("        lo = __riscv_vfmin_vv_f32m2_tu(lo, lo, v, vl);\n");
-        S("        hi = __riscv_vfmax_vv_f32m2_tu(hi, hi, v, vl);\n");
-        S("        nans += __riscv_vcpop_m_b16(__riscv_vmfne_vv_f32m2_b16(v, v, vl), vl);\n");
-        S("        i += vl;\n    }\n");
-        S("    const vfloat32m1_t seed = __riscv_vfmv_v_f_f32m1(x[0], 1);\n");
-        S("    *mn = __riscv_vfmv_f_s_f32m1_f32(__riscv_vfredmin_vs_f32m2_f32m1(lo, seed, vlmax));\n");
-        S("    *mx = __riscv_vfmv_f_s_f32m1_f32(__riscv_vfredmax_vs_f32m2_f32m1(hi, seed, vlmax));\n");
-        S("    return nans == 0;\n}\n\n");
+        emit_minmax_strips(e);
         return;
     }
     const int L = e->lanes;

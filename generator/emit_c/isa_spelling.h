@@ -1,6 +1,8 @@
 /* How one ISA spells the abstract operations of a kernel plan in C. The
  * tables themselves are text in templates/<isa>.def. In every spelling $a,
- * $b and $c stand for the operands; in RVV spellings `vl` is in scope. */
+ * $b and $c stand for the operands. Scalable ISAs work in strips: the
+ * strip's control (RVV's vl, SVE's governing predicate) is in scope under
+ * `strip_name` in every spelling. */
 #ifndef QGEN_ISA_SPELLING_H
 #define QGEN_ISA_SPELLING_H
 
@@ -34,6 +36,16 @@ typedef struct qg_isa_spelling {
     const char *bits_to_mask;          /* uint64_t -> vm */
     const char *store_mask_bytes;      /* $a uint8_t*, $b vm: one full vector; NULL = via bits */
     const char *load_mask_bytes;       /* $a const uint8_t* -> vm; NULL = via bits */
+    /* Strips of a scalable ISA (all NULL for fixed widths). */
+    const char *strip_type, *strip_name; /* the control's C type and name */
+    const char *strip_open;              /* $a position, $b end -> the control of the strip at $a */
+    const char *strip_count;             /* lanes the strip holds */
+    const char *strip_step;              /* how far the strip advances */
+    const char *strip_all;               /* the control of a whole register, in scope as `all` */
+    const char *splat_all;               /* $a float -> vf, every lane (uses `all`) */
+    const char *min_acc, *max_acc;       /* $a accumulator, $b strip: lanes past the strip keep $a */
+    const char *count_nan;               /* $a vf -> NaN lanes in the strip (size_t) */
+    const char *reduce_min, *reduce_max; /* $a accumulator, $b seed float -> float, over `all` */
 } qg_isa_spelling;
 
 const qg_isa_spelling *qg_isa_spelling_of(qg_isa isa);

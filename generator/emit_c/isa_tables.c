@@ -16,6 +16,9 @@ static const qg_isa_spelling neon = {
 static const qg_isa_spelling rvv = {
 #include "rvv.def"
 };
+static const qg_isa_spelling sve = {
+#include "sve.def"
+};
 
 const qg_isa_spelling *qg_isa_spelling_of(qg_isa isa) {
     switch (isa) {
@@ -24,6 +27,7 @@ const qg_isa_spelling *qg_isa_spelling_of(qg_isa isa) {
     case QG_ISA_AVX512: return &avx512;
     case QG_ISA_NEON: return &neon;
     case QG_ISA_RVV: return &rvv;
+    case QG_ISA_SVE: return &sve;
     default: return NULL;
     }
 }

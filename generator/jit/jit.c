@@ -21,6 +21,7 @@
 #include <llvm-c/Orc.h>
 
 #include "../emit_llvm/emit_llvm.h"
+#include "../targets/target_table.h"
 #include "../plan/kernel_plan.h"
 #include "../spec_internal.h"
 #include "object_cache.h"
@@ -58,14 +59,16 @@ static qg_status llvm_failure(qg_error *err, const char *what, LLVMErrorRef e) {
     return st;
 }
 
+/* The host's ISA of highest rank (targets/<isa>.json) that this CPU has. */
 static qg_isa best_isa(void) {
-    static const qg_isa order[] = {QG_ISA_AVX512, QG_ISA_AVX2, QG_ISA_NEON, QG_ISA_RVV};
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-        const qg_llvm_target *t = qg_llvm_target_of(order[i], NULL);
-        if (strcmp(t->arch, qg_llvm_host_arch()) == 0 && qg_cpu_has(order[i]))
-            return order[i];
+    qg_isa best = QG_ISA_SCALAR;
+    for (qg_isa isa = QG_ISA_SCALAR + 1; isa < QG_ISA_COUNT; isa++) {
+        const qg_llvm_target *t = qg_llvm_target_of(isa, NULL);
+        if (t && strcmp(t->arch, qg_llvm_host_arch()) == 0 && qg_cpu_has(isa) &&
+            qg_target_of(isa)->rank > qg_target_of(best)->rank)
+            best = isa;
     }
-    return QG_ISA_SCALAR;
+    return best;
 }
 
 static qg_status check_isa(int isa, qg_error *err) {

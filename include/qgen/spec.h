@@ -62,7 +62,15 @@ typedef enum qg_observer_type {
 
 /* Instruction sets kernels can be generated for; a spec's `targets` is a
  * bit set of (1u << qg_isa). */
-typedef enum qg_isa { QG_ISA_SCALAR, QG_ISA_AVX2, QG_ISA_AVX512, QG_ISA_NEON, QG_ISA_RVV, QG_ISA_COUNT } qg_isa;
+typedef enum qg_isa {
+    QG_ISA_SCALAR,
+    QG_ISA_AVX2,
+    QG_ISA_AVX512,
+    QG_ISA_NEON,
+    QG_ISA_RVV,
+    QG_ISA_SVE,
+    QG_ISA_COUNT
+} qg_isa;
 
 #define QG_NAME_MAX 64
 

@@ -2,7 +2,8 @@
  *
  * Built once per spec and architecture with -DKC_SPEC=<name>,
  * -DKC_HEADER=\"<name>.h\" and
- * -DKC_HAS_<ISA> for each generated ISA; run as `kernel_check ISA`. Every op
+ * -DKC_ISAS="X(isa, QG_ISA_ISA) ..." for the generated vector ISAs; run as
+ * `kernel_check ISA`. Every op
  * runs on every length 0..259 (4 x 64 lanes + 3: the widest vector, RVV at
  * VLEN 1024 with LMUL 2) and a few large ones, on unaligned pointers, in
  * place where the spec allows it, on ties, near-ties, saturation, NaN, inf
@@ -63,21 +64,14 @@ static kc_kernels kc_table[1];
             KC_SYM(fake_quant_backward, isa), KC_SYM(observe, isa), KC_SYM(requantize, isa)                            \
     }
 
-static const kc_kernels kc_table[] = {
-    KC_ENTRY(scalar, QG_ISA_SCALAR),
-#if defined(KC_HAS_AVX2) && (defined(__x86_64__) || defined(__i386__))
-    KC_ENTRY(avx2, QG_ISA_AVX2),
+/* KC_ISAS: X(isa, QG_ISA_ID) for each vector ISA of this build's
+ * architecture, from the ISA table (tests/kernels/CMakeLists.txt). */
+#ifndef KC_ISAS
+#define KC_ISAS
 #endif
-#if defined(KC_HAS_AVX512) && defined(__x86_64__)
-    KC_ENTRY(avx512, QG_ISA_AVX512),
-#endif
-#if defined(KC_HAS_NEON) && defined(__aarch64__)
-    KC_ENTRY(neon, QG_ISA_NEON),
-#endif
-#if defined(KC_HAS_RVV) && defined(__riscv)
-    KC_ENTRY(rvv, QG_ISA_RVV),
-#endif
-};
+#define X(isa, id) KC_ENTRY(isa, id),
+static const kc_kernels kc_table[] = {KC_ENTRY(scalar, QG_ISA_SCALAR), KC_ISAS};
+#undef X
 #endif
 
 static const kc_kernels *K;
@@ -520,8 +514,11 @@ static void jit_teardown(void) {
 #endif
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s ISA\n", argv[0]);
+    /* --cpu-from-runner: the runner sets the CPU up for the ISA (qemu-user
+     * does not report every extension it emulates in HWCAP) */
+    const bool runner_cpu = argc == 3 && strcmp(argv[2], "--cpu-from-runner") == 0;
+    if (argc != 2 && !runner_cpu) {
+        fprintf(stderr, "usage: %s ISA [--cpu-from-runner]\n", argv[0]);
         return 2;
     }
 #ifdef KC_JIT
@@ -538,9 +535,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "kernel_check: spec %s has no %s kernels in this build\n", SP->name, argv[1]);
         return 2;
     }
-    if (!qg_cpu_has(K->id) && K->id != QG_ISA_RVV) {
-        /* RVV: qemu-user does not report V in HWCAP; the test's qemu
-         * command line enables it. */
+    if (!qg_cpu_has(K->id) && !runner_cpu) {
         printf("SKIPPED: this CPU cannot run %s\n", K->isa);
         return 77;
     }
