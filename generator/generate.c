@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "emit_c/c_wrap.h"
 #include "emit_c/emit_c.h"
 #include "fs_util.h"
 #include "emit_llvm/emit_llvm.h"
@@ -190,6 +191,8 @@ qg_status qg_generate(const qg_spec *spec, const qg_generate_options *opt, qg_er
             st = emit_llvm_file(&sp, (qg_isa)isa, opt, banner.p, &f->text, err);
         else
             st = qg_emit_isa_file(&sp, (qg_isa)isa, banner.p, &f->text, err);
+        if (!st && (isa >= QG_ISA_COUNT || opt->emit == QG_EMIT_C) && !qg_c_wrap(&f->text, 100))
+            st = qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
         qg_text_free(&banner);
         nfiles++;
         if (opt->progress && !st)

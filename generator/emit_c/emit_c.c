@@ -1,6 +1,7 @@
 /* The C backend's files around the kernels: the public header and the
  * dispatcher that picks the best ISA of the CPU on first call. */
 #include "emit_c.h"
+#include "c_signature.h"
 #include "isa_spelling.h"
 
 #include <stdio.h>
@@ -39,12 +40,10 @@ static void emit_spec_literal(const qg_spec *sp, qg_text *t) {
 static size_t channels_of(const qg_spec *sp) { return qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1; }
 
 static void declare_ops(qg_text *t, const char *n, const char *suffix) {
-    P("void %s_quantize%s(const float *x, %s_q_t *q, size_t n, const qg_qparams *qp);\n", n, suffix, n);
-    P("void %s_dequantize%s(const %s_q_t *q, float *x, size_t n, const qg_qparams *qp);\n", n, suffix, n);
-    P("void %s_fake_quant%s(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp);\n", n, suffix);
-    P("void %s_fake_quant_backward%s(const float *dy, const uint8_t *mask, float *dx, size_t n);\n", n, suffix);
-    P("qg_status %s_observe%s(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err);\n", n, suffix);
-    P("void %s_requantize%s(const int32_t *acc, %s_q_t *q, size_t n, const qg_requant_params *rp);\n", n, suffix, n);
+    for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
+        qg_c_prototype(t, qg_op_info_of(op), n, suffix);
+        S(";\n");
+    }
 }
 
 qg_status qg_emit_header(const qg_spec *sp, const char *banner, qg_text *t, qg_error *err) {
@@ -106,16 +105,17 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
     P("#include \"%s.h\"\n\n", n);
     P("typedef struct %s_kernels {\n", n);
     S("    const char *isa;\n    qg_isa id;\n");
-    P("    void (*quantize)(const float *, %s_q_t *, size_t, const qg_qparams *);\n", n);
-    P("    void (*dequantize)(const %s_q_t *, float *, size_t, const qg_qparams *);\n", n);
-    S("    void (*fake_quant)(const float *, float *, uint8_t *, size_t, const qg_qparams *);\n");
-    S("    void (*fake_quant_backward)(const float *, const uint8_t *, float *, size_t);\n");
-    S("    qg_status (*observe)(const float *, size_t, size_t, qg_observer *, qg_error *);\n");
-    P("    void (*requantize)(const int32_t *, %s_q_t *, size_t, const qg_requant_params *);\n", n);
+    for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
+        const qg_op_info *o = qg_op_info_of(op);
+        P("    %s (*%s)(", o->returns_status ? "qg_status" : "void", o->name);
+        qg_c_params(t, o, n, false);
+        S(");\n");
+    }
     P("} %s_kernels;\n\n", n);
-    P("#define %s_ENTRY(isa, id)                                                              \\\n", n);
-    P("    {#isa, id, %s_quantize__##isa, %s_dequantize__##isa, %s_fake_quant__##isa,  \\\n", n, n, n);
-    P("     %s_fake_quant_backward__##isa, %s_observe__##isa, %s_requantize__##isa}\n\n", n, n, n);
+    P("#define %s_ENTRY(isa, id) \\\n    {#isa, id", n);
+    for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++)
+        P(", \\\n     %s_%s__##isa", n, qg_kernel_op_name(op));
+    S("}\n\n");
     S("/* Best first; scalar, always generated, is the fallback. */\n");
     P("static const %s_kernels %s_table[] = {\n", n, n);
     qg_isa order[QG_ISA_COUNT];
@@ -151,24 +151,13 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
     P("        if (qg_cpu_has(%s_table[i].id))\n            k = &%s_table[i];\n", n, n);
     P("    atomic_store_explicit(&%s_active, k, memory_order_release);\n", n);
     S("    return k;\n}\n\n");
-    P("void %s_quantize(const float *x, %s_q_t *q, size_t n, const qg_qparams *qp) { %s_pick()->quantize(x, q, n, "
-      "qp); }\n",
-      n, n, n);
-    P("void %s_dequantize(const %s_q_t *q, float *x, size_t n, const qg_qparams *qp) {\n"
-      "    %s_pick()->dequantize(q, x, n, qp);\n}\n",
-      n, n, n);
-    P("void %s_fake_quant(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp) {\n"
-      "    %s_pick()->fake_quant(x, y, mask, n, qp);\n}\n",
-      n, n);
-    P("void %s_fake_quant_backward(const float *dy, const uint8_t *mask, float *dx, size_t n) {\n"
-      "    %s_pick()->fake_quant_backward(dy, mask, dx, n);\n}\n",
-      n, n);
-    P("qg_status %s_observe(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {\n"
-      "    return %s_pick()->observe(x, n, inner, obs, err);\n}\n",
-      n, n);
-    P("void %s_requantize(const int32_t *acc, %s_q_t *q, size_t n, const qg_requant_params *rp) {\n"
-      "    %s_pick()->requantize(acc, q, n, rp);\n}\n",
-      n, n, n);
+    for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
+        const qg_op_info *o = qg_op_info_of(op);
+        qg_c_prototype(t, o, n, "");
+        P(" {\n    %s%s_pick()->%s(", o->returns_status ? "return " : "", n, o->name);
+        qg_c_arg_names(t, o);
+        S(");\n}\n");
+    }
     P("qg_status %s_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,\n"
       "    size_t inner, float *scale, int32_t *zero_point, qg_error *err) {\n",
       n);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "c_signature.h"
 #include "emit_c.h"
 
 #define P(...) qg_text_printf(e->t, __VA_ARGS__)
@@ -19,11 +20,51 @@ static const char *kind_type(const emitter *e, qg_vkind k) {
     return k == QG_VF ? e->is->vf : k == QG_VI ? e->is->vi : e->is->vm;
 }
 
-static const char *value_name(int v, char buf[][16], int slot) {
-    if (v < QG_IN_COUNT)
-        return input_names[v];
-    snprintf(buf[slot], 16, "t%d", v);
-    return buf[slot];
+/* The C names of a plan's values: inputs by role, steps after what they
+ * hold (the plan's names), numbered when a name repeats. */
+typedef char value_names[QG_PLAN_MAX_VALUES][32];
+
+static void name_values(const qg_plan *p, value_names out) {
+    const char *base[QG_PLAN_MAX_VALUES] = {0};
+    for (int v = 0; v < QG_IN_COUNT; v++) {
+        base[v] = input_names[v];
+        snprintf(out[v], sizeof out[v], "%s", input_names[v]);
+    }
+    for (int k = 0; k < p->nsteps; k++) {
+        const int v = p->steps[k].dst;
+        base[v] = p->name[v] ? p->name[v] : "t";
+        int seen = 0;
+        for (int u = 0; u < v; u++)
+            seen += base[u] && strcmp(base[u], base[v]) == 0;
+        if (seen)
+            snprintf(out[v], sizeof out[v], "%s_%d", base[v], seen + 1);
+        else
+            snprintf(out[v], sizeof out[v], "%s", base[v]);
+    }
+}
+
+/* A comment of `text`, wrapped to fit 100 columns. */
+static void emit_comment(emitter *e, const char *text) {
+    const int width = 100 - 6;
+    S("/* ");
+    int col = 0;
+    for (const char *w = text; *w;) {
+        const char *end = strchr(w, ' ');
+        const int len = end ? (int)(end - w) : (int)strlen(w);
+        if (col && col + 1 + len > width) {
+            S("\n * ");
+            col = 0;
+        } else if (col) {
+            S(" ");
+            col++;
+        }
+        P("%.*s", len, w);
+        col += len;
+        w += len;
+        while (*w == ' ')
+            w++;
+    }
+    S(" */\n");
 }
 
 /* A float literal that reads back to exactly f. */
@@ -64,6 +105,9 @@ static bool body_uses_strip(const emitter *e, const qg_plan *p) {
 static void emit_body(emitter *e, const qg_plan *p) {
     const char *op = qg_kernel_op_name(p->op);
     const char *ret = p->out_q >= 0 ? e->is->vi : e->is->vf;
+    char comment[sizeof p->formula + 32];
+    snprintf(comment, sizeof comment, "%s (docs/semantics.md)", p->formula);
+    emit_comment(e, comment);
     P("static inline %s %s_%s_body(", ret, e->name, op);
     bool first = true;
     for (int in = 0; in < QG_IN_COUNT; in++) {
@@ -77,87 +121,73 @@ static void emit_body(emitter *e, const qg_plan *p) {
     if (body_uses_strip(e, p))
         P(", %s %s", e->is->strip_type, e->is->strip_name);
     S(") {\n");
-    char names[3][16];
+    value_names names;
+    name_values(p, names);
     for (int k = 0; k < p->nsteps; k++) {
         const qg_step *st = &p->steps[k];
-        P("    const %s t%d = ", kind_type(e, p->kind[st->dst]), st->dst);
+        P("    const %s %s = ", kind_type(e, p->kind[st->dst]), names[st->dst]);
         if (st->op == QG_OP_SPLAT_F) {
             char lit[40];
             float_literal(st->imm, lit, sizeof lit);
             spell(e, e->is->op[st->op], lit, NULL, NULL);
         } else {
-            spell(e, e->is->op[st->op], st->a >= 0 ? value_name(st->a, names, 0) : NULL,
-                  st->b >= 0 ? value_name(st->b, names, 1) : NULL, st->c >= 0 ? value_name(st->c, names, 2) : NULL);
+            spell(e, e->is->op[st->op], st->a >= 0 ? names[st->a] : NULL, st->b >= 0 ? names[st->b] : NULL,
+                  st->c >= 0 ? names[st->c] : NULL);
         }
         S(";\n");
     }
     if (p->out_mask >= 0)
-        P("    *mask_out = t%d;\n", p->out_mask);
-    P("    return t%d;\n}\n\n", p->out_q >= 0 ? p->out_q : p->out_y);
+        P("    *mask_out = %s;\n", names[p->out_mask]);
+    P("    return %s;\n}\n\n", names[p->out_q >= 0 ? p->out_q : p->out_y]);
 }
 
 /* ---- span: one channel's stretch of elements ----------------------------- */
 
-/* Pointer parameters of an op's span and entry, and which input they feed. */
+/* Pointer parameters of an op's span and entry, and which input they feed
+ * (from the op table, plan/kernel_ops.h). */
 typedef struct op_io {
-    const char *in_decl, *in_name; /* e.g. "const float *x" */
-    const char *out_decl, *out_name;
+    char in_decl[96], out_decl[96]; /* e.g. "const float *x" */
+    const char *in_name, *out_name;
     bool in_is_q, out_is_q;
     bool in_is_i32; /* requantize: int32 accumulators */
     bool mask_in, mask_out;
 } op_io;
 
-static op_io io_of(const emitter *e, const qg_plan *p, char *qdecl_in, char *qdecl_out) {
-    op_io io = {0};
-    switch (p->op) {
-    case QG_K_QUANTIZE:
-        io.in_decl = "const float *x";
-        io.in_name = "x";
-        snprintf(qdecl_out, 96, "%s_q_t *q", e->name);
-        io.out_decl = qdecl_out;
-        io.out_name = "q";
-        io.out_is_q = true;
-        break;
-    case QG_K_DEQUANTIZE:
-        snprintf(qdecl_in, 96, "const %s_q_t *q", e->name);
-        io.in_decl = qdecl_in;
-        io.in_name = "q";
-        io.in_is_q = true;
-        io.out_decl = "float *y";
-        io.out_name = "y";
-        break;
-    case QG_K_FAKE_QUANT:
-        io.in_decl = "const float *x";
-        io.in_name = "x";
-        io.out_decl = "float *y";
-        io.out_name = "y";
-        io.mask_out = true;
-        break;
-    case QG_K_REQUANTIZE:
-        io.in_decl = "const int32_t *acc";
-        io.in_name = "acc";
-        io.in_is_i32 = true;
-        snprintf(qdecl_out, 96, "%s_q_t *q", e->name);
-        io.out_decl = qdecl_out;
-        io.out_name = "q";
-        io.out_is_q = true;
-        break;
-    case QG_K_FAKE_QUANT_BACKWARD:
-    default:
-        io.in_decl = "const float *dy";
-        io.in_name = "dy";
-        io.out_decl = "float *dx";
-        io.out_name = "dx";
-        io.mask_in = true;
-        break;
-    }
+static void arg_decl(const emitter *e, const qg_op_info *o, int k, char *out, size_t cap) {
+    qg_text tmp = {0};
+    qg_c_arg_decl(&tmp, o, k, e->name, true);
+    snprintf(out, cap, "%s", tmp.p ? tmp.p : "");
+    qg_text_free(&tmp);
+}
+
+static op_io io_of(const emitter *e, const qg_plan *p) {
+    const qg_op_info *o = qg_op_info_of(p->op);
+    const int in = qg_op_data_in(o), out = qg_op_data_out(o);
+    op_io io = {.in_name = o->args[in].name,
+                .out_name = o->args[out].name,
+                .in_is_q = o->args[in].kind == QG_ARG_Q_IN,
+                .out_is_q = o->args[out].kind == QG_ARG_Q_OUT,
+                .in_is_i32 = o->args[in].kind == QG_ARG_ACC_IN,
+                .mask_in = qg_op_arg_index(o, QG_ARG_MASK_IN) >= 0,
+                .mask_out = qg_op_arg_index(o, QG_ARG_MASK_OUT) >= 0};
+    arg_decl(e, o, in, io.in_decl, sizeof io.in_decl);
+    arg_decl(e, o, out, io.out_decl, sizeof io.out_decl);
     return io;
 }
 
 /* The call of the body on one vector whose data input is `in_expr` and
- * whose mask input is `mask_expr`; declares `res` and (for masks) `mres`. */
+ * whose mask input is `mask_expr`; declares `res` and (for masks) `mres`.
+ * The loads are named first (`<input><k>`, k from res) so that the call
+ * reads as the formula. */
 static void emit_body_call(emitter *e, const qg_plan *p, const char *in_expr, const char *mask_expr, const char *res,
                            const char *mres, const char *indent) {
+    const qg_plan_input data = qg_op_info_of(p->op)->data;
+    char in_name[24], mask_name[24];
+    snprintf(in_name, sizeof in_name, "%s%s", input_names[data], res + 1);
+    snprintf(mask_name, sizeof mask_name, "m_in%s", res + 1);
+    P("%sconst %s %s = %s;\n", indent, kind_type(e, p->kind[data]), in_name, in_expr);
+    if (p->uses[QG_IN_MASK])
+        P("%sconst %s %s = %s;\n", indent, e->is->vm, mask_name, mask_expr);
     if (p->out_mask >= 0)
         P("%s%s %s;\n", indent, e->is->vm, mres);
     P("%sconst %s %s = %s_%s_body(", indent, p->out_q >= 0 ? e->is->vi : e->is->vf, res, e->name,
@@ -166,7 +196,7 @@ static void emit_body_call(emitter *e, const qg_plan *p, const char *in_expr, co
     for (int in = 0; in < QG_IN_COUNT; in++) {
         if (!p->uses[in])
             continue;
-        const char *arg = in == QG_IN_MASK ? mask_expr : is_param(in) ? input_names[in] : in_expr;
+        const char *arg = in == QG_IN_MASK ? mask_name : is_param(in) ? input_names[in] : in_name;
         P("%s%s", first ? "" : ", ", arg);
         first = false;
     }
@@ -392,8 +422,7 @@ static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
 }
 
 static void emit_span(emitter *e, const qg_plan *p) {
-    char qin[96], qout[96];
-    op_io io = io_of(e, p, qin, qout);
+    op_io io = io_of(e, p);
     const char *op = qg_kernel_op_name(p->op);
     P("static inline void %s_%s_span(%s, %s%s, size_t base, size_t len", e->name, op, io.in_decl, io.out_decl,
       io.mask_in    ? ", const uint8_t *mask"
@@ -440,21 +469,22 @@ static void emit_span(emitter *e, const qg_plan *p) {
 
 /* ---- entry: the channel layout ------------------------------------------- */
 
+/* s0 and z0 of channel `c`, the ones the plan reads. */
 static void emit_param_values(emitter *e, const qg_plan *p, const char *c, const char *indent) {
     const qg_spec *sp = e->sp;
-    bool fixed = sp->observer.type == QG_OBS_FIXED_QPARAMS;
-    if (fixed) {
+    const bool fixed = sp->observer.type == QG_OBS_FIXED_QPARAMS;
+    if (fixed)
+        P("%s(void)qp; /* fixed_qparams: the spec's own */\n", indent);
+    if (p->uses[QG_IN_S] || p->uses[QG_IN_INV]) {
         char lit[40];
         float_literal(sp->observer.fixed_scale, lit, sizeof lit);
-        P("%sconst float s0 = %s; /* fixed_qparams */\n", indent, lit);
-        P("%sconst int32_t z0 = %d;\n", indent, (int)sp->observer.fixed_zero_point);
-        P("%s(void)qp;\n", indent);
-    } else {
-        P("%sconst float s0 = qp->scale[%s];\n", indent, c);
-        P("%sconst int32_t z0 = qp->zero_point[%s];\n", indent, c);
+        P("%sconst float s0 = ", indent);
+        fixed ? P("%s;\n", lit) : P("qp->scale[%s];\n", c);
     }
-    P("%s(void)s0;\n%s(void)z0;\n", indent, indent);
-    (void)p;
+    if (p->uses[QG_IN_LO] || p->uses[QG_IN_HI] || p->uses[QG_IN_Z]) {
+        P("%sconst int32_t z0 = ", indent);
+        fixed ? P("%d;\n", (int)sp->observer.fixed_zero_point) : P("qp->zero_point[%s];\n", c);
+    }
 }
 
 /* Arguments passing one channel's parameters to a span. */
@@ -479,23 +509,11 @@ static void emit_param_args(emitter *e, const qg_plan *p) {
     }
 }
 
-static void emit_entry_signature(emitter *e, const qg_plan *p, const op_io *io) {
-    const char *op = qg_kernel_op_name(p->op);
-    P("void %s_%s__%s(%s, %s%s, size_t n%s)", e->name, op, e->tg->name, io->in_decl,
-      p->op == QG_K_FAKE_QUANT_BACKWARD ? "const uint8_t *mask, " : "", io->out_decl,
-      p->op == QG_K_FAKE_QUANT_BACKWARD ? "" : ", const qg_qparams *qp");
-}
-
-/* The fake_quant entry's signature puts the mask between y and n. */
-static void emit_entry_open(emitter *e, const qg_plan *p, const op_io *io) {
-    if (p->op == QG_K_FAKE_QUANT)
-        P("void %s_fake_quant__%s(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp)", e->name,
-          e->tg->name);
-    else if (p->op == QG_K_FAKE_QUANT_BACKWARD)
-        P("void %s_fake_quant_backward__%s(const float *dy, const uint8_t *mask, float *dx, size_t n)", e->name,
-          e->tg->name);
-    else
-        emit_entry_signature(e, p, io);
+/* NAME_<op>__<isa>(args) { */
+static void emit_entry_open(emitter *e, const qg_plan *p) {
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "__%s", e->tg->name);
+    qg_c_prototype(e->t, qg_op_info_of(p->op), e->name, suffix);
     S(" {\n");
 }
 
@@ -548,11 +566,10 @@ static void emit_channels_last(emitter *e, const qg_plan *p, const op_io *io) {
 }
 
 static void emit_entry(emitter *e, const qg_plan *p) {
-    char qin[96], qout[96];
-    op_io io = io_of(e, p, qin, qout);
+    op_io io = io_of(e, p);
     const char *op = qg_kernel_op_name(p->op);
     const char *mask_arg = io.mask_in || io.mask_out ? ", mask" : "";
-    emit_entry_open(e, p, &io);
+    emit_entry_open(e, p);
     if (io.mask_out && e->sp->compat_mask)
         S("    if (mask)\n        memset(mask, 0, (n + 7) / 8);\n");
     if (p->op == QG_K_FAKE_QUANT_BACKWARD) {
@@ -606,8 +623,7 @@ static void emit_chan_table(emitter *e) {
  * multiplier m = fl(fl(s_in * s_w[c]) / s_out) and bias. */
 static void emit_requantize_entry(emitter *e, const qg_plan *p) {
     const char *n = e->name;
-    P("void %s_requantize__%s(const int32_t *acc, %s_q_t *q, size_t n, const qg_requant_params *rp) {\n", n,
-      e->tg->name, n);
+    emit_entry_open(e, p);
     S("    const size_t C = rp->channels ? rp->channels : 1;\n");
     S("    const size_t run_len = C == 1 ? (n ? n : 1) : (rp->inner ? rp->inner : 1);\n");
     S("    for (size_t run = 0, base = 0; base < n; run++, base += run_len) {\n");
@@ -619,11 +635,13 @@ static void emit_requantize_entry(emitter *e, const qg_plan *p) {
     S(");\n    }\n}\n\n");
 }
 
-static void emit_requantize_by_reference(emitter *e) {
-    P("/* The fixed-point scheme (64-bit products) runs on the runtime's reference. */\n");
-    P("void %s_requantize__%s(const int32_t *acc, %s_q_t *q, size_t n, const qg_requant_params *rp) {\n", e->name,
-      e->tg->name, e->name);
-    P("    qg_ref_requantize(&%s_spec, acc, q, n, rp);\n}\n\n", e->name);
+/* An entry point that forwards to the op's runtime reference. */
+static void emit_by_reference(emitter *e, qg_kernel_op op) {
+    const qg_op_info *o = qg_op_info_of(op);
+    emit_entry_open(e, &(qg_plan){.op = op});
+    P("    %s(&%s_spec, ", o->reference, e->name);
+    qg_c_arg_names(e->t, o);
+    S(");\n}\n\n");
 }
 
 /* ---- observe: min/max reductions --------------------------------------- */
@@ -744,8 +762,7 @@ static void emit_minmax_span(emitter *e) {
 /* The layout walk, NaN reporting and non-min/max observers are the
  * runtime's (qg_observe_with); the kernel brings its reduction. */
 static void emit_observe(emitter *e) {
-    P("qg_status %s_observe__%s(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {\n", e->name,
-      e->tg->name);
+    emit_entry_open(e, &(qg_plan){.op = QG_K_OBSERVE});
     if (qg_plan_observer_reduces(e->sp))
         P("    return qg_observe_with(obs, x, n, inner, %s_minmax_span, err);\n}\n\n", e->name);
     else
@@ -757,17 +774,10 @@ static void emit_observe(emitter *e) {
 /* qint32 and float zero points: the scalar "kernels" are the runtime's
  * reference itself (vector ISAs refuse these specs). */
 static void emit_reference_entries(emitter *e) {
-    const char *n = e->name, *isa = e->tg->name;
     S("/* This spec's arithmetic (qint32, or float zero points) needs more than\n"
       " * fp32 lanes; the scalar kernels are the runtime's reference. */\n");
-    P("void %s_quantize__%s(const float *x, %s_q_t *q, size_t n, const qg_qparams *qp) {\n", n, isa, n);
-    P("    qg_ref_quantize(&%s_spec, x, q, n, qp);\n}\n", n);
-    P("void %s_dequantize__%s(const %s_q_t *q, float *x, size_t n, const qg_qparams *qp) {\n", n, isa, n);
-    P("    qg_ref_dequantize(&%s_spec, q, x, n, qp);\n}\n", n);
-    P("void %s_fake_quant__%s(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp) {\n", n, isa);
-    P("    qg_ref_fake_quant(&%s_spec, x, y, mask, n, qp);\n}\n", n);
-    P("void %s_fake_quant_backward__%s(const float *dy, const uint8_t *mask, float *dx, size_t n) {\n", n, isa);
-    P("    qg_ref_fake_quant_backward(&%s_spec, dy, mask, dx, n);\n}\n\n", n);
+    for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD; op++)
+        emit_by_reference(e, op);
 }
 
 /* ---- the ISA file -------------------------------------------------------- */
@@ -833,7 +843,8 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
     }
     S("/* ---- requantize ---- */\n\n");
     if (qg_plan_by_reference(sp, QG_K_REQUANTIZE)) {
-        emit_requantize_by_reference(e);
+        S("/* The fixed-point scheme (64-bit products) runs on the runtime's reference. */\n");
+        emit_by_reference(e, QG_K_REQUANTIZE);
     } else {
         qg_plan plan;
         if ((st = qg_plan_build(sp, QG_K_REQUANTIZE, &plan, err)))

@@ -248,8 +248,13 @@ LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT]
     LLVMValueRef v[QG_PLAN_MAX_VALUES] = {0};
     for (int k = 0; k < QG_IN_COUNT; k++)
         v[k] = in[k];
-    for (int k = 0; k < p->nsteps; k++)
-        v[p->steps[k].dst] = lower_step(x, &p->steps[k], v);
+    for (int k = 0; k < p->nsteps; k++) {
+        const int dst = p->steps[k].dst;
+        v[dst] = lower_step(x, &p->steps[k], v);
+        /* the plan's names make the IR read like the C body */
+        if (p->name[dst] && LLVMIsAInstruction(v[dst]) && !LLVMGetValueName2(v[dst], &(size_t){0})[0])
+            LLVMSetValueName2(v[dst], p->name[dst], strlen(p->name[dst]));
+    }
     if (mask_out)
         *mask_out = p->out_mask >= 0 ? v[p->out_mask] : NULL;
     return v[p->out_q >= 0 ? p->out_q : p->out_y];

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../emit_c/isa_spelling.h"
+#include "../plan/kernel_ops.h"
 #include "llvm_builder.h"
 #include "qgen/runtime.h"
 
@@ -20,19 +21,36 @@ typedef struct io_t {
 } io_t;
 
 static io_t io_of(const lx *x, qg_kernel_op op) {
-    io_t io = {x->f32, x->f32, 4, 4, false, false, false, false};
-    switch (op) {
-    case QG_K_QUANTIZE: io.out_t = x->qe, io.out_size = x->qsize, io.out_q = true; break;
-    case QG_K_DEQUANTIZE: io.in_t = x->qe, io.in_size = x->qsize, io.in_q = true; break;
-    case QG_K_FAKE_QUANT: io.mask_out = true; break;
-    case QG_K_REQUANTIZE:
-        io.in_t = x->i32;
-        io.out_t = x->qe, io.out_size = x->qsize, io.out_q = true;
-        break;
-    case QG_K_FAKE_QUANT_BACKWARD: io.mask_in = true; break;
-    default: break;
-    }
+    const qg_op_info *o = qg_op_info_of(op);
+    const qg_arg_kind in = o->args[qg_op_data_in(o)].kind, out = o->args[qg_op_data_out(o)].kind;
+    io_t io = {in == QG_ARG_Q_IN     ? x->qe
+               : in == QG_ARG_ACC_IN ? x->i32
+                                     : x->f32,
+               out == QG_ARG_Q_OUT ? x->qe : x->f32,
+               in == QG_ARG_Q_IN ? x->qsize : 4,
+               out == QG_ARG_Q_OUT ? x->qsize : 4,
+               in == QG_ARG_Q_IN,
+               out == QG_ARG_Q_OUT,
+               qg_op_arg_index(o, QG_ARG_MASK_IN) >= 0,
+               qg_op_arg_index(o, QG_ARG_MASK_OUT) >= 0};
     return io;
+}
+
+/* NAME_<op>__<isa>(args) with the op table's argument types; the builder
+ * is left in its body. */
+static LLVMValueRef define_entry(lx *x, const qg_op_info *o) {
+    char name[QG_NAME_MAX + 64];
+    snprintf(name, sizeof name, "%s_%s__%s", x->prefix, o->name, qg_isa_name(x->target->isa));
+    LLVMTypeRef types[QG_OP_MAX_ARGS];
+    for (int k = 0; k < o->nargs; k++)
+        types[k] = o->args[k].kind == QG_ARG_N || o->args[k].kind == QG_ARG_INNER ? x->i64 : x->ptr;
+    return lx_define(x, name, o->returns_status ? x->i32 : x->vd, types, (unsigned)o->nargs, false);
+}
+
+/* Argument `kind` of entry `fn`, or a null pointer when the op has none. */
+static LLVMValueRef entry_arg(lx *x, LLVMValueRef fn, const qg_op_info *o, qg_arg_kind kind) {
+    const int k = qg_op_arg_index(o, kind);
+    return k >= 0 ? LLVMGetParam(fn, (unsigned)k) : LLVMConstNull(x->ptr);
 }
 
 static bool is_signed_q(const lx *x) { return x->sp->dtype != QG_QUINT8; }
@@ -507,32 +525,18 @@ static void channel_runs(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRe
 }
 
 static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef span, LLVMValueRef span1) {
-    const char *op = qg_kernel_op_name(p->op);
-    char name[QG_NAME_MAX + 64];
-    snprintf(name, sizeof name, "%s_%s__%s", x->prefix, op, qg_isa_name(x->target->isa));
-    const bool fq = p->op == QG_K_FAKE_QUANT, bwd = p->op == QG_K_FAKE_QUANT_BACKWARD;
-    LLVMTypeRef params[5] = {x->ptr, x->ptr, x->ptr, x->i64, x->ptr};
-    LLVMValueRef fn;
-    LLVMValueRef in, out, mask, n, qp = NULL;
-    if (bwd) { /* (dy, mask, dx, n) */
-        fn = lx_define(x, name, x->vd, (LLVMTypeRef[]){x->ptr, x->ptr, x->ptr, x->i64}, 4, false);
-        in = LLVMGetParam(fn, 0), mask = LLVMGetParam(fn, 1), out = LLVMGetParam(fn, 2), n = LLVMGetParam(fn, 3);
-    } else if (fq) { /* (x, y, mask, n, qp) */
-        fn = lx_define(x, name, x->vd, params, 5, false);
-        in = LLVMGetParam(fn, 0), out = LLVMGetParam(fn, 1), mask = LLVMGetParam(fn, 2), n = LLVMGetParam(fn, 3);
-        qp = LLVMGetParam(fn, 4);
-    } else { /* (in, out, n, qp) */
-        fn = lx_define(x, name, x->vd, (LLVMTypeRef[]){x->ptr, x->ptr, x->i64, x->ptr}, 4, false);
-        in = LLVMGetParam(fn, 0), out = LLVMGetParam(fn, 1), n = LLVMGetParam(fn, 2), qp = LLVMGetParam(fn, 3);
-        mask = LLVMConstNull(x->ptr);
-    }
+    const qg_op_info *o = qg_op_info_of(p->op);
+    LLVMValueRef fn = define_entry(x, o);
+    LLVMValueRef in = LLVMGetParam(fn, (unsigned)qg_op_data_in(o)), out = LLVMGetParam(fn, (unsigned)qg_op_data_out(o));
+    LLVMValueRef mask = entry_arg(x, fn, o, io->mask_in ? QG_ARG_MASK_IN : QG_ARG_MASK_OUT);
+    LLVMValueRef n = entry_arg(x, fn, o, QG_ARG_N), qp = entry_arg(x, fn, o, QG_ARG_QPARAMS);
     if (io->mask_out && x->sp->compat_mask) {
         LLVMBasicBlockRef join = if_open(x, LLVMBuildIsNotNull(x->b, mask, ""));
         LLVMValueRef bytes = LLVMBuildUDiv(x->b, LLVMBuildAdd(x->b, n, lx_i64(x, 7), ""), lx_i64(x, 8), "");
         LLVMBuildMemSet(x->b, mask, LLVMConstInt(x->i8, 0, 0), bytes, 1);
         if_close(x, join);
     }
-    if (bwd) {
+    if (qg_op_arg_index(o, QG_ARG_QPARAMS) < 0) { /* backward: no parameters */
         LLVMValueRef none[QG_IN_COUNT] = {0};
         call_span(x, span, p, in, out, mask, lx_i64(x, 0), n, none);
         LLVMBuildRetVoid(x->b);
@@ -583,9 +587,7 @@ static chan_scalars requant_chan(lx *x, LLVMValueRef rp, LLVMValueRef c) {
 }
 
 static void build_requantize_entry(lx *x, const qg_plan *p, LLVMValueRef span) {
-    char name[QG_NAME_MAX + 64];
-    snprintf(name, sizeof name, "%s_requantize__%s", x->prefix, qg_isa_name(x->target->isa));
-    LLVMValueRef fn = lx_define(x, name, x->vd, (LLVMTypeRef[]){x->ptr, x->ptr, x->i64, x->ptr}, 4, false);
+    LLVMValueRef fn = define_entry(x, qg_op_info_of(QG_K_REQUANTIZE));
     LLVMValueRef acc = LLVMGetParam(fn, 0), q = LLVMGetParam(fn, 1), n = LLVMGetParam(fn, 2), rp = LLVMGetParam(fn, 3);
     LLVMValueRef ch = lx_field(x, x->i64, rp, offsetof(qg_requant_params, channels));
     LLVMValueRef C = LLVMBuildSelect(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, ch, lx_i64(x, 0), ""), lx_i64(x, 1), ch, "");
@@ -609,22 +611,17 @@ static LLVMValueRef spec_object(lx *x) {
 }
 
 /* NAME_<op>__<isa>(args...) { ref(&NAME_spec, args...); } */
-static void build_forward(lx *x, const char *op, const char *ref, unsigned nargs) {
-    char name[QG_NAME_MAX + 64];
-    snprintf(name, sizeof name, "%s_%s__%s", x->prefix, op, qg_isa_name(x->target->isa));
-    LLVMTypeRef types[6] = {x->ptr, x->ptr, x->ptr, x->ptr, x->ptr, x->ptr};
-    /* element counts are the third argument (fourth for fake_quant) */
-    const unsigned n_at = strcmp(op, "fake_quant") == 0 ? 3 : strcmp(op, "fake_quant_backward") == 0 ? 3 : 2;
-    types[n_at] = x->i64;
-    LLVMValueRef fn = lx_define(x, name, x->vd, types, nargs, false);
-    LLVMTypeRef rtypes[7] = {x->ptr};
-    for (unsigned k = 0; k < nargs; k++)
-        rtypes[k + 1] = types[k];
-    LLVMValueRef rfn = lx_declare(x, ref, x->vd, rtypes, nargs + 1);
-    LLVMValueRef args[7] = {spec_object(x)};
-    for (unsigned k = 0; k < nargs; k++)
-        args[k + 1] = LLVMGetParam(fn, k);
-    lx_call(x, rfn, args, nargs + 1);
+static void build_forward(lx *x, qg_kernel_op op) {
+    const qg_op_info *o = qg_op_info_of(op);
+    LLVMValueRef fn = define_entry(x, o);
+    LLVMTypeRef types[QG_OP_MAX_ARGS + 1] = {x->ptr};
+    LLVMValueRef args[QG_OP_MAX_ARGS + 1] = {spec_object(x)};
+    for (int k = 0; k < o->nargs; k++) {
+        args[k + 1] = LLVMGetParam(fn, (unsigned)k);
+        types[k + 1] = LLVMTypeOf(args[k + 1]);
+    }
+    const unsigned n = (unsigned)o->nargs + 1;
+    lx_call(x, lx_declare(x, o->reference, x->vd, types, n), args, n);
     LLVMBuildRetVoid(x->b);
 }
 
@@ -707,10 +704,7 @@ static LLVMValueRef build_minmax(lx *x) {
 
 static void build_observe(lx *x) {
     LLVMValueRef span = qg_plan_observer_reduces(x->sp) ? build_minmax(x) : LLVMConstNull(x->ptr);
-    char name[QG_NAME_MAX + 64];
-    snprintf(name, sizeof name, "%s_observe__%s", x->prefix, qg_isa_name(x->target->isa));
-    LLVMTypeRef types[6] = {x->ptr, x->i64, x->i64, x->ptr, x->ptr};
-    LLVMValueRef fn = lx_define(x, name, x->i32, types, 5, false);
+    LLVMValueRef fn = define_entry(x, qg_op_info_of(QG_K_OBSERVE));
     LLVMTypeRef rtypes[6] = {x->ptr, x->ptr, x->i64, x->i64, x->ptr, x->ptr};
     LLVMValueRef drv = lx_declare(x, "qg_observe_with", x->i32, rtypes, 6);
     LLVMValueRef args[6] = {LLVMGetParam(fn, 3), LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), LLVMGetParam(fn, 2), span,
@@ -725,14 +719,11 @@ qg_status lx_build_kernels(lx *x, qg_error *err) {
     qg_status st = qg_plan_check_isa(sp, x->target->isa, err);
     if (st)
         return st;
-    static const char *const ref_of[] = {"qg_ref_quantize", "qg_ref_dequantize", "qg_ref_fake_quant",
-                                         "qg_ref_fake_quant_backward"};
-    static const unsigned ref_args[] = {4, 4, 5, 4};
     for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD; op++) {
         if (!(x->ops & (1u << op)))
             continue;
         if (qg_plan_by_reference(sp, op)) {
-            build_forward(x, qg_kernel_op_name(op), ref_of[op], ref_args[op]);
+            build_forward(x, op);
             continue;
         }
         qg_plan plan;
@@ -748,7 +739,7 @@ qg_status lx_build_kernels(lx *x, qg_error *err) {
     }
     if (x->ops & (1u << QG_K_REQUANTIZE)) {
         if (qg_plan_by_reference(sp, QG_K_REQUANTIZE)) {
-            build_forward(x, "requantize", "qg_ref_requantize", 4);
+            build_forward(x, QG_K_REQUANTIZE);
         } else {
             qg_plan plan;
             if ((st = qg_plan_build(sp, QG_K_REQUANTIZE, &plan, err)))

@@ -6,6 +6,7 @@
  * +0.0 after rounding turns -0.0 into +0.0, as torch's integer q - z does. */
 #include "kernel_plan.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const op_names[] = {
@@ -20,12 +21,6 @@ static const qg_vkind op_kinds[] = {
 };
 
 const char *qg_opcode_name(qg_opcode op) { return op < QG_OP_COUNT ? op_names[op] : "?"; }
-
-const char *qg_kernel_op_name(qg_kernel_op op) {
-    static const char *const names[] = {"quantize", "dequantize", "fake_quant", "fake_quant_backward",
-                                        "observe",  "requantize"};
-    return op < QG_K_OP_COUNT ? names[op] : "?";
-}
 
 static int emit(qg_plan *p, qg_opcode op, int a, int b, int c, float imm) {
     qg_step *s = &p->steps[p->nsteps++];
@@ -42,35 +37,50 @@ static int emit(qg_plan *p, qg_opcode op, int a, int b, int c, float imm) {
     return p->nvalues++;
 }
 
+/* Names value v (see qg_plan.name) and returns it. */
+static int named(qg_plan *p, int v, const char *name) {
+    p->name[v] = name;
+    return v;
+}
+
 #define E2(op, a, b) emit(p, QG_OP_##op, a, b, -1, 0.0f)
 #define E1(op, a) emit(p, QG_OP_##op, a, -1, -1, 0.0f)
 #define K(v) emit(p, QG_OP_SPLAT_F, -1, -1, -1, v)
 
-/* r = round(x / s) in the spec's mode, with -0.0 made +0.0. */
-static int rounded(const qg_spec *sp, qg_plan *p) {
-    int t = sp->scale_op == QG_SCALE_DIV ? E2(DIV_F, QG_IN_X, QG_IN_S) : E2(MUL_F, QG_IN_X, QG_IN_INV);
-    int r;
+static int scaled(const qg_spec *sp, qg_plan *p) {
+    return named(p, sp->scale_op == QG_SCALE_DIV ? E2(DIV_F, QG_IN_X, QG_IN_S) : E2(MUL_F, QG_IN_X, QG_IN_INV),
+                 "scaled");
+}
+
+/* round(t) in the spec's mode, without the sign of a zero fixed. */
+static int round_mode(const qg_spec *sp, qg_plan *p, int t) {
     switch (sp->rounding) {
-    case QG_ROUND_HALF_UP: r = E1(FLOOR, E2(ADD_F, t, K(0.5f))); break;
-    case QG_ROUND_HALF_AWAY:
+    case QG_ROUND_HALF_UP: return E1(FLOOR, named(p, E2(ADD_F, t, named(p, K(0.5f), "half")), "biased"));
+    case QG_ROUND_HALF_AWAY: {
         /* trunc(t + copysign(pred(0.5), t)) equals roundf(t) for every
          * non-NaN fp32 t (checked exhaustively). */
-        r = E1(TRUNC, E2(ADD_F, t, emit(p, QG_OP_COPYSIGN, K(0x1.fffffep-2f), t, -1, 0.0f)));
-        break;
-    case QG_ROUND_HALF_EVEN:
-    default: r = E1(ROUND_EVEN, t); break;
+        int nudge = named(p, emit(p, QG_OP_COPYSIGN, named(p, K(0x1.fffffep-2f), "below_half"), t, -1, 0.0f), "nudge");
+        return E1(TRUNC, named(p, E2(ADD_F, t, nudge), "biased"));
     }
-    return E2(ADD_F, r, K(0.0f));
+    case QG_ROUND_HALF_EVEN:
+    default: return E1(ROUND_EVEN, t);
+    }
+}
+
+/* r = round(x / s) in the spec's mode, with -0.0 made +0.0. */
+static int rounded(const qg_spec *sp, qg_plan *p) {
+    int r = named(p, round_mode(sp, p, scaled(sp, p)), "rounded_signed_zero");
+    return named(p, E2(ADD_F, r, named(p, K(0.0f), "zero")), "rounded");
 }
 
 /* c = clamp(r, lo, hi), and 0 (q = z) for NaN. *in_range and *ordered
  * receive the mask values: r is in range exactly when clamping left it
  * unchanged (a NaN compares unequal whatever min/max made of it). */
 static int clamped(qg_plan *p, int r, int *in_range, int *ordered) {
-    int c = E2(MIN_F, E2(MAX_F, r, QG_IN_LO), QG_IN_HI);
-    *in_range = E2(CMP_EQ, c, r);
-    *ordered = E1(ORDERED, r);
-    return emit(p, QG_OP_SELECT_F, *ordered, c, K(0.0f), 0.0f);
+    int c = named(p, E2(MIN_F, named(p, E2(MAX_F, r, QG_IN_LO), "above_lo"), QG_IN_HI), "clamped");
+    *in_range = named(p, E2(CMP_EQ, c, r), "in_range");
+    *ordered = named(p, E1(ORDERED, r), "not_nan");
+    return named(p, emit(p, QG_OP_SELECT_F, *ordered, c, named(p, K(0.0f), "zero"), 0.0f), "clamped_or_zero");
 }
 
 /* Removes steps whose values no output needs (the in-range mask of
@@ -132,6 +142,31 @@ qg_status qg_plan_check_isa(const qg_spec *sp, qg_isa isa, qg_error *err) {
     return QG_OK;
 }
 
+/* The op's formula for this spec, in docs/semantics.md's notation. */
+static void describe(const qg_spec *sp, qg_plan *p) {
+    static const char *const round_names[] = {
+        [QG_ROUND_HALF_EVEN] = "rne", [QG_ROUND_HALF_UP] = "round_half_up", [QG_ROUND_HALF_AWAY] = "round_half_away"};
+    const char *rnd = round_names[sp->rounding];
+    const char *t = sp->scale_op == QG_SCALE_DIV ? "fl(x / s)" : "fl(x * fl(1 / s))";
+    const size_t cap = sizeof p->formula;
+    switch (p->op) {
+    case QG_K_FAKE_QUANT:
+        snprintf(p->formula, cap, "y = fl(clamp(%s(%s), qmin - z, qmax - z) * s), NaN -> %s; mask: %s", rnd, t,
+                 sp->nan_policy == QG_NAN_PROPAGATE ? "x" : "0", sp->saturate ? "r in range" : "x not NaN");
+        break;
+    case QG_K_QUANTIZE: snprintf(p->formula, cap, "q = clamp(%s(%s), qmin - z, qmax - z) + z, NaN -> z", rnd, t); break;
+    case QG_K_DEQUANTIZE: snprintf(p->formula, cap, "y = fl(float(q - z) * s)"); break;
+    case QG_K_FAKE_QUANT_BACKWARD: snprintf(p->formula, cap, "dx = mask ? dy : +0.0"); break;
+    case QG_K_REQUANTIZE:
+        snprintf(p->formula, cap,
+                 "q = clamp(%s(fl(float(sat(acc + bias)) * m)), qmin - z, qmax - z) + z, "
+                 "m = fl(fl(s_in * s_w) / s_out)",
+                 rnd);
+        break;
+    default: break;
+    }
+}
+
 qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error *err) {
     memset(p, 0, sizeof *p);
     p->op = op;
@@ -146,12 +181,12 @@ qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error
     case QG_K_FAKE_QUANT: {
         /* y = (ordered ? c : 0) * s, as one masked multiply */
         int r = rounded(sp, p);
-        int c = E2(MIN_F, E2(MAX_F, r, QG_IN_LO), QG_IN_HI);
-        in_range = E2(CMP_EQ, c, r);
-        ordered = E1(ORDERED, r);
-        int y = emit(p, QG_OP_MASKZ_MUL_F, ordered, c, QG_IN_S, 0.0f);
+        int c = named(p, E2(MIN_F, named(p, E2(MAX_F, r, QG_IN_LO), "above_lo"), QG_IN_HI), "clamped");
+        in_range = named(p, E2(CMP_EQ, c, r), "in_range");
+        ordered = named(p, E1(ORDERED, r), "not_nan");
+        int y = named(p, emit(p, QG_OP_MASKZ_MUL_F, ordered, c, QG_IN_S, 0.0f), "y");
         if (sp->nan_policy == QG_NAN_PROPAGATE)
-            y = emit(p, QG_OP_SELECT_F, ordered, y, QG_IN_X, 0.0f);
+            y = named(p, emit(p, QG_OP_SELECT_F, ordered, y, QG_IN_X, 0.0f), "y_or_nan");
         p->out_y = y;
         p->out_mask = sp->saturate ? in_range : ordered;
         break;
@@ -161,35 +196,39 @@ qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error
             /* Clamping before rounding is the same for integral bounds, and
              * lets one round-to-nearest-even conversion do both; NaN lanes
              * become 0, so q = z. */
-            int t = sp->scale_op == QG_SCALE_DIV ? E2(DIV_F, QG_IN_X, QG_IN_S) : E2(MUL_F, QG_IN_X, QG_IN_INV);
-            int c = E2(MIN_F, E2(MAX_F, t, QG_IN_LO), QG_IN_HI);
-            int qi = E2(MASKZ_I, E1(ORDERED, t), E1(ROUND_CVT, c));
-            p->out_q = E2(ADD_I, qi, QG_IN_Z);
+            int t = scaled(sp, p);
+            int c = named(p, E2(MIN_F, named(p, E2(MAX_F, t, QG_IN_LO), "above_lo"), QG_IN_HI), "clamped");
+            int qi = named(p, E2(MASKZ_I, named(p, E1(ORDERED, t), "not_nan"), named(p, E1(ROUND_CVT, c), "rounded")),
+                           "q_minus_z");
+            p->out_q = named(p, E2(ADD_I, qi, QG_IN_Z), "quantized");
             break;
         }
         int c = clamped(p, rounded(sp, p), &in_range, &ordered);
-        p->out_q = E2(ADD_I, E1(CVT_F2I, c), QG_IN_Z);
+        p->out_q = named(p, E2(ADD_I, named(p, E1(CVT_F2I, c), "q_minus_z"), QG_IN_Z), "quantized");
         break;
     }
-    case QG_K_DEQUANTIZE: p->out_y = E2(MUL_F, E1(CVT_I2F, E2(SUB_I, QG_IN_Q, QG_IN_Z)), QG_IN_S); break;
+    case QG_K_DEQUANTIZE: {
+        int d = named(p, E1(CVT_I2F, named(p, E2(SUB_I, QG_IN_Q, QG_IN_Z), "q_minus_z")), "q_minus_z_f");
+        p->out_y = named(p, E2(MUL_F, d, QG_IN_S), "y");
+        break;
+    }
     case QG_K_FAKE_QUANT_BACKWARD:
-        p->out_y = E2(MASK_F, QG_IN_MASK, QG_IN_DY); /* mask ? dy : +0.0 */
+        p->out_y = named(p, E2(MASK_F, QG_IN_MASK, QG_IN_DY), "dx"); /* mask ? dy : +0.0 */
         break;
     case QG_K_OBSERVE: break;
     case QG_K_REQUANTIZE: {
         /* fp32 scheme: y = clamp(round(float(sat(acc + bq)) * m) + z_out),
          * with m in the scale slot and the bounds relative to z_out. */
-        int t = E2(MUL_F, E1(CVT_I2F, E2(SAT_ADD_I, QG_IN_Q, QG_IN_B)), QG_IN_S);
+        int acc = named(p, E1(CVT_I2F, named(p, E2(SAT_ADD_I, QG_IN_Q, QG_IN_B), "acc_plus_bias")), "acc_f");
+        int t = named(p, E2(MUL_F, acc, QG_IN_S), "scaled");
         if (sp->rounding == QG_ROUND_HALF_EVEN) {
-            p->out_q = E2(ADD_I, E1(ROUND_CVT, E2(MIN_F, E2(MAX_F, t, QG_IN_LO), QG_IN_HI)), QG_IN_Z);
+            int c = named(p, E2(MIN_F, named(p, E2(MAX_F, t, QG_IN_LO), "above_lo"), QG_IN_HI), "clamped");
+            p->out_q = named(p, E2(ADD_I, named(p, E1(ROUND_CVT, c), "q_minus_z"), QG_IN_Z), "quantized");
             break;
         }
-        int r;
-        if (sp->rounding == QG_ROUND_HALF_UP)
-            r = E1(FLOOR, E2(ADD_F, t, K(0.5f)));
-        else
-            r = E1(TRUNC, E2(ADD_F, t, emit(p, QG_OP_COPYSIGN, K(0x1.fffffep-2f), t, -1, 0.0f)));
-        p->out_q = E2(ADD_I, E1(CVT_F2I, E2(MIN_F, E2(MAX_F, r, QG_IN_LO), QG_IN_HI)), QG_IN_Z);
+        int r = named(p, round_mode(sp, p, t), "rounded");
+        int c = named(p, E2(MIN_F, named(p, E2(MAX_F, r, QG_IN_LO), "above_lo"), QG_IN_HI), "clamped");
+        p->out_q = named(p, E2(ADD_I, named(p, E1(CVT_F2I, c), "q_minus_z"), QG_IN_Z), "quantized");
         break;
     }
     default: return qg_error_set(err, QG_ERR_INVALID, "plan: unknown op %d", (int)op);
@@ -197,5 +236,6 @@ qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error
     if (p->nsteps > QG_PLAN_MAX_STEPS)
         return qg_error_set(err, QG_ERR_INVALID, "plan: too many steps");
     drop_dead_steps(p);
+    describe(sp, p);
     return QG_OK;
 }

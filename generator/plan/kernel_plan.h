@@ -94,6 +94,13 @@ typedef struct qg_plan {
     int out_y;    /* fp32 result (fake_quant, dequantize, backward) or -1 */
     int out_q;    /* int32 result (quantize) or -1 */
     int out_mask; /* lane mask result (fake_quant) or -1 */
+    /* What each value holds, in docs/semantics.md's words ("scaled",
+     * "rounded", ...); backends name their temporaries after it. NULL for
+     * inputs and unnamed steps. */
+    const char *name[QG_PLAN_MAX_VALUES];
+    /* The op's formula for this spec, one line, for a comment above the
+     * lowered body. */
+    char formula[200];
 } qg_plan;
 
 /* Builds the plan of `op` for `spec`. Observe has no per-element plan (its

@@ -329,8 +329,9 @@ static void test_concurrent_observers(void) {
     ASSERT_CONTAINS(out_text, "\"batches\": 160");
 }
 
-/* Spawns qgen and kills it with SIGKILL after `delay_us`. */
-static void run_and_kill(const char *const *args, unsigned delay_us) {
+/* Spawns qgen and kills it with SIGKILL after `delay_us` (0: lets it
+ * finish); returns how long it ran, in microseconds. */
+static unsigned run_and_kill(const char *const *args, unsigned delay_us) {
     const char *argv[40];
     qgen_argv(args, argv);
     pid_t pid = fork();
@@ -341,10 +342,23 @@ static void run_and_kill(const char *const *args, unsigned delay_us) {
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
-    struct timespec ts = {0, (long)delay_us * 1000};
-    nanosleep(&ts, NULL);
-    kill(pid, SIGKILL);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (delay_us) {
+        struct timespec ts = {(time_t)(delay_us / 1000000), (long)(delay_us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+        kill(pid, SIGKILL);
+    }
     waitpid(pid, NULL, 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (unsigned)((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000);
+}
+
+/* Kill points spread over twice the command's uninterrupted run time, so
+ * that some kills land after it finished, however slow the machine. */
+static unsigned kill_window(const char *const *args, unsigned at_least_us) {
+    const unsigned whole = run_and_kill(args, 0);
+    return 2 * whole > at_least_us ? 2 * whole : at_least_us;
 }
 
 /* Files of `dir` whose names contain ".tmp.". */
@@ -371,10 +385,12 @@ static void test_crash_safety(void) {
     CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
     unsigned long long last = 0;
     int bad = 0;
+    const char *const observe[] = {"observe",       "--spec",  tmp("ma.json"),       "--in",
+                                   tmp("good.npy"), "--state", tmp("crash/s.state"), NULL};
+    const unsigned window = kill_window(observe, 40000);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0); /* start from no state again */
     for (int round = 0; round < 200; round++) {
-        run_and_kill((const char *const[]){"observe", "--spec", tmp("ma.json"), "--in", tmp("good.npy"), "--state",
-                                           tmp("crash/s.state"), NULL},
-                     next_delay(40000));
+        run_and_kill(observe, next_delay(window));
         if (!exists("crash/s.state"))
             continue;
         /* whole and loadable, with no fewer batches than before */
@@ -405,10 +421,10 @@ static void test_crash_safety(void) {
         CU_ASSERT_TRUE(nref[f] > 100 && nref[f] < sizeof ref[f]);
     }
     int mixed = 0;
+    const char *const generate[] = {"generate", "--spec", tmp("ma.json"), "--no-check", "-o", tmp("crash"), NULL};
+    const unsigned gen_window = kill_window(generate, 60000);
     for (int round = 0; round < 100; round++) {
-        run_and_kill(
-            (const char *const[]){"generate", "--spec", tmp("ma.json"), "--no-check", "-o", tmp("crash"), NULL},
-            next_delay(60000));
+        run_and_kill(generate, next_delay(gen_window));
         for (int f = 0; f < 7; f++) {
             char rel[64];
             snprintf(rel, sizeof rel, "crash/%s", names[f]);

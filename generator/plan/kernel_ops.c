@@ -1,0 +1,81 @@
+/* The op table (see kernel_ops.h). */
+#include "kernel_ops.h"
+
+static const qg_op_info ops[QG_K_OP_COUNT] = {
+    [QG_K_QUANTIZE] = {QG_K_QUANTIZE,
+                       "quantize",
+                       false,
+                       4,
+                       {{QG_ARG_F32_IN, "x"}, {QG_ARG_Q_OUT, "q"}, {QG_ARG_N, "n"}, {QG_ARG_QPARAMS, "qp"}},
+                       "qg_ref_quantize",
+                       QG_IN_X},
+    [QG_K_DEQUANTIZE] = {QG_K_DEQUANTIZE,
+                         "dequantize",
+                         false,
+                         4,
+                         {{QG_ARG_Q_IN, "q"}, {QG_ARG_F32_OUT, "y"}, {QG_ARG_N, "n"}, {QG_ARG_QPARAMS, "qp"}},
+                         "qg_ref_dequantize",
+                         QG_IN_Q},
+    [QG_K_FAKE_QUANT] = {QG_K_FAKE_QUANT,
+                         "fake_quant",
+                         false,
+                         5,
+                         {{QG_ARG_F32_IN, "x"},
+                          {QG_ARG_F32_OUT, "y"},
+                          {QG_ARG_MASK_OUT, "mask"},
+                          {QG_ARG_N, "n"},
+                          {QG_ARG_QPARAMS, "qp"}},
+                         "qg_ref_fake_quant",
+                         QG_IN_X},
+    [QG_K_FAKE_QUANT_BACKWARD] =
+        {QG_K_FAKE_QUANT_BACKWARD,
+         "fake_quant_backward",
+         false,
+         4,
+         {{QG_ARG_F32_IN, "dy"}, {QG_ARG_MASK_IN, "mask"}, {QG_ARG_F32_OUT, "dx"}, {QG_ARG_N, "n"}},
+         "qg_ref_fake_quant_backward",
+         QG_IN_DY},
+    [QG_K_OBSERVE] = {QG_K_OBSERVE,
+                      "observe",
+                      true,
+                      5,
+                      {{QG_ARG_F32_IN, "x"},
+                       {QG_ARG_N, "n"},
+                       {QG_ARG_INNER, "inner"},
+                       {QG_ARG_OBSERVER, "obs"},
+                       {QG_ARG_ERROR, "err"}},
+                      NULL,
+                      QG_IN_X},
+    [QG_K_REQUANTIZE] = {QG_K_REQUANTIZE,
+                         "requantize",
+                         false,
+                         4,
+                         {{QG_ARG_ACC_IN, "acc"}, {QG_ARG_Q_OUT, "q"}, {QG_ARG_N, "n"}, {QG_ARG_REQUANT, "rp"}},
+                         "qg_ref_requantize",
+                         QG_IN_Q},
+};
+
+const char *qg_kernel_op_name(qg_kernel_op op) { return op < QG_K_OP_COUNT ? ops[op].name : "?"; }
+
+const qg_op_info *qg_op_info_of(qg_kernel_op op) { return op < QG_K_OP_COUNT ? &ops[op] : NULL; }
+
+int qg_op_arg_index(const qg_op_info *op, qg_arg_kind kind) {
+    for (int k = 0; k < op->nargs; k++)
+        if (op->args[k].kind == kind)
+            return k;
+    return -1;
+}
+
+int qg_op_data_in(const qg_op_info *op) {
+    for (int k = 0; k < op->nargs; k++)
+        if (op->args[k].kind == QG_ARG_F32_IN || op->args[k].kind == QG_ARG_Q_IN || op->args[k].kind == QG_ARG_ACC_IN)
+            return k;
+    return -1;
+}
+
+int qg_op_data_out(const qg_op_info *op) {
+    for (int k = 0; k < op->nargs; k++)
+        if (op->args[k].kind == QG_ARG_F32_OUT || op->args[k].kind == QG_ARG_Q_OUT)
+            return k;
+    return -1;
+}

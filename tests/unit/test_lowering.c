@@ -1,0 +1,175 @@
+/* The C backend's pieces on their own, below the plan: each ISA's
+ * spellings (templates/<isa>.def) take exactly the operands their plan
+ * operation has, the op table is whole, and the line wrapper keeps emitted
+ * C within 100 columns without changing a token. A failure here names a
+ * spelling or the wrapper, not a plan. */
+#include <string.h>
+
+#include "../test_util.h"
+#include "emit_c/c_signature.h"
+#include "emit_c/c_wrap.h"
+#include "emit_c/isa_spelling.h"
+#include "plan/kernel_ops.h"
+#include "targets/target_table.h"
+
+/* Operands each plan operation takes ($a, $b, $c), from kernel_plan.h. */
+static int arity(qg_opcode op) {
+    switch (op) {
+    case QG_OP_ROUND_EVEN:
+    case QG_OP_FLOOR:
+    case QG_OP_TRUNC:
+    case QG_OP_SPLAT_F:
+    case QG_OP_ORDERED:
+    case QG_OP_CVT_F2I:
+    case QG_OP_ROUND_CVT:
+    case QG_OP_CVT_I2F: return 1;
+    case QG_OP_SELECT_F:
+    case QG_OP_MASKZ_MUL_F: return 3;
+    default: return 2;
+    }
+}
+
+static bool has_operand(const char *fmt, char which) {
+    for (const char *p = fmt; (p = strchr(p, '$')); p++)
+        if (p[1] == which)
+            return true;
+    return false;
+}
+
+static void check_operands(const char *what, qg_isa isa, const char *fmt, int n) {
+    for (int k = 0; k < 3; k++) {
+        const bool want = k < n, got = has_operand(fmt, (char)('a' + k));
+        if (want != got)
+            fprintf(stderr, "  %s %s: $%c %s\n", qg_isa_name(isa), what, 'a' + k, want ? "missing" : "unexpected");
+        CU_ASSERT_EQUAL(want, got);
+    }
+}
+
+static void test_every_operation_spelled_with_its_operands(void) {
+    for (qg_isa isa = 0; isa < QG_ISA_COUNT; isa++) {
+        const qg_isa_spelling *is = qg_isa_spelling_of(isa);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(is);
+        CU_ASSERT_EQUAL(is->isa, isa);
+        for (qg_opcode op = 0; op < QG_OP_COUNT; op++) {
+            CU_ASSERT_PTR_NOT_NULL_FATAL(is->op[op]);
+            check_operands(qg_opcode_name(op), isa, is->op[op], arity(op));
+        }
+        check_operands("load_f", isa, is->load_f, 1);
+        check_operands("store_f", isa, is->store_f, 2);
+        check_operands("load_i", isa, is->load_i, 1);
+        check_operands("splat_i", isa, is->splat_i, 1);
+        for (qg_dtype d = QG_QINT8; d <= QG_QINT16; d++) {
+            check_operands("load_q", isa, is->load_q[d], 1);
+            check_operands("store_q", isa, is->store_q[d], 2);
+        }
+        check_operands("mask_to_bits", isa, is->mask_to_bits, 1);
+        check_operands("bits_to_mask", isa, is->bits_to_mask, 1);
+    }
+}
+
+/* Scalable ISAs spell their strips; fixed-width ones spell none. */
+static void test_strips_spelled_exactly_for_scalable_isas(void) {
+    for (qg_isa isa = 0; isa < QG_ISA_COUNT; isa++) {
+        const qg_isa_spelling *is = qg_isa_spelling_of(isa);
+        const char *strips[] = {is->strip_type, is->strip_name, is->strip_open, is->strip_count,
+                                is->strip_step, is->strip_all,  is->splat_all,  is->min_acc,
+                                is->max_acc,    is->count_nan,  is->reduce_min, is->reduce_max};
+        const bool scalable = qg_target_of(isa)->lanes == 0;
+        for (size_t k = 0; k < sizeof strips / sizeof strips[0]; k++)
+            CU_ASSERT_EQUAL(strips[k] != NULL, scalable);
+        if (scalable) {
+            check_operands("strip_open", isa, is->strip_open, 2);
+            check_operands("min_acc", isa, is->min_acc, 2);
+        }
+    }
+}
+
+/* Every op has its data in and out where it has a reference, and the
+ * prototypes the header prints come from the table. */
+static void test_op_table_is_whole(void) {
+    for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
+        const qg_op_info *o = qg_op_info_of(op);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+        CU_ASSERT_EQUAL(o->op, op);
+        CU_ASSERT_STRING_EQUAL(qg_kernel_op_name(op), o->name);
+        CU_ASSERT_TRUE(qg_op_data_in(o) >= 0);
+        CU_ASSERT_TRUE(qg_op_arg_index(o, QG_ARG_N) >= 0);
+        CU_ASSERT_EQUAL(qg_op_data_out(o) >= 0, o->reference != NULL);
+    }
+    qg_text t = {0};
+    qg_c_prototype(&t, qg_op_info_of(QG_K_FAKE_QUANT_BACKWARD), "net", "__avx2");
+    CU_ASSERT_STRING_EQUAL(t.p, "void net_fake_quant_backward__avx2(const float *dy, const uint8_t *mask, float *dx, "
+                                "size_t n)");
+    qg_text_free(&t);
+    qg_c_params(&t, qg_op_info_of(QG_K_REQUANTIZE), "net", false);
+    CU_ASSERT_STRING_EQUAL(t.p, "const int32_t *, net_q_t *, size_t, const qg_requant_params *");
+    qg_text_free(&t);
+}
+
+static size_t longest_line(const char *s) {
+    size_t best = 0;
+    for (const char *l = s; *l;) {
+        const size_t len = strcspn(l, "\n");
+        best = len > best ? len : best;
+        l += len + (l[len] == '\n');
+    }
+    return best;
+}
+
+/* Removes spaces, newlines, backslash-newlines and the " * " that opens a
+ * comment's continuation line: what wrapping may add. */
+static void squeeze(const char *s, char *out) {
+    for (; *s; s++) {
+        if (*s == '\n') {
+            s += strspn(s + 1, " ");
+            if (s[1] == '*' && s[2] != '/')
+                s++;
+        } else if (*s != ' ' && !(*s == '\\' && s[1] == '\n')) {
+            *out++ = *s;
+        }
+    }
+    *out = 0;
+}
+
+static void test_wrap_keeps_tokens_within_width(void) {
+    static const char *const inputs[] = {
+        "    const __m512i q3 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(q + base + i + 48)));\n",
+        "static inline void weight_quantize_span(const float *x, weight_q_t *q, size_t base, size_t len, float inv_,"
+        " float lo_, float hi_, int32_t z_) {\n",
+        "/* y = fl(clamp(rne(fl(x * fl(1 / s))), qmin - z, qmax - z) * s), NaN -> 0; mask: r in range, words words "
+        "*/\n",
+        "#pragma clang attribute push(__attribute__((target(\"feature-one,feature-two,feature-three,feature-four\"))), "
+        "apply_to = "
+        "function)\n",
+        "    fprintf(stderr, \"a string, with commas, that must stay whole, a string, with commas, that stays\", x, "
+        "y);\n",
+        "short line, (a, b)\n",
+    };
+    for (size_t k = 0; k < sizeof inputs / sizeof inputs[0]; k++) {
+        qg_text t = {0};
+        qg_text_puts(&t, inputs[k]);
+        CU_ASSERT_TRUE_FATAL(qg_c_wrap(&t, 100));
+        char before[512], after[512];
+        squeeze(inputs[k], before);
+        squeeze(t.p, after);
+        if (strcmp(before, after) != 0)
+            fprintf(stderr, "\n  wrapped:\n%s", t.p);
+        CU_ASSERT_STRING_EQUAL(before, after);
+        if (!strstr(inputs[k], "a string")) {
+            CU_ASSERT_TRUE(longest_line(t.p) <= 100);
+        } else { /* the string literal is not split: the break comes after it */
+            CU_ASSERT_PTR_NOT_NULL(strstr(t.p, "\"a string, with commas, that must stay whole, a string, with commas"));
+        }
+        qg_text_free(&t);
+    }
+}
+
+int main(void) {
+    static const qg_test tests[] = {
+        {"every operation spelled with its operands", test_every_operation_spelled_with_its_operands},
+        {"strips spelled exactly for scalable ISAs", test_strips_spelled_exactly_for_scalable_isas},
+        {"the op table is whole", test_op_table_is_whole},
+        {"wrapping keeps tokens within 100 columns", test_wrap_keeps_tokens_within_width},
+    };
+    return QG_RUN("lowering", tests);
+}
