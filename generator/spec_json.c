@@ -218,7 +218,7 @@ static qg_status convert_targets(const ctx *c, json_t *v, qg_spec *sp) {
         return QG_OK;
     }
     if (!json_is_array(v) || json_array_size(v) == 0)
-        return field_error(c, "targets", v, "\"all\" or a non-empty list of scalar, avx2, avx512, neon, rvv");
+        return field_error(c, "targets", v, "\"all\" or a non-empty list of ISA names (`qgen targets` lists them)");
     unsigned set = 0;
     size_t i;
     json_t *e;

@@ -18,7 +18,7 @@ static const char usage[] =
     "throughput where the ISA runs here, and whether the kernels are right (foreign ISAs under\n"
     "qemu) and agree across backends.\n"
     "  --ops      quantize, dequantize, fake_quant, fake_quant_backward, observe, requantize (default: all)\n"
-    "  --targets  all, or scalar, avx2, avx512, neon, rvv (default: all)\n"
+    "  --targets  all, or a comma-separated list of ISAs (`qgen targets` lists them; default: all)\n"
     "  --backends c, llvm or c,llvm (default: both)\n"
     "  --format   md (default), json (stable, see docs/compare.md) or html (with SVG charts)\n"
     "  --mca-cpu  ISA=CPU[,CPU2]: llvm-mca models for one ISA instead of the defaults (repeatable)\n"

@@ -12,7 +12,7 @@ static const char usage[] =
     "                     [--set key=value]...\n"
     "\n"
     "Writes DIR/NAME.h, one file per ISA and DIR/NAME_dispatch.c.\n"
-    "  --targets     all, or a comma-separated list of scalar, avx2, avx512, neon, rvv\n"
+    "  --targets     all, or a comma-separated list of ISAs (`qgen targets` lists them)\n"
     "                (default: the spec's targets; scalar is always added as the fallback)\n"
     "  --emit        c: NAME_<isa>.c, C with intrinsics (default); ll, bc, obj, asm: the LLVM\n"
     "                backend's NAME_<isa>.ll, .bc, .o or .s, with the same functions and header\n"

@@ -325,7 +325,7 @@ static size_t dir_bytes(const char *dir, const char *name, char *buf, size_t cap
 
 static void test_generate(void) {
     CU_ASSERT_EQUAL(qgen("generate", "--help", NULL), 0);
-    ASSERT_CONTAINS(out_text, "--targets", "scalar, avx2, avx512, neon, rvv");
+    ASSERT_CONTAINS(out_text, "--targets", "`qgen targets` lists them");
     static const char *const files[] = {"w.h",        "w_dispatch.c", "w_scalar.c", "w_avx2.c",
                                         "w_avx512.c", "w_neon.c",     "w_rvv.c"};
     enum { NF = sizeof files / sizeof files[0] };
