@@ -7,6 +7,9 @@
 #   QGEN_ARCHS                 every architecture
 #   QGEN_ARCH_<arch>_<field>   each field of targets/arch/<arch>.json
 #   QGEN_ARCH_<arch>_ISAS      scalar and the ISAs of that architecture
+# qgen_arch_of(<processor> <out>) names CMAKE_SYSTEM_PROCESSOR's spelling
+# (AMD64, arm64, ...) as targets/arch/ does, and qgen_isas_of(<processor>
+# <out>) gives that architecture's ISAs (scalar alone for one not in the table).
 # qgen_write_target_rows(<dir> <file>) writes the C rows the generator is
 # compiled with (generator/targets/target_table.c).
 
@@ -78,6 +81,24 @@ function(qgen_read_targets dir)
   endforeach()
   set(QGEN_ISAS ${isas} PARENT_SCOPE)
   set(QGEN_ARCHS ${archs} PARENT_SCOPE)
+endfunction()
+
+function(qgen_arch_of processor out)
+  if(processor MATCHES "^(AMD64|amd64)$")
+    set(processor x86_64)
+  elseif(processor MATCHES "^(arm64|ARM64)$")
+    set(processor aarch64)
+  endif()
+  set(${out} ${processor} PARENT_SCOPE)
+endfunction()
+
+function(qgen_isas_of processor out)
+  qgen_arch_of("${processor}" arch)
+  if(DEFINED QGEN_ARCH_${arch}_ISAS)
+    set(${out} ${QGEN_ARCH_${arch}_ISAS} PARENT_SCOPE)
+  else()
+    set(${out} scalar PARENT_SCOPE)
+  endif()
 endfunction()
 
 function(_qgen_c_string value out)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../compare/compare.h"
+#include "../plan/kernel_plan.h"
 #include "../spec_internal.h"
 #include "cli.h"
 #include "qgen/generate.h"
@@ -67,8 +68,9 @@ int qg_cmd_compare(int argc, char **argv) {
                                          {"help", no_argument, 0, 'h'},
                                          {0}};
     bool quiet = false;
-    static const char *const op_names[] = {"quantize", "dequantize", "fake_quant", "fake_quant_backward",
-                                           "observe",  "requantize"};
+    const char *op_names[QG_K_OP_COUNT];
+    for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++)
+        op_names[op] = qg_kernel_op_name(op);
     static const char *const backend_names[] = {"c", "llvm"};
     qg_error err;
     int c, rc;
@@ -77,7 +79,7 @@ int qg_cmd_compare(int argc, char **argv) {
         switch (c) {
         case 'S': spec_path = optarg; break;
         case 'p':
-            if ((rc = parse_list("--ops", optarg, op_names, 6, &opt.ops)))
+            if ((rc = parse_list("--ops", optarg, op_names, QG_K_OP_COUNT, &opt.ops)))
                 return rc;
             break;
         case 't':

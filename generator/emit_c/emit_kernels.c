@@ -176,15 +176,17 @@ static op_io io_of(const emitter *e, const qg_plan *p) {
 }
 
 /* The call of the body on one vector whose data input is `in_expr` and
- * whose mask input is `mask_expr`; declares `res` and (for masks) `mres`.
- * The loads are named first (`<input><k>`, k from res) so that the call
- * reads as the formula. */
-static void emit_body_call(emitter *e, const qg_plan *p, const char *in_expr, const char *mask_expr, const char *res,
-                           const char *mres, const char *indent) {
+ * whose mask input is `mask_expr`; declares r<tag> and (for masks) m<tag>.
+ * The loads are named first (x<tag>, m_in<tag>) so that the call reads as
+ * the formula. */
+static void emit_body_call(emitter *e, const qg_plan *p, const char *in_expr, const char *mask_expr, const char *tag,
+                           const char *indent) {
     const qg_plan_input data = qg_op_info_of(p->op)->data;
-    char in_name[24], mask_name[24];
-    snprintf(in_name, sizeof in_name, "%s%s", input_names[data], res + 1);
-    snprintf(mask_name, sizeof mask_name, "m_in%s", res + 1);
+    char in_name[24], mask_name[24], res[16], mres[16];
+    snprintf(in_name, sizeof in_name, "%s%s", input_names[data], tag);
+    snprintf(mask_name, sizeof mask_name, "m_in%s", tag);
+    snprintf(res, sizeof res, "r%s", tag);
+    snprintf(mres, sizeof mres, "m%s", tag);
     P("%sconst %s %s = %s;\n", indent, kind_type(e, p->kind[data]), in_name, in_expr);
     if (p->uses[QG_IN_MASK])
         P("%sconst %s %s = %s;\n", indent, e->is->vm, mask_name, mask_expr);
@@ -275,7 +277,7 @@ static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, i
         mask_in_expr(e, at, count, mexpr, sizeof mexpr);
     snprintf(res, sizeof res, "r%d", k);
     snprintf(mres, sizeof mres, "m%d", k);
-    emit_body_call(e, p, in, mexpr, res, mres, indent);
+    emit_body_call(e, p, in, mexpr, res + 1, indent);
     snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at);
     if (!skip_store)
         emit_store(e, io, ptr, res, indent);
@@ -359,7 +361,7 @@ static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
             qg_text_free(&tmp);
         }
     }
-    emit_body_call(e, p, in, mexpr, "rt", "mt", "        ");
+    emit_body_call(e, p, in, mexpr, "t", "        ");
     emit_store(e, &io, "outb", "rt", "        ");
     P("        memcpy(%s + base + i, outb, r * sizeof outb[0]);\n", io.out_name);
     if (io.mask_out)
@@ -404,7 +406,7 @@ static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
             snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
         qg_text_free(&tmp);
     }
-    emit_body_call(e, p, in, mexpr, "rt", "mt", "        ");
+    emit_body_call(e, p, in, mexpr, "t", "        ");
     snprintf(ptr, sizeof ptr, "%s + base + i", io->out_name);
     const char *store_tail = io->out_is_q ? is->store_q_tail[d] : is->store_f_tail;
     if (store_tail) {
@@ -510,10 +512,10 @@ static void emit_param_args(emitter *e, const qg_plan *p) {
 }
 
 /* NAME_<op>__<isa>(args) { */
-static void emit_entry_open(emitter *e, const qg_plan *p) {
+static void emit_entry_open(emitter *e, qg_kernel_op op) {
     char suffix[32];
     snprintf(suffix, sizeof suffix, "__%s", e->tg->name);
-    qg_c_prototype(e->t, qg_op_info_of(p->op), e->name, suffix);
+    qg_c_prototype(e->t, qg_op_info_of(op), e->name, suffix);
     S(" {\n");
 }
 
@@ -545,7 +547,7 @@ static void emit_channels_last(emitter *e, const qg_plan *p, const op_io *io) {
         char ptr[64], in[320], mexpr[320] = "";
         snprintf(ptr, sizeof ptr, "%s + row + j", io->in_name);
         load_expr(e, io, ptr, in, sizeof in);
-        emit_body_call(e, p, in, mexpr, "r0", "m0", "                    ");
+        emit_body_call(e, p, in, mexpr, "0", "                    ");
         snprintf(ptr, sizeof ptr, "%s + row + j", io->out_name);
         emit_store(e, io, ptr, "r0", "                    ");
         if (io->mask_out)
@@ -569,7 +571,7 @@ static void emit_entry(emitter *e, const qg_plan *p) {
     op_io io = io_of(e, p);
     const char *op = qg_kernel_op_name(p->op);
     const char *mask_arg = io.mask_in || io.mask_out ? ", mask" : "";
-    emit_entry_open(e, p);
+    emit_entry_open(e, p->op);
     if (io.mask_out && e->sp->compat_mask)
         S("    if (mask)\n        memset(mask, 0, (n + 7) / 8);\n");
     if (p->op == QG_K_FAKE_QUANT_BACKWARD) {
@@ -623,7 +625,7 @@ static void emit_chan_table(emitter *e) {
  * multiplier m = fl(fl(s_in * s_w[c]) / s_out) and bias. */
 static void emit_requantize_entry(emitter *e, const qg_plan *p) {
     const char *n = e->name;
-    emit_entry_open(e, p);
+    emit_entry_open(e, p->op);
     S("    const size_t C = rp->channels ? rp->channels : 1;\n");
     S("    const size_t run_len = C == 1 ? (n ? n : 1) : (rp->inner ? rp->inner : 1);\n");
     S("    for (size_t run = 0, base = 0; base < n; run++, base += run_len) {\n");
@@ -638,7 +640,7 @@ static void emit_requantize_entry(emitter *e, const qg_plan *p) {
 /* An entry point that forwards to the op's runtime reference. */
 static void emit_by_reference(emitter *e, qg_kernel_op op) {
     const qg_op_info *o = qg_op_info_of(op);
-    emit_entry_open(e, &(qg_plan){.op = op});
+    emit_entry_open(e, op);
     P("    %s(&%s_spec, ", o->reference, e->name);
     qg_c_arg_names(e->t, o);
     S(");\n}\n\n");
@@ -762,7 +764,7 @@ static void emit_minmax_span(emitter *e) {
 /* The layout walk, NaN reporting and non-min/max observers are the
  * runtime's (qg_observe_with); the kernel brings its reduction. */
 static void emit_observe(emitter *e) {
-    emit_entry_open(e, &(qg_plan){.op = QG_K_OBSERVE});
+    emit_entry_open(e, QG_K_OBSERVE);
     if (qg_plan_observer_reduces(e->sp))
         P("    return qg_observe_with(obs, x, n, inner, %s_minmax_span, err);\n}\n\n", e->name);
     else

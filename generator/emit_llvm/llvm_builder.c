@@ -252,7 +252,8 @@ LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT]
         const int dst = p->steps[k].dst;
         v[dst] = lower_step(x, &p->steps[k], v);
         /* the plan's names make the IR read like the C body */
-        if (p->name[dst] && LLVMIsAInstruction(v[dst]) && !LLVMGetValueName2(v[dst], &(size_t){0})[0])
+        if (p->name[dst] && !LLVMContextShouldDiscardValueNames(x->c) && LLVMIsAInstruction(v[dst]) &&
+            !LLVMGetValueName2(v[dst], &(size_t){0})[0])
             LLVMSetValueName2(v[dst], p->name[dst], strlen(p->name[dst]));
     }
     if (mask_out)

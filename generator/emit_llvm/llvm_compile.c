@@ -228,6 +228,8 @@ qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, con
         return err ? err->code : QG_ERR_BACKEND;
     lx x = {0};
     x.c = LLVMContextCreate();
+    /* value names only show in text IR; objects (the JIT's) go without */
+    LLVMContextSetDiscardValueNames(x.c, out != QG_LLVM_LL);
     char module_name[QG_NAME_MAX + 32];
     snprintf(module_name, sizeof module_name, "%s_%s", spec->name, qg_isa_name(target->isa));
     x.m = LLVMModuleCreateWithNameInContext(module_name, x.c);

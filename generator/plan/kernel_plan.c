@@ -10,15 +10,22 @@
 #include <string.h>
 
 static const char *const op_names[] = {
-#define QG_OPCODE_NAME(name, kind) #name,
+#define QG_OPCODE_NAME(name, kind, arity) #name,
     QG_PLAN_OPS(QG_OPCODE_NAME)
 #undef QG_OPCODE_NAME
 };
 static const qg_vkind op_kinds[] = {
-#define QG_OPCODE_KIND(name, kind) kind,
+#define QG_OPCODE_KIND(name, kind, arity) kind,
     QG_PLAN_OPS(QG_OPCODE_KIND)
 #undef QG_OPCODE_KIND
 };
+static const int op_arities[] = {
+#define QG_OPCODE_ARITY(name, kind, arity) arity,
+    QG_PLAN_OPS(QG_OPCODE_ARITY)
+#undef QG_OPCODE_ARITY
+};
+
+int qg_opcode_arity(qg_opcode op) { return op < QG_OP_COUNT ? op_arities[op] : 0; }
 
 const char *qg_opcode_name(qg_opcode op) { return op < QG_OP_COUNT ? op_names[op] : "?"; }
 

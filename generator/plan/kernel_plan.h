@@ -10,36 +10,37 @@
 /* Value kinds: fp32 lanes, int32 lanes, lane masks. */
 typedef enum qg_vkind { QG_VF, QG_VI, QG_VM } qg_vkind;
 
+/* The operations: (name, kind of the result, operands). */
 #define QG_PLAN_OPS(X)                                                                                                 \
-    X(ADD_F, QG_VF)                                                                                                    \
-    X(SUB_F, QG_VF)                                                                                                    \
-    X(MUL_F, QG_VF)                                                                                                    \
-    X(DIV_F, QG_VF)                                                                                                    \
-    X(MIN_F, QG_VF)                                                                                                    \
-    X(MAX_F, QG_VF)                                                                                                    \
-    X(ROUND_EVEN, QG_VF)                                                                                               \
-    X(FLOOR, QG_VF)                                                                                                    \
-    X(TRUNC, QG_VF)                                                                                                    \
-    X(COPYSIGN, QG_VF)                                                                                                 \
-    X(SPLAT_F, QG_VF)                                                                                                  \
-    X(CMP_GE, QG_VM)                                                                                                   \
-    X(CMP_LE, QG_VM)                                                                                                   \
-    X(CMP_EQ, QG_VM)                                                                                                   \
-    X(ORDERED, QG_VM)                                                                                                  \
-    X(AND_M, QG_VM)                                                                                                    \
-    X(SELECT_F, QG_VF)                                                                                                 \
-    X(MASK_F, QG_VF)                                                                                                   \
-    X(MASKZ_MUL_F, QG_VF)                                                                                              \
-    X(CVT_F2I, QG_VI)                                                                                                  \
-    X(ROUND_CVT, QG_VI)                                                                                                \
-    X(MASKZ_I, QG_VI)                                                                                                  \
-    X(CVT_I2F, QG_VF)                                                                                                  \
-    X(ADD_I, QG_VI)                                                                                                    \
-    X(SUB_I, QG_VI)                                                                                                    \
-    X(SAT_ADD_I, QG_VI)
+    X(ADD_F, QG_VF, 2)                                                                                                 \
+    X(SUB_F, QG_VF, 2)                                                                                                 \
+    X(MUL_F, QG_VF, 2)                                                                                                 \
+    X(DIV_F, QG_VF, 2)                                                                                                 \
+    X(MIN_F, QG_VF, 2)                                                                                                 \
+    X(MAX_F, QG_VF, 2)                                                                                                 \
+    X(ROUND_EVEN, QG_VF, 1)                                                                                            \
+    X(FLOOR, QG_VF, 1)                                                                                                 \
+    X(TRUNC, QG_VF, 1)                                                                                                 \
+    X(COPYSIGN, QG_VF, 2)                                                                                              \
+    X(SPLAT_F, QG_VF, 1)                                                                                               \
+    X(CMP_GE, QG_VM, 2)                                                                                                \
+    X(CMP_LE, QG_VM, 2)                                                                                                \
+    X(CMP_EQ, QG_VM, 2)                                                                                                \
+    X(ORDERED, QG_VM, 1)                                                                                               \
+    X(AND_M, QG_VM, 2)                                                                                                 \
+    X(SELECT_F, QG_VF, 3)                                                                                              \
+    X(MASK_F, QG_VF, 2)                                                                                                \
+    X(MASKZ_MUL_F, QG_VF, 3)                                                                                           \
+    X(CVT_F2I, QG_VI, 1)                                                                                               \
+    X(ROUND_CVT, QG_VI, 1)                                                                                             \
+    X(MASKZ_I, QG_VI, 2)                                                                                               \
+    X(CVT_I2F, QG_VF, 1)                                                                                               \
+    X(ADD_I, QG_VI, 2)                                                                                                 \
+    X(SUB_I, QG_VI, 2)                                                                                                 \
+    X(SAT_ADD_I, QG_VI, 2)
 
 typedef enum qg_opcode {
-#define QG_OPCODE_ENUM(name, kind) QG_OP_##name,
+#define QG_OPCODE_ENUM(name, kind, arity) QG_OP_##name,
     QG_PLAN_OPS(QG_OPCODE_ENUM)
 #undef QG_OPCODE_ENUM
         QG_OP_COUNT
@@ -58,6 +59,9 @@ typedef enum qg_kernel_op {
 
 const char *qg_kernel_op_name(qg_kernel_op op);
 const char *qg_opcode_name(qg_opcode op);
+/* Operands the operation takes (a, b, c in that order; SPLAT_F: its
+ * immediate, which the C spellings receive as $a). */
+int qg_opcode_arity(qg_opcode op);
 
 /* Named inputs a plan reads (per vector, or per channel for parameters). */
 typedef enum qg_plan_input {

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "plan/kernel_plan.h"
 #include "targets/target_table.h"
+#include "../test_json.h"
 #include "../test_util.h"
 #include "qgen/runtime.h"
 
@@ -53,20 +55,6 @@ static int compare(const char *first, ...) {
     return rc;
 }
 
-static json_t *load(const char *path) {
-    json_error_t e;
-    json_t *j = json_load_file(path, 0, &e);
-    if (!j)
-        fprintf(stderr, "\n%s:%d: %s\n", path, e.line, e.text);
-    return j;
-}
-
-static const char *str(json_t *o, const char *key) { return json_string_value(json_object_get(o, key)); }
-
-static bool x86_native(const char *isa) {
-    return strcmp(isa, "scalar") == 0 || strcmp(isa, "avx2") == 0 || strcmp(isa, "avx512") == 0;
-}
-
 static qg_isa isa_id(const char *isa) {
     for (int i = 0; i < QG_ISA_COUNT; i++)
         if (strcmp(qg_isa_name((qg_isa)i), isa) == 0)
@@ -74,14 +62,22 @@ static qg_isa isa_id(const char *isa) {
     return QG_ISA_COUNT;
 }
 
+/* Whether the ISA belongs to this machine's architecture (the ISA table's
+ * `arch`; scalar runs anywhere), so compare measures it instead of qemu. */
+static bool host_native(const char *isa) {
+    const qg_arch *a = qg_arch_of(isa_id(isa));
+    return !a || strcmp(a->name, qg_host_arch()) == 0;
+}
+
 /* Every row of one report: present once, plausible, right. */
 static void check_rows(json_t *root, int vector_isas_generated) {
     json_t *rows = json_object_get(root, "rows");
-    CU_ASSERT_EQUAL_FATAL(json_array_size(rows), 6 * QG_ISA_COUNT * 2); /* op x ISA x backend */
+    CU_ASSERT_EQUAL_FATAL(json_array_size(rows), QG_K_OP_COUNT * QG_ISA_COUNT * 2); /* op x ISA x backend */
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row) {
-        const char *op = str(row, "op"), *isa = str(row, "isa"), *backend = str(row, "backend"), *run = str(row, "run");
+        const char *op = qg_test_json_str(row, "op"), *isa = qg_test_json_str(row, "isa"),
+                   *backend = qg_test_json_str(row, "backend"), *run = qg_test_json_str(row, "run");
         CU_ASSERT_PTR_NOT_NULL_FATAL(op);
         CU_ASSERT_PTR_NOT_NULL_FATAL(run);
         /* the order is fixed: op-major, then ISA, then backend */
@@ -89,14 +85,14 @@ static void check_rows(json_t *root, int vector_isas_generated) {
         CU_ASSERT_STRING_EQUAL(isa, qg_isa_name((qg_isa)(i / 2 % QG_ISA_COUNT)));
         if (!vector_isas_generated && strcmp(isa, "scalar") != 0) {
             CU_ASSERT_STRING_EQUAL(run, "not generated");
-            CU_ASSERT_PTR_NOT_NULL(strstr(str(row, "note"), "cannot serve"));
+            CU_ASSERT_PTR_NOT_NULL(strstr(qg_test_json_str(row, "note"), "cannot serve"));
             continue;
         }
         json_int_t bytes = json_integer_value(json_object_get(row, "code_bytes"));
         CU_ASSERT_TRUE(bytes > 16 && bytes < 20000);
         json_t *loop = json_object_get(row, "loop");
         if (json_is_null(loop)) { /* only kernels that forward to the runtime's reference */
-            CU_ASSERT_PTR_NOT_NULL(strstr(str(row, "note"), "reference"));
+            CU_ASSERT_PTR_NOT_NULL(strstr(qg_test_json_str(row, "note"), "reference"));
         } else {
             json_int_t n = json_integer_value(json_object_get(loop, "instructions"));
             json_int_t e = json_integer_value(json_object_get(loop, "elements_per_iteration"));
@@ -115,13 +111,14 @@ static void check_rows(json_t *root, int vector_isas_generated) {
             json_array_foreach(mca, m, model) {
                 double cpe = json_real_value(json_object_get(model, "cycles_per_element"));
                 if (!(cpe > 0.01 && cpe < 200.0))
-                    fprintf(stderr, "\n%s %s %s %s: cycles per element %g\n", op, isa, backend, str(model, "cpu"), cpe);
+                    fprintf(stderr, "\n%s %s %s %s: cycles per element %g\n", op, isa, backend,
+                            qg_test_json_str(model, "cpu"), cpe);
                 CU_ASSERT_TRUE(cpe > 0.01 && cpe < 200.0);
             }
         }
         /* where it ran: natively (timed) or under qemu (never timed) */
         json_t *measured = json_object_get(row, "measured_melem_per_s");
-        if (x86_native(isa)) {
+        if (host_native(isa)) {
             if (qg_cpu_has(isa_id(isa))) {
                 CU_ASSERT_STRING_EQUAL(run, "native");
                 CU_ASSERT_TRUE(json_real_value(measured) > 1.0);
@@ -131,7 +128,7 @@ static void check_rows(json_t *root, int vector_isas_generated) {
             const char *qemu = qg_arch_of(isa_id(isa))->qemu; /* the ISA table's runner */
             CU_ASSERT_TRUE(strncmp(run, qemu, strlen(qemu)) == 0);
         }
-        if (!x86_native(isa) || qg_cpu_has(isa_id(isa))) {
+        if (!host_native(isa) || qg_cpu_has(isa_id(isa))) {
             if (!json_is_true(json_object_get(row, "correct")) || !json_is_true(json_object_get(row, "backends_agree")))
                 fprintf(stderr, "\n%s %s %s: correct %s, agree %s\n", op, isa, backend,
                         json_dumps(json_object_get(row, "correct"), JSON_ENCODE_ANY),
@@ -153,14 +150,14 @@ static void drop_timings(json_t *root) {
 static void test_default_spec_json(void) {
     const char *spec = spec_file("examples/specs/act_quint8.json");
     CU_ASSERT_EQUAL_FATAL(compare("--spec", spec, "--format", "json", "-o", in_work("act1.json"), NULL), 0);
-    json_t *a = load(in_work("act1.json"));
+    json_t *a = qg_test_load_json(in_work("act1.json"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-    CU_ASSERT_STRING_EQUAL(str(a, "format"), "qgen-compare/1");
-    CU_ASSERT_STRING_EQUAL(str(json_object_get(a, "spec"), "name"), "act");
+    CU_ASSERT_STRING_EQUAL(qg_test_json_str(a, "format"), "qgen-compare/1");
+    CU_ASSERT_STRING_EQUAL(qg_test_json_str(json_object_get(a, "spec"), "name"), "act");
     check_rows(a, 1);
     /* deterministic but for the timings */
     CU_ASSERT_EQUAL_FATAL(compare("--spec", spec, "--format", "json", "-o", in_work("act2.json"), NULL), 0);
-    json_t *b = load(in_work("act2.json"));
+    json_t *b = qg_test_load_json(in_work("act2.json"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     drop_timings(a);
     drop_timings(b);
@@ -174,14 +171,14 @@ static void test_other_specs_json(void) {
     CU_ASSERT_EQUAL_FATAL(compare("--spec", spec_file("tests/kernels/specs/w_pc_sym.json"), "--format", "json", "-o",
                                   in_work("w.json"), NULL),
                           0);
-    json_t *w = load(in_work("w.json"));
+    json_t *w = qg_test_load_json(in_work("w.json"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(w);
     check_rows(w, 1);
     json_decref(w);
     CU_ASSERT_EQUAL_FATAL(compare("--spec", spec_file("tests/kernels/specs/bias_q32.json"), "--format", "json", "-o",
                                   in_work("bias.json"), NULL),
                           0);
-    json_t *b = load(in_work("bias.json"));
+    json_t *b = qg_test_load_json(in_work("bias.json"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     check_rows(b, 0);
     json_decref(b);
@@ -196,7 +193,7 @@ static void test_missing_tools_and_models(void) {
                      "json", "-o", in_work("missing.json"), NULL);
     unsetenv("QGEN_QEMU_RISCV64");
     CU_ASSERT_EQUAL_FATAL(rc, 0);
-    json_t *j = load(in_work("missing.json"));
+    json_t *j = qg_test_load_json(in_work("missing.json"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     json_t *rows = json_object_get(j, "rows");
     CU_ASSERT_EQUAL_FATAL(json_array_size(rows), 4);
@@ -204,14 +201,14 @@ static void test_missing_tools_and_models(void) {
     json_t *row;
     json_array_foreach(rows, i, row) {
         json_t *mca = json_object_get(row, "mca");
-        if (strcmp(str(row, "isa"), "rvv") == 0) {
-            CU_ASSERT_STRING_EQUAL(str(row, "run"), "not run: qemu-riscv64 not found");
+        if (strcmp(qg_test_json_str(row, "isa"), "rvv") == 0) {
+            CU_ASSERT_STRING_EQUAL(qg_test_json_str(row, "run"), "not run: qemu-riscv64 not found");
             CU_ASSERT_TRUE(json_is_null(json_object_get(row, "correct")));
         } else {
             CU_ASSERT_TRUE(json_is_true(json_object_get(row, "correct")));
             json_t *missing = json_array_get(mca, 0), *present = json_array_get(mca, 1);
             CU_ASSERT_TRUE(json_is_null(json_object_get(missing, "cycles_per_element")));
-            ASSERT_CONTAINS(str(missing, "note"), "no model for cortex-x9000");
+            ASSERT_CONTAINS(qg_test_json_str(missing, "note"), "no model for cortex-x9000");
             CU_ASSERT_TRUE(json_real_value(json_object_get(present, "cycles_per_element")) > 0.0);
         }
     }

@@ -1,7 +1,7 @@
 /* The C backend's pieces on their own, below the plan: each ISA's
  * spellings (templates/<isa>.def) take exactly the operands their plan
- * operation has, the op table is whole, and the line wrapper keeps emitted
- * C within 100 columns without changing a token. A failure here names a
+ * operation has (qg_opcode_arity), the op table is whole, and the line
+ * wrapper keeps emitted C within 100 columns without changing a token. A failure here names a
  * spelling or the wrapper, not a plan. */
 #include <string.h>
 
@@ -11,23 +11,6 @@
 #include "emit_c/isa_spelling.h"
 #include "plan/kernel_ops.h"
 #include "targets/target_table.h"
-
-/* Operands each plan operation takes ($a, $b, $c), from kernel_plan.h. */
-static int arity(qg_opcode op) {
-    switch (op) {
-    case QG_OP_ROUND_EVEN:
-    case QG_OP_FLOOR:
-    case QG_OP_TRUNC:
-    case QG_OP_SPLAT_F:
-    case QG_OP_ORDERED:
-    case QG_OP_CVT_F2I:
-    case QG_OP_ROUND_CVT:
-    case QG_OP_CVT_I2F: return 1;
-    case QG_OP_SELECT_F:
-    case QG_OP_MASKZ_MUL_F: return 3;
-    default: return 2;
-    }
-}
 
 static bool has_operand(const char *fmt, char which) {
     for (const char *p = fmt; (p = strchr(p, '$')); p++)
@@ -52,7 +35,7 @@ static void test_every_operation_spelled_with_its_operands(void) {
         CU_ASSERT_EQUAL(is->isa, isa);
         for (qg_opcode op = 0; op < QG_OP_COUNT; op++) {
             CU_ASSERT_PTR_NOT_NULL_FATAL(is->op[op]);
-            check_operands(qg_opcode_name(op), isa, is->op[op], arity(op));
+            check_operands(qg_opcode_name(op), isa, is->op[op], qg_opcode_arity(op));
         }
         check_operands("load_f", isa, is->load_f, 1);
         check_operands("store_f", isa, is->store_f, 2);

@@ -154,10 +154,15 @@ static void test_no_dead_steps(void) {
         qg_plan p;
         CU_ASSERT_EQUAL_FATAL(qg_plan_build(&sp, (qg_kernel_op)op, &p, &err), QG_OK);
         bool used[QG_PLAN_MAX_VALUES] = {false};
-        for (int k = 0; k < p.nsteps; k++)
+        for (int k = 0; k < p.nsteps; k++) {
+            int operands = 0;
             for (const int *a = &p.steps[k].a; a <= &p.steps[k].c; a++)
                 if (*a >= 0)
-                    used[*a] = true;
+                    used[*a] = true, operands++;
+            /* each step has the operands its operation is spelled with (a
+             * splat's one is its immediate) */
+            CU_ASSERT_EQUAL(operands + (p.steps[k].op == QG_OP_SPLAT_F), qg_opcode_arity(p.steps[k].op));
+        }
         for (int k = 0; k < p.nsteps; k++) {
             const int dst = p.steps[k].dst;
             CU_ASSERT_TRUE(used[dst] || dst == p.out_y || dst == p.out_q || dst == p.out_mask);
@@ -168,7 +173,7 @@ static void test_no_dead_steps(void) {
 int main(void) {
     static const qg_test tests[] = {
         {"every plan equals the reference, element by element", test_plans_match_reference},
-        {"no dead steps", test_no_dead_steps},
+        {"no dead steps; operands as each operation takes", test_no_dead_steps},
     };
     return QG_RUN("plan", tests);
 }

@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 
+#include "../test_json.h"
 #include "../test_util.h"
 #include "emit_llvm/emit_llvm.h"
 #include "targets/target_table.h"
@@ -39,14 +40,8 @@ static void add_words(const char *value, const char *seps, const char *from) {
 static json_t *load(const char *rel) {
     char path[2048];
     snprintf(path, sizeof path, "%s/targets/%s", root, rel);
-    json_error_t jerr;
-    json_t *d = json_load_file(path, 0, &jerr);
-    if (!d)
-        fprintf(stderr, "\n%s: %s (line %d)\n", path, jerr.text, jerr.line);
-    return d;
+    return qg_test_load_json(path);
 }
-
-static const char *str(json_t *d, const char *key) { return json_string_value(json_object_get(d, key)); }
 
 static void test_table_matches_files(void) {
     for (qg_isa isa = QG_ISA_SCALAR; isa < QG_ISA_COUNT; isa++) {
@@ -55,9 +50,9 @@ static void test_table_matches_files(void) {
         json_t *d = load(rel);
         CU_ASSERT_PTR_NOT_NULL_FATAL(d);
         const qg_target *t = qg_target_of(isa);
-        CU_ASSERT_STRING_EQUAL(str(d, "isa"), t->name);
-        CU_ASSERT_STRING_EQUAL(str(d, "llvm_features"), t->llvm_features);
-        CU_ASSERT_STRING_EQUAL(str(d, "clang_target"), t->clang_target);
+        CU_ASSERT_STRING_EQUAL(qg_test_json_str(d, "isa"), t->name);
+        CU_ASSERT_STRING_EQUAL(qg_test_json_str(d, "llvm_features"), t->llvm_features);
+        CU_ASSERT_STRING_EQUAL(qg_test_json_str(d, "clang_target"), t->clang_target);
         CU_ASSERT_EQUAL(json_integer_value(json_object_get(d, "lanes")), t->lanes);
         CU_ASSERT_EQUAL(json_integer_value(json_object_get(d, "unroll")), t->unroll);
         if (isa != QG_ISA_SCALAR) {
