@@ -12,10 +12,10 @@
 
 #include "emit_c/c_wrap.h"
 #include "emit_c/emit_c.h"
-#include "fs_util.h"
+#include "util/fs_util.h"
 #include "emit_llvm/emit_llvm.h"
 #include "validate/validate_c.h"
-#include "spec_internal.h"
+#include "spec/spec_internal.h"
 #include "arg_check.h"
 
 #define MAX_FILES (QG_ISA_COUNT + 2)
@@ -151,26 +151,13 @@ static qg_status emit_llvm_file(const qg_spec *sp, qg_isa isa, const qg_generate
     return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
 }
 
-qg_status qg_generate(const qg_spec *spec, const qg_generate_options *opt, qg_error *err) {
-    QG_NEED(spec, err, "a spec from qg_spec_load_file");
-    QG_NEED(opt, err, "options naming at least out_dir");
-    QG_NEED(opt->out_dir, err, "a directory to write to");
-    qg_status st = qg_spec_validate(spec, err);
-    if (st)
-        return st;
-    qg_spec sp = *spec;
-    sp.targets = (opt->targets ? opt->targets : spec->targets) | (1u << QG_ISA_SCALAR);
-    for (int isa = 0; isa < QG_ISA_COUNT; isa++)
-        if ((sp.targets & (1u << isa)) && (st = qg_plan_check_isa(&sp, (qg_isa)isa, err)))
-            return st;
-    out_file *files = calloc(MAX_FILES, sizeof *files);
-    if (!files)
-        return qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
+/* Every file of the spec, in memory: the ISA files, the header and the
+ * dispatcher. */
+static qg_status emit_files(const qg_spec *spec, const qg_generate_options *opt, out_file *files, int *count,
+                            unsigned *done, unsigned total, qg_error *err) {
+    const qg_spec sp = *spec;
+    qg_status st = QG_OK;
     int nfiles = 0;
-    /* the ISA files, the header and the dispatcher, then libclang's check */
-    unsigned total = 2 + !opt->no_validate, done = 0;
-    for (int isa = 0; isa < QG_ISA_COUNT; isa++)
-        total += (sp.targets >> isa) & 1u;
     for (int isa = 0; isa <= QG_ISA_COUNT + 1 && !st; isa++) {
         out_file *f = &files[nfiles];
         qg_text banner = {0};
@@ -196,61 +183,101 @@ qg_status qg_generate(const qg_spec *spec, const qg_generate_options *opt, qg_er
         qg_text_free(&banner);
         nfiles++;
         if (opt->progress && !st)
-            opt->progress(opt->progress_user, ++done, total, f->name);
+            opt->progress(opt->progress_user, ++*done, total, f->name);
     }
-    if (!st && !opt->no_validate) {
-        qg_source src[MAX_FILES];
-        size_t nsrc = 0;
-        for (int i = 0; i < nfiles; i++) {
-            const char *dot = strrchr(files[i].name, '.');
-            if (strcmp(dot, ".c") == 0 || strcmp(dot, ".h") == 0)
-                src[nsrc++] = (qg_source){files[i].name, files[i].text.p, files[i].text.len};
-        }
-        st = qg_validate_sources(src, nsrc, qg_include_dir(), err);
-        if (opt->progress && !st)
-            opt->progress(opt->progress_user, ++done, total, "checked by libclang");
+    *count = nfiles;
+    return st;
+}
+
+/* libclang parses the C files together before any is written. */
+static qg_status validate_files(const qg_generate_options *opt, const out_file *files, int nfiles, unsigned *done,
+                                unsigned total, qg_error *err) {
+    qg_source src[MAX_FILES];
+    size_t nsrc = 0;
+    for (int i = 0; i < nfiles; i++) {
+        const char *dot = strrchr(files[i].name, '.');
+        if (strcmp(dot, ".c") == 0 || strcmp(dot, ".h") == 0)
+            src[nsrc++] = (qg_source){files[i].name, files[i].text.p, files[i].text.len};
     }
-    if (!st && qg_mkdir_p(opt->out_dir, 0755) != 0)
-        st = qg_error_set(err, QG_ERR_IO, "%s: cannot create the output directory: %s", opt->out_dir, strerror(errno));
+    qg_status st = qg_validate_sources(src, nsrc, qg_include_dir(), err);
+    if (opt->progress && !st)
+        opt->progress(opt->progress_user, ++*done, total, "checked by libclang");
+    return st;
+}
+
+/* The files into out_dir under a lock: temporaries first, then renamed
+ * into place all together, or none is. */
+static qg_status write_files(const char *out_dir, const char *name, out_file *files, int nfiles, qg_error *err) {
+    qg_status st = QG_OK;
+    if (qg_mkdir_p(out_dir, 0755) != 0)
+        st = qg_error_set(err, QG_ERR_IO, "%s: cannot create the output directory: %s", out_dir, strerror(errno));
     /* one writer of this spec's files at a time; it may clear what a
      * killed one left */
     char lock_path[4200];
-    snprintf(lock_path, sizeof lock_path, "%s/.%s.lock", opt->out_dir, sp.name);
-    int lock = st ? -1 : qg_lock_file(lock_path);
+    snprintf(lock_path, sizeof lock_path, "%s/.%s.lock", out_dir, name);
+    const int lock = st ? -1 : qg_lock_file(lock_path);
     if (!st && lock < 0)
         st = qg_error_set(err, QG_ERR_IO, "%s: cannot lock: %s", lock_path, strerror(errno));
     for (int i = 0; i < nfiles && !st; i++) {
         char prefix[300];
         snprintf(prefix, sizeof prefix, ".%s.tmp.", files[i].name);
-        qg_remove_stale_temps(opt->out_dir, prefix);
+        qg_remove_stale_temps(out_dir, prefix);
     }
     for (int i = 0; i < nfiles && !st; i++)
-        st = write_temp(opt->out_dir, &files[i], err);
+        st = write_temp(out_dir, &files[i], err);
     /* every target must be replaceable before the first rename: all the
      * files appear together, or none does */
     for (int i = 0; i < nfiles && !st; i++) {
         char final[4096];
         struct stat sb;
-        snprintf(final, sizeof final, "%s/%s", opt->out_dir, files[i].name);
+        snprintf(final, sizeof final, "%s/%s", out_dir, files[i].name);
         if (lstat(final, &sb) == 0 && !S_ISREG(sb.st_mode))
             st = qg_error_set(err, QG_ERR_IO, "%s: exists and is not a regular file; expected a file qgen may replace",
                               final);
     }
     for (int i = 0; i < nfiles && !st; i++) {
         char final[4096];
-        snprintf(final, sizeof final, "%s/%s", opt->out_dir, files[i].name);
+        snprintf(final, sizeof final, "%s/%s", out_dir, files[i].name);
         if (rename(files[i].tmp, final) != 0)
             st = qg_error_set(err, QG_ERR_IO, "%s: cannot rename into place: %s", final, strerror(errno));
         else
             files[i].tmp[0] = 0;
     }
-    for (int i = 0; i < nfiles; i++) {
+    for (int i = 0; i < nfiles; i++)
         if (files[i].tmp[0])
             unlink(files[i].tmp);
-        qg_text_free(&files[i].text);
-    }
     if (lock >= 0)
         close(lock);
+    return st;
+}
+
+qg_status qg_generate(const qg_spec *spec, const qg_generate_options *opt, qg_error *err) {
+    QG_NEED(spec, err, "a spec from qg_spec_load_file");
+    QG_NEED(opt, err, "options naming at least out_dir");
+    QG_NEED(opt->out_dir, err, "a directory to write to");
+    qg_status st = qg_spec_validate(spec, err);
+    if (st)
+        return st;
+    qg_spec sp = *spec;
+    sp.targets = (opt->targets ? opt->targets : spec->targets) | (1u << QG_ISA_SCALAR);
+    for (int isa = 0; isa < QG_ISA_COUNT; isa++)
+        if ((sp.targets & (1u << isa)) && (st = qg_plan_check_isa(&sp, (qg_isa)isa, err)))
+            return st;
+    out_file *files = calloc(MAX_FILES, sizeof *files);
+    if (!files)
+        return qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
+    /* the ISA files, the header and the dispatcher, then libclang's check */
+    unsigned total = 2 + !opt->no_validate, done = 0;
+    for (int isa = 0; isa < QG_ISA_COUNT; isa++)
+        total += (sp.targets >> isa) & 1u;
+    int nfiles = 0;
+    st = emit_files(&sp, opt, files, &nfiles, &done, total, err);
+    if (!st && !opt->no_validate)
+        st = validate_files(opt, files, nfiles, &done, total, err);
+    if (!st)
+        st = write_files(opt->out_dir, sp.name, files, nfiles, err);
+    for (int i = 0; i < nfiles; i++)
+        qg_text_free(&files[i].text);
     free(files);
     return st;
 }

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../npy.h"
+#include "npy.h"
 #include "qgen/runtime.h"
 
 #define QG_EXIT_OK 0

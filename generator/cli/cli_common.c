@@ -12,7 +12,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "../fs_util.h"
+#include "../util/fs_util.h"
 #include "cli.h"
 
 int qg_cli_fail(const qg_error *err) {

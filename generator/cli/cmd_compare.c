@@ -6,7 +6,7 @@
 
 #include "../compare/compare.h"
 #include "../plan/kernel_plan.h"
-#include "../spec_internal.h"
+#include "../spec/spec_internal.h"
 #include "cli.h"
 #include "qgen/generate.h"
 

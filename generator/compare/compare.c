@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "../emit_llvm/emit_llvm.h"
-#include "../fs_util.h"
+#include "../util/fs_util.h"
 #include "../targets/target_table.h"
 #include "../validate/validate_c.h"
 #include "compare_driver_src.h"

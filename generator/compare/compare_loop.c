@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../text_buf.h"
+#include "../util/text_buf.h"
 #include "compare.h"
 
 const char *qg_mix_name(int k) {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../spec_internal.h"
+#include "../spec/spec_internal.h"
 #include "../targets/target_table.h"
 #include "compare.h"
 

@@ -4,7 +4,7 @@
 #define QGEN_C_SIGNATURE_H
 
 #include "../plan/kernel_ops.h"
-#include "../text_buf.h"
+#include "../util/text_buf.h"
 
 /* Argument k's declaration ("const float *x"), or its type alone. */
 void qg_c_arg_decl(qg_text *t, const qg_op_info *op, int k, const char *spec_name, bool with_name);

@@ -4,7 +4,7 @@
 #ifndef QGEN_C_WRAP_H
 #define QGEN_C_WRAP_H
 
-#include "../text_buf.h"
+#include "../util/text_buf.h"
 
 /* Rewrites `t` so that no line exceeds `width` columns where a break is
  * possible; false when out of memory (t is left as it was). */

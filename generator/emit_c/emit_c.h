@@ -2,7 +2,7 @@
 #ifndef QGEN_EMIT_C_H
 #define QGEN_EMIT_C_H
 
-#include "../text_buf.h"
+#include "../util/text_buf.h"
 #include "../targets/target_table.h"
 #include "isa_spelling.h"
 

@@ -260,3 +260,43 @@ LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT]
         *mask_out = p->out_mask >= 0 ? v[p->out_mask] : NULL;
     return v[p->out_q >= 0 ? p->out_q : p->out_y];
 }
+
+/* ---- structured control flow: counted loops and ifs ---------------------- */
+
+lx_loop lx_loop_open(lx *x, LLVMValueRef start, const char *name) {
+    lx_loop l = {lx_alloca(x, x->i64), lx_block(x, name), lx_block(x, name), lx_block(x, name)};
+    LLVMBuildStore(x->b, start, l.var);
+    LLVMBuildBr(x->b, l.head);
+    LLVMPositionBuilderAtEnd(x->b, l.head);
+    return l;
+}
+
+LLVMValueRef lx_loop_value(lx *x, const lx_loop *l) { return LLVMBuildLoad2(x->b, x->i64, l->var, ""); }
+
+void lx_loop_test(lx *x, const lx_loop *l, LLVMValueRef cond) {
+    LLVMBuildCondBr(x->b, cond, l->body, l->done);
+    LLVMPositionBuilderAtEnd(x->b, l->body);
+}
+
+void lx_loop_close(lx *x, const lx_loop *l, LLVMValueRef step) {
+    LLVMBuildStore(x->b, LLVMBuildAdd(x->b, lx_loop_value(x, l), step, ""), l->var);
+    LLVMBuildBr(x->b, l->head);
+    LLVMPositionBuilderAtEnd(x->b, l->done);
+}
+
+/* if (cond) { ...then... } : returns the join block to continue in. */
+LLVMBasicBlockRef lx_if_open(lx *x, LLVMValueRef cond) {
+    LLVMBasicBlockRef then = lx_block(x, "then"), join = lx_block(x, "join");
+    LLVMBuildCondBr(x->b, cond, then, join);
+    LLVMPositionBuilderAtEnd(x->b, then);
+    return join;
+}
+
+void lx_if_close(lx *x, LLVMBasicBlockRef join) {
+    LLVMBuildBr(x->b, join);
+    LLVMPositionBuilderAtEnd(x->b, join);
+}
+
+LLVMValueRef lx_umin(lx *x, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildSelect(x->b, LLVMBuildICmp(x->b, LLVMIntULT, a, b, ""), a, b, "");
+}

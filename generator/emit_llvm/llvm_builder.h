@@ -66,6 +66,20 @@ LLVMValueRef lx_call(lx *x, LLVMValueRef fn, LLVMValueRef *args, unsigned n);
 /* A function of this module, with the target's attributes. */
 LLVMValueRef lx_define(lx *x, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, unsigned n, bool internal);
 
+/* A counted loop, for (v = start; cond(v); v += step), its counter in an
+ * alloca: open, read the value, test the condition, build the body, close. */
+typedef struct lx_loop {
+    LLVMValueRef var;
+    LLVMBasicBlockRef head, body, done;
+} lx_loop;
+lx_loop lx_loop_open(lx *x, LLVMValueRef start, const char *name);
+LLVMValueRef lx_loop_value(lx *x, const lx_loop *l);
+void lx_loop_test(lx *x, const lx_loop *l, LLVMValueRef cond);
+void lx_loop_close(lx *x, const lx_loop *l, LLVMValueRef step);
+LLVMBasicBlockRef lx_if_open(lx *x, LLVMValueRef cond);
+void lx_if_close(lx *x, LLVMBasicBlockRef join);
+LLVMValueRef lx_umin(lx *x, LLVMValueRef a, LLVMValueRef b);
+
 /* The plan's per-vector arithmetic; in[] holds the inputs it uses.
  * *mask_out receives the lane-mask output, if the plan has one. */
 LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT], LLVMValueRef *mask_out);

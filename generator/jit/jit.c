@@ -23,7 +23,7 @@
 #include "../emit_llvm/emit_llvm.h"
 #include "../targets/target_table.h"
 #include "../plan/kernel_plan.h"
-#include "../spec_internal.h"
+#include "../spec/spec_internal.h"
 #include "object_cache.h"
 #include "qgen/kernel_support.h"
 #include "arg_check.h"

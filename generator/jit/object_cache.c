@@ -3,7 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "object_cache.h"
 
-#include "../fs_util.h"
+#include "../util/fs_util.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../fs_util.h"
+#include "../util/fs_util.h"
 #include "validate_c.h"
 
 const char *qg_include_dir(void) {

@@ -1,0 +1,192 @@
+/* The C backend's entry points: the channel layout walk (per tensor, runs
+ * of `inner`, channels-last through a parameter table), the parameters
+ * derived per channel, requantize's runs and the by-reference forwarders. */
+#include <stdio.h>
+#include <string.h>
+
+#include "c_signature.h"
+#include "c_kernel.h"
+
+/* s0 and z0 of channel `c`, the ones the plan reads. */
+static void emit_param_values(emitter *e, const qg_plan *p, const char *c, const char *indent) {
+    const qg_spec *sp = e->sp;
+    const bool fixed = sp->observer.type == QG_OBS_FIXED_QPARAMS;
+    if (fixed)
+        P("%s(void)qp; /* fixed_qparams: the spec's own */\n", indent);
+    if (p->uses[QG_IN_S] || p->uses[QG_IN_INV]) {
+        char lit[40];
+        qg_c_float_literal(sp->observer.fixed_scale, lit, sizeof lit);
+        P("%sconst float s0 = ", indent);
+        fixed ? P("%s;\n", lit) : P("qp->scale[%s];\n", c);
+    }
+    if (p->uses[QG_IN_LO] || p->uses[QG_IN_HI] || p->uses[QG_IN_Z]) {
+        P("%sconst int32_t z0 = ", indent);
+        fixed ? P("%d;\n", (int)sp->observer.fixed_zero_point) : P("qp->zero_point[%s];\n", c);
+    }
+}
+
+/* Arguments passing one channel's parameters to a span. */
+static void emit_param_args(emitter *e, const qg_plan *p) {
+    static const char *const scalar_expr[QG_IN_COUNT] = {
+        [QG_IN_S] = "s0", [QG_IN_INV] = "1.0f / s0", [QG_IN_Z] = "z0", [QG_IN_B] = "b0"};
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
+        if (!p->uses[in])
+            continue;
+        char expr[96];
+        if (in == QG_IN_LO || in == QG_IN_HI)
+            snprintf(expr, sizeof expr, "(float)(%lldLL - (int64_t)z0)",
+                     (long long)(in == QG_IN_LO ? e->sp->quant_min : e->sp->quant_max));
+        else
+            snprintf(expr, sizeof expr, "%s", scalar_expr[in]);
+        if (e->scalable) {
+            P(", %s", expr);
+        } else {
+            S(", ");
+            spell(e, p->kind[in] == QG_VI ? e->is->splat_i : e->is->op[QG_OP_SPLAT_F], expr, NULL, NULL);
+        }
+    }
+}
+
+/* NAME_<op>__<isa>(args) { */
+void qg_c_entry_open(emitter *e, qg_kernel_op op) {
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "__%s", e->tg->name);
+    qg_c_prototype(e->t, qg_op_info_of(op), e->name, suffix);
+    S(" {\n");
+}
+
+static void emit_channels_last(emitter *e, const qg_plan *p, const op_io *io) {
+    const char *op = qg_kernel_op_name(p->op);
+    const char *mask_arg = io->mask_in || io->mask_out ? ", mask" : "";
+    P("        %s_chan__%s cp;\n", e->name, e->tg->name);
+    P("        if (%s_chan_init__%s(&cp, qp)) {\n", e->name, e->tg->name);
+    S("            for (size_t row = 0; row < n; row += C) {\n");
+    S("                const size_t m = n - row < C ? n - row : C;\n");
+    if (e->scalable) {
+        S("                for (size_t j = 0; j < m;) {\n");
+        qg_c_strip_open(e, "j", "m", "                    ");
+    } else {
+        P("                for (size_t j = 0; j < m; j += %d) {\n", e->lanes);
+    }
+    /* parameter vectors loaded from the padded per-channel arrays */
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
+        if (!p->uses[in])
+            continue;
+        char ptr[32];
+        snprintf(ptr, sizeof ptr, "cp.%s + j", qg_c_input_names[in]);
+        P("                    const %s %s = ", qg_c_kind_type(e, p->kind[in]), qg_c_input_names[in]);
+        spell(e, in == QG_IN_Z ? e->is->load_i : e->is->load_f, ptr, NULL, NULL);
+        S(";\n");
+    }
+    if (e->scalable) {
+        /* one strip, with the vectors above: the body directly */
+        char ptr[64], in[320], mexpr[320] = "";
+        snprintf(ptr, sizeof ptr, "%s + row + j", io->in_name);
+        qg_c_load_expr(e, io, ptr, in, sizeof in);
+        qg_c_body_call(e, p, in, mexpr, "0", "                    ");
+        snprintf(ptr, sizeof ptr, "%s + row + j", io->out_name);
+        qg_c_store(e, io, ptr, "r0", "                    ");
+        if (io->mask_out)
+            qg_c_mask_store_full(e, "row + j", e->is->strip_count, "m0", "                    ");
+        P("                    j += %s;\n", e->is->strip_step);
+    } else {
+        P("                    %s_%s_span(%s, %s%s, row + j, m - j < %d ? m - j : %d", e->name, op, io->in_name,
+          io->out_name, mask_arg, e->lanes, e->lanes);
+        for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
+            if (p->uses[in])
+                P(", %s", qg_c_input_names[in]);
+        S(");\n");
+    }
+    S("                }\n            }\n");
+    P("            %s_chan_free__%s(&cp);\n", e->name, e->tg->name);
+    S("            return;\n        }\n");
+    S("        /* out of memory for the parameter table: one element per run */\n");
+}
+
+void qg_c_entry(emitter *e, const qg_plan *p) {
+    op_io io = qg_c_io_of(e, p);
+    const char *op = qg_kernel_op_name(p->op);
+    const char *mask_arg = io.mask_in || io.mask_out ? ", mask" : "";
+    qg_c_entry_open(e, p->op);
+    if (io.mask_out && e->sp->compat_mask)
+        S("    if (mask)\n        memset(mask, 0, (n + 7) / 8);\n");
+    if (p->op == QG_K_FAKE_QUANT_BACKWARD) {
+        P("    %s_%s_span(dy, dx, mask, 0, n);\n}\n\n", e->name, op);
+        return;
+    }
+    if (!qg_qscheme_is_per_channel(e->sp->qscheme)) {
+        emit_param_values(e, p, "0", "    ");
+        P("    %s_%s_span(%s, %s%s, 0, n", e->name, op, io.in_name, io.out_name, mask_arg);
+        emit_param_args(e, p);
+        S(");\n}\n\n");
+        return;
+    }
+    P("    const size_t C = %zu, inner = qp->inner;\n", e->sp->channel_len);
+    S("    if (inner == 1 && C > 1) {\n");
+    emit_channels_last(e, p, &io);
+    S("    }\n");
+    S("    const size_t run_len = inner ? inner : 1;\n");
+    S("    for (size_t run = 0, base = 0; base < n; run++, base += run_len) {\n");
+    S("        const size_t c = run % C, m = n - base < run_len ? n - base : run_len;\n");
+    emit_param_values(e, p, "c", "        ");
+    P("        %s_%s_span(%s, %s%s, base, m", e->name, op, io.in_name, io.out_name, mask_arg);
+    emit_param_args(e, p);
+    S(");\n    }\n}\n\n");
+}
+
+/* Per-channel parameter table for the channels-last layout, padded to a
+ * whole vector with harmless values (scale 1, bounds 0). */
+void qg_c_chan_table(emitter *e) {
+    const char *n = e->name, *isa = e->tg->name;
+    P("typedef struct %s_chan__%s {\n    float *s, *inv, *lo, *hi;\n    int32_t *z;\n} %s_chan__%s;\n\n", n, isa, n,
+      isa);
+    P("static int %s_chan_init__%s(%s_chan__%s *cp, const qg_qparams *qp) {\n", n, isa, n, isa);
+    P("    const size_t C = %zu, padded = (C + %d) / %d * %d;\n", e->sp->channel_len, e->lanes ? e->lanes - 1 : 0,
+      e->lanes ? e->lanes : 1, e->lanes ? e->lanes : 1);
+    S("    float *f = malloc(padded * (4 * sizeof(float) + sizeof(int32_t)));\n");
+    S("    if (!f)\n        return 0;\n");
+    S("    cp->s = f;\n    cp->inv = f + padded;\n    cp->lo = f + 2 * padded;\n    cp->hi = f + 3 * padded;\n");
+    S("    cp->z = (int32_t *)(f + 4 * padded);\n");
+    S("    for (size_t c = 0; c < padded; c++) {\n");
+    S("        const float s0 = c < C ? qp->scale[c] : 1.0f;\n");
+    S("        const int32_t z0 = c < C ? qp->zero_point[c] : 0;\n");
+    S("        cp->s[c] = s0;\n        cp->inv[c] = 1.0f / s0;\n        cp->z[c] = z0;\n");
+    P("        cp->lo[c] = c < C ? (float)(%lldLL - (int64_t)z0) : 0.0f;\n", (long long)e->sp->quant_min);
+    P("        cp->hi[c] = c < C ? (float)(%lldLL - (int64_t)z0) : 0.0f;\n", (long long)e->sp->quant_max);
+    S("    }\n    return 1;\n}\n\n");
+    P("static void %s_chan_free__%s(%s_chan__%s *cp) { free(cp->s); }\n\n", n, isa, n, isa);
+}
+
+/* requantize: runs of `inner` accumulators sharing one output channel's
+ * multiplier m = fl(fl(s_in * s_w[c]) / s_out) and bias. */
+void qg_c_requantize_entry(emitter *e, const qg_plan *p) {
+    const char *n = e->name;
+    qg_c_entry_open(e, p->op);
+    S("    const size_t C = rp->channels ? rp->channels : 1;\n");
+    S("    const size_t run_len = C == 1 ? (n ? n : 1) : (rp->inner ? rp->inner : 1);\n");
+    S("    for (size_t run = 0, base = 0; base < n; run++, base += run_len) {\n");
+    S("        const size_t c = run % C, m = n - base < run_len ? n - base : run_len;\n");
+    S("        const float s0 = rp->s_in * rp->s_w[c] / rp->s_out;\n");
+    S("        const int32_t b0 = rp->bias_q ? rp->bias_q[c] : 0, z0 = rp->z_out;\n");
+    P("        %s_requantize_span(acc, q, base, m", n);
+    emit_param_args(e, p);
+    S(");\n    }\n}\n\n");
+}
+
+/* An entry point that forwards to the op's runtime reference. */
+void qg_c_by_reference(emitter *e, qg_kernel_op op) {
+    const qg_op_info *o = qg_op_info_of(op);
+    qg_c_entry_open(e, op);
+    P("    %s(&%s_spec, ", o->reference, e->name);
+    qg_c_arg_names(e->t, o);
+    S(");\n}\n\n");
+}
+
+/* qint32 and float zero points: the scalar "kernels" are the runtime's
+ * reference itself (vector ISAs refuse these specs). */
+void qg_c_reference_entries(emitter *e) {
+    S("/* This spec's arithmetic (qint32, or float zero points) needs more than\n"
+      " * fp32 lanes; the scalar kernels are the runtime's reference. */\n");
+    for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD; op++)
+        qg_c_by_reference(e, op);
+}

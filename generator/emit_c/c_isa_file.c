@@ -1,0 +1,87 @@
+/* The C backend's ISA file: target attributes and FP contraction set from
+ * inside the file, then every op's body, span and entry. */
+#include <stdio.h>
+#include <string.h>
+
+#include "c_signature.h"
+#include "c_kernel.h"
+
+/* docs/semantics.md forbids FMA contraction and the file needs its ISA:
+ * both are set here, for the functions that follow, in each compiler's
+ * spelling, so that no build flag is needed. */
+static void emit_target_push(emitter *e) {
+    S("#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n");
+    if (e->tg->clang_target[0])
+        P("#pragma clang attribute push(__attribute__((target(\"%s\"))), apply_to = function)\n", e->tg->clang_target);
+    S("#elif defined(__GNUC__)\n#pragma GCC push_options\n");
+    if (e->tg->gcc_target[0])
+        P("#pragma GCC target(\"%s\")\n", e->tg->gcc_target);
+    S("#pragma GCC optimize(\"fp-contract=off\")\n#endif\n\n");
+}
+
+static void emit_target_pop(emitter *e) {
+    S("#if defined(__clang__)\n");
+    if (e->tg->clang_target[0])
+        S("#pragma clang attribute pop\n");
+    S("#elif defined(__GNUC__)\n#pragma GCC pop_options\n#endif\n\n");
+}
+
+qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg_text *t, qg_error *err) {
+    emitter ev = {t, sp, qg_isa_spelling_of(isa), qg_target_of(isa), sp->name, 0, false, ""};
+    emitter *e = &ev;
+    e->lanes = e->tg->lanes;
+    e->scalable = e->tg->lanes == 0;
+    snprintf(e->lanes_str, sizeof e->lanes_str, "%d", e->lanes);
+    qg_status st = qg_plan_check_isa(sp, isa, err);
+    if (st)
+        return st;
+    S(banner);
+    P(" * ISA: %s. The file sets its own target and turns FP contraction off, so\n"
+      " * `cc -O2 -c` builds it as it is%s%s%s.\n */\n",
+      e->tg->name, e->tg->cflags[0] ? " (whole-file flags " : "", e->tg->cflags, e->tg->cflags[0] ? " also work)" : "");
+    P("#include \"%s.h\"\n\n", sp->name);
+    P("#if %s\n\n", e->tg->guard);
+    if (e->tg->needs[0])
+        P("#if !(%s)\n#error \"qgen: %s kernels need a compiler that takes their target from the file (clang) or "
+          "flags %s\"\n#endif\n\n",
+          e->tg->needs, e->tg->name, e->tg->cflags);
+    S("#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
+    S(e->is->includes);
+    S("\n#include \"qgen/kernel_support.h\"\n\n");
+    emit_target_push(e);
+    S(e->is->helpers);
+    S("\n");
+    if (qg_qscheme_is_per_channel(sp->qscheme) && sp->qscheme != QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS)
+        qg_c_chan_table(e);
+    const bool by_reference = qg_plan_by_reference(sp, QG_K_QUANTIZE);
+    if (by_reference)
+        qg_c_reference_entries(e);
+    for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD && !by_reference; op++) {
+        qg_plan plan;
+        if ((st = qg_plan_build(sp, op, &plan, err)))
+            return st;
+        P("/* ---- %s ---- */\n\n", qg_kernel_op_name(op));
+        qg_c_body(e, &plan);
+        qg_c_span(e, &plan);
+        qg_c_entry(e, &plan);
+    }
+    S("/* ---- requantize ---- */\n\n");
+    if (qg_plan_by_reference(sp, QG_K_REQUANTIZE)) {
+        S("/* The fixed-point scheme (64-bit products) runs on the runtime's reference. */\n");
+        qg_c_by_reference(e, QG_K_REQUANTIZE);
+    } else {
+        qg_plan plan;
+        if ((st = qg_plan_build(sp, QG_K_REQUANTIZE, &plan, err)))
+            return st;
+        qg_c_body(e, &plan);
+        qg_c_span(e, &plan);
+        qg_c_requantize_entry(e, &plan);
+    }
+    S("/* ---- observe ---- */\n\n");
+    if (qg_plan_observer_reduces(sp))
+        qg_c_minmax_span(e);
+    qg_c_observe(e);
+    emit_target_pop(e);
+    P("#else\ntypedef int %s_%s_not_this_architecture;\n#endif\n", sp->name, e->tg->name);
+    return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
+}

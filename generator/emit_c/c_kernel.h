@@ -1,0 +1,61 @@
+/* Internal to the C backend: what the files lowering a kernel (c_body,
+ * c_span, c_entry, c_observe, c_isa_file) share. */
+#ifndef QGEN_C_KERNEL_H
+#define QGEN_C_KERNEL_H
+
+#include "../plan/kernel_ops.h"
+#include "emit_c.h"
+
+#define P(...) qg_text_printf(e->t, __VA_ARGS__)
+#define S(s) qg_text_puts(e->t, s)
+
+/* C names of the plan's inputs, by qg_plan_input. */
+extern const char *const qg_c_input_names[QG_IN_COUNT];
+
+static inline bool is_param(int in) { return in >= QG_IN_S; }
+
+static inline const char *qg_c_kind_type(const emitter *e, qg_vkind k) {
+    return k == QG_VF ? e->is->vf : k == QG_VI ? e->is->vi : e->is->vm;
+}
+
+static inline void spell(emitter *e, const char *fmt, const char *a, const char *b, const char *c) {
+    qg_text_spell(e->t, fmt, a, b, c);
+}
+
+/* Pointer parameters of an op's span and entry, and which input they feed
+ * (from the op table, plan/kernel_ops.h). */
+typedef struct op_io {
+    char in_decl[96], out_decl[96]; /* e.g. "const float *x" */
+    const char *in_name, *out_name;
+    bool in_is_q, out_is_q;
+    bool in_is_i32; /* requantize: int32 accumulators */
+    bool mask_in, mask_out;
+} op_io;
+
+/* c_body.c: the body and its call */
+void qg_c_float_literal(float f, char *out, size_t cap);
+void qg_c_body(emitter *e, const qg_plan *p);
+void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const char *mask_expr, const char *tag,
+                    const char *indent);
+
+/* c_span.c: loads, stores, spans */
+op_io qg_c_io_of(const emitter *e, const qg_plan *p);
+void qg_c_load_expr(emitter *e, const op_io *io, const char *ptr, char *out, size_t cap);
+void qg_c_mask_store_full(emitter *e, const char *at, const char *count, const char *mres, const char *indent);
+void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, const char *indent);
+void qg_c_strip_open(emitter *e, const char *at, const char *end, const char *indent);
+void qg_c_span(emitter *e, const qg_plan *p);
+
+/* c_entry.c: entries and the layout walk */
+void qg_c_entry_open(emitter *e, qg_kernel_op op);
+void qg_c_entry(emitter *e, const qg_plan *p);
+void qg_c_chan_table(emitter *e);
+void qg_c_requantize_entry(emitter *e, const qg_plan *p);
+void qg_c_by_reference(emitter *e, qg_kernel_op op);
+void qg_c_reference_entries(emitter *e);
+
+/* c_observe.c: the min/max reduction */
+void qg_c_minmax_span(emitter *e);
+void qg_c_observe(emitter *e);
+
+#endif

@@ -1,0 +1,309 @@
+/* The LLVM backend's entry points: the op table's signatures, the channel
+ * layout walk (per tensor, runs of `inner`, channels-last through a
+ * parameter table), requantize's runs and the by-reference forwarders. */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "llvm_kernel.h"
+
+/* NAME_<op>__<isa>(args) with the op table's argument types; the builder
+ * is left in its body. */
+LLVMValueRef lx_define_entry(lx *x, const qg_op_info *o) {
+    char name[QG_NAME_MAX + 64];
+    snprintf(name, sizeof name, "%s_%s__%s", x->prefix, o->name, qg_isa_name(x->target->isa));
+    LLVMTypeRef types[QG_OP_MAX_ARGS];
+    for (int k = 0; k < o->nargs; k++)
+        types[k] = o->args[k].kind == QG_ARG_N || o->args[k].kind == QG_ARG_INNER ? x->i64 : x->ptr;
+    return lx_define(x, name, o->returns_status ? x->i32 : x->vd, types, (unsigned)o->nargs, false);
+}
+
+/* Argument `kind` of entry `fn`, or a null pointer when the op has none. */
+static LLVMValueRef entry_arg(lx *x, LLVMValueRef fn, const qg_op_info *o, qg_arg_kind kind) {
+    const int k = qg_op_arg_index(o, kind);
+    return k >= 0 ? LLVMGetParam(fn, (unsigned)k) : LLVMConstNull(x->ptr);
+}
+
+/* One channel's scalar parameters, as the C backend computes them. */
+typedef struct chan_scalars {
+    LLVMValueRef s, z, b;
+} chan_scalars;
+
+static LLVMValueRef bound(lx *x, long long q, LLVMValueRef z) {
+    LLVMValueRef d = LLVMBuildSub(x->b, lx_i64(x, q), LLVMBuildSExt(x->b, z, x->i64, ""), "");
+    return LLVMBuildSIToFP(x->b, d, x->f32, "");
+}
+
+static void splat_params(lx *x, const qg_plan *p, const chan_scalars *cs, LLVMValueRef *out) {
+    for (int k = QG_IN_S; k < QG_IN_COUNT; k++) {
+        if (!p->uses[k])
+            continue;
+        LLVMValueRef v = NULL;
+        switch (k) {
+        case QG_IN_S: v = cs->s; break;
+        case QG_IN_INV: v = LLVMBuildFDiv(x->b, lx_f32(x, 1.0f), cs->s, ""); break;
+        case QG_IN_LO: v = bound(x, x->sp->quant_min, cs->z); break;
+        case QG_IN_HI: v = bound(x, x->sp->quant_max, cs->z); break;
+        case QG_IN_Z: v = cs->z; break;
+        case QG_IN_B: v = cs->b; break;
+        default: break;
+        }
+        out[k] = lx_splat(x, v, p->kind[k] == QG_VI ? x->vi : x->vf);
+    }
+}
+
+static LLVMValueRef call_span(lx *x, LLVMValueRef span, const qg_plan *p, LLVMValueRef in, LLVMValueRef out,
+                              LLVMValueRef mask, LLVMValueRef base, LLVMValueRef len, LLVMValueRef *params) {
+    LLVMValueRef args[5 + QG_IN_COUNT] = {in, out, mask, base, len};
+    unsigned n = 5;
+    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
+        if (p->uses[k])
+            args[n++] = params[k];
+    return lx_call(x, span, args, n);
+}
+
+/* qp->scale[c] and qp->zero_point[c], or the spec's fixed qparams. */
+static chan_scalars chan_of(lx *x, LLVMValueRef qp, LLVMValueRef c) {
+    const qg_spec *sp = x->sp;
+    if (sp->observer.type == QG_OBS_FIXED_QPARAMS)
+        return (chan_scalars){lx_f32(x, sp->observer.fixed_scale), lx_i32(x, sp->observer.fixed_zero_point), NULL};
+    LLVMValueRef sptr = lx_field(x, x->ptr, qp, offsetof(qg_qparams, scale));
+    LLVMValueRef zptr = lx_field(x, x->ptr, qp, offsetof(qg_qparams, zero_point));
+    LLVMValueRef s = LLVMBuildLoad2(x->b, x->f32, lx_gep(x, x->f32, sptr, c), "");
+    LLVMValueRef z = LLVMBuildLoad2(x->b, x->i32, lx_gep(x, x->i32, zptr, c), "");
+    return (chan_scalars){s, z, NULL};
+}
+
+/* Channels-last (inner == 1): a table of every channel's parameters, then
+ * rows of C elements; a row's vectors take their parameters from the table. */
+static void channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out,
+                          LLVMValueRef mask, LLVMValueRef n, LLVMValueRef qp, LLVMBasicBlockRef fallback) {
+    const long long C = (long long)x->sp->channel_len;
+    LLVMTypeRef sz = x->i64;
+    LLVMValueRef malloc_fn = lx_declare(x, "malloc", x->ptr, &sz, 1);
+    LLVMValueRef free_fn = lx_declare(x, "free", x->vd, &x->ptr, 1);
+    LLVMValueRef size = lx_i64(x, C * 4 * 5);
+    LLVMValueRef tbl = lx_call(x, malloc_fn, &size, 1);
+    LLVMBasicBlockRef have = lx_block(x, "table");
+    LLVMBuildCondBr(x->b, LLVMBuildIsNull(x->b, tbl, ""), fallback, have);
+    LLVMPositionBuilderAtEnd(x->b, have);
+    /* rows of the table: s, inv, lo, hi (fp32) and z (int32) */
+    static const int rows[] = {QG_IN_S, QG_IN_INV, QG_IN_LO, QG_IN_HI, QG_IN_Z};
+    LLVMValueRef row_ptr[QG_IN_COUNT] = {0};
+    for (int r = 0; r < 5; r++)
+        row_ptr[rows[r]] = lx_gep(x, x->i8, tbl, lx_i64(x, C * 4 * r));
+    lx_loop fill = lx_loop_open(x, lx_i64(x, 0), "table_fill");
+    LLVMValueRef c = lx_loop_value(x, &fill);
+    lx_loop_test(x, &fill, LLVMBuildICmp(x->b, LLVMIntULT, c, lx_i64(x, C), ""));
+    chan_scalars cs = chan_of(x, qp, c);
+    LLVMValueRef vals[QG_IN_COUNT] = {0};
+    vals[QG_IN_S] = cs.s;
+    vals[QG_IN_INV] = LLVMBuildFDiv(x->b, lx_f32(x, 1.0f), cs.s, "");
+    vals[QG_IN_LO] = bound(x, x->sp->quant_min, cs.z);
+    vals[QG_IN_HI] = bound(x, x->sp->quant_max, cs.z);
+    vals[QG_IN_Z] = cs.z;
+    for (int r = 0; r < 5; r++)
+        LLVMBuildStore(x->b, vals[rows[r]], lx_gep(x, rows[r] == QG_IN_Z ? x->i32 : x->f32, row_ptr[rows[r]], c));
+    lx_loop_close(x, &fill, lx_i64(x, 1));
+
+    lx_loop row = lx_loop_open(x, lx_i64(x, 0), "rows");
+    LLVMValueRef r0 = lx_loop_value(x, &row);
+    lx_loop_test(x, &row, LLVMBuildICmp(x->b, LLVMIntULT, r0, n, ""));
+    LLVMValueRef m = lx_umin(x, LLVMBuildSub(x->b, n, r0, ""), lx_i64(x, C));
+    LLVMValueRef vl = lx_vl(x);
+    lx_loop col = lx_loop_open(x, lx_i64(x, 0), "columns");
+    LLVMValueRef j = lx_loop_value(x, &col);
+    lx_loop_test(x, &col, LLVMBuildICmp(x->b, LLVMIntULT, j, m, ""));
+    LLVMValueRef cnt = lx_umin(x, LLVMBuildSub(x->b, m, j, ""), vl);
+    /* parameters of lanes j..j+cnt: whole vectors, or masked at a row's end */
+    LLVMValueRef slots[QG_IN_COUNT] = {0};
+    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
+        if (p->uses[k])
+            slots[k] = lx_alloca(x, p->kind[k] == QG_VI ? x->vi : x->vf);
+    LLVMBasicBlockRef full = lx_block(x, "full"), part = lx_block(x, "partial"), go = lx_block(x, "go");
+    LLVMBuildCondBr(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, cnt, vl, ""), full, part);
+    for (int pass = 0; pass < 2; pass++) {
+        LLVMPositionBuilderAtEnd(x->b, pass ? part : full);
+        LLVMValueRef active = pass ? lx_active(x, j, m) : NULL;
+        for (int k = QG_IN_S; k < QG_IN_COUNT; k++) {
+            if (!p->uses[k])
+                continue;
+            const bool is_int = p->kind[k] == QG_VI;
+            LLVMTypeRef vt = is_int ? x->vi : x->vf;
+            LLVMValueRef pass_v = is_int                             ? LLVMConstNull(vt)
+                                  : (k == QG_IN_S || k == QG_IN_INV) ? lx_splat(x, lx_f32(x, 1.0f), vt)
+                                                                     : LLVMConstNull(vt);
+            LLVMValueRef v = lx_load(x, vt, is_int ? x->i32 : x->f32, 4, row_ptr[k], j, active, pass_v);
+            LLVMBuildStore(x->b, v, slots[k]);
+        }
+        LLVMBuildBr(x->b, go);
+    }
+    LLVMPositionBuilderAtEnd(x->b, go);
+    LLVMValueRef params[QG_IN_COUNT] = {0};
+    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
+        if (p->uses[k])
+            params[k] = LLVMBuildLoad2(x->b, p->kind[k] == QG_VI ? x->vi : x->vf, slots[k], "");
+    call_span(x, span, p, in, out, mask, LLVMBuildAdd(x->b, r0, j, ""), cnt, params);
+    lx_loop_close(x, &col, vl);
+    lx_loop_close(x, &row, lx_i64(x, C));
+    lx_call(x, free_fn, &tbl, 1);
+    LLVMBuildRetVoid(x->b);
+}
+
+/* Runs of `run_len` elements; run r uses channel r % C. */
+static void channel_runs(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out,
+                         LLVMValueRef mask, LLVMValueRef n, LLVMValueRef run_len, LLVMValueRef C,
+                         chan_scalars (*chan)(lx *, LLVMValueRef, LLVMValueRef), LLVMValueRef src) {
+    LLVMValueRef run = lx_alloca(x, x->i64);
+    LLVMBuildStore(x->b, lx_i64(x, 0), run);
+    lx_loop l = lx_loop_open(x, lx_i64(x, 0), "runs");
+    LLVMValueRef base = lx_loop_value(x, &l);
+    lx_loop_test(x, &l, LLVMBuildICmp(x->b, LLVMIntULT, base, n, ""));
+    LLVMValueRef r = LLVMBuildLoad2(x->b, x->i64, run, "");
+    LLVMValueRef c = LLVMBuildURem(x->b, r, C, "");
+    LLVMBuildStore(x->b, LLVMBuildAdd(x->b, r, lx_i64(x, 1), ""), run);
+    LLVMValueRef m = lx_umin(x, LLVMBuildSub(x->b, n, base, ""), run_len);
+    chan_scalars cs = chan(x, src, c);
+    LLVMValueRef params[QG_IN_COUNT] = {0};
+    splat_params(x, p, &cs, params);
+    call_span(x, span, p, in, out, mask, base, m, params);
+    lx_loop_close(x, &l, run_len);
+}
+
+static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef span, LLVMValueRef span1) {
+    const qg_op_info *o = qg_op_info_of(p->op);
+    LLVMValueRef fn = lx_define_entry(x, o);
+    LLVMValueRef in = LLVMGetParam(fn, (unsigned)qg_op_data_in(o)), out = LLVMGetParam(fn, (unsigned)qg_op_data_out(o));
+    LLVMValueRef mask = entry_arg(x, fn, o, io->mask_in ? QG_ARG_MASK_IN : QG_ARG_MASK_OUT);
+    LLVMValueRef n = entry_arg(x, fn, o, QG_ARG_N), qp = entry_arg(x, fn, o, QG_ARG_QPARAMS);
+    if (io->mask_out && x->sp->compat_mask) {
+        LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, mask, ""));
+        LLVMValueRef bytes = LLVMBuildUDiv(x->b, LLVMBuildAdd(x->b, n, lx_i64(x, 7), ""), lx_i64(x, 8), "");
+        LLVMBuildMemSet(x->b, mask, LLVMConstInt(x->i8, 0, 0), bytes, 1);
+        lx_if_close(x, join);
+    }
+    if (qg_op_arg_index(o, QG_ARG_QPARAMS) < 0) { /* backward: no parameters */
+        LLVMValueRef none[QG_IN_COUNT] = {0};
+        call_span(x, span, p, in, out, mask, lx_i64(x, 0), n, none);
+        LLVMBuildRetVoid(x->b);
+        return;
+    }
+    if (!qg_qscheme_is_per_channel(x->sp->qscheme)) {
+        chan_scalars cs = chan_of(x, qp, lx_i64(x, 0));
+        LLVMValueRef pv[QG_IN_COUNT] = {0};
+        splat_params(x, p, &cs, pv);
+        call_span(x, span, p, in, out, mask, lx_i64(x, 0), n, pv);
+        LLVMBuildRetVoid(x->b);
+        return;
+    }
+    const long long C = (long long)x->sp->channel_len;
+    LLVMValueRef inner = lx_field(x, x->i64, qp, offsetof(qg_qparams, inner));
+    LLVMBasicBlockRef runs = lx_block(x, "runs_layout");
+    if (C > 1) {
+        LLVMBasicBlockRef last = lx_block(x, "channels_last");
+        LLVMBuildCondBr(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, inner, lx_i64(x, 1), ""), last, runs);
+        LLVMPositionBuilderAtEnd(x->b, last);
+        channels_last(x, p, span1, in, out, mask, n, qp, runs);
+    } else {
+        LLVMBuildBr(x->b, runs);
+    }
+    LLVMPositionBuilderAtEnd(x->b, runs);
+    LLVMValueRef is0 = LLVMBuildICmp(x->b, LLVMIntEQ, inner, lx_i64(x, 0), "");
+    LLVMValueRef run_len = LLVMBuildSelect(x->b, is0, lx_i64(x, 1), inner, "");
+    channel_runs(x, p, span, in, out, mask, n, run_len, lx_i64(x, C), chan_of, qp);
+    LLVMBuildRetVoid(x->b);
+}
+
+/* requantize: m = fl(fl(s_in * s_w[c]) / s_out), bias and z_out per run. */
+static chan_scalars requant_chan(lx *x, LLVMValueRef rp, LLVMValueRef c) {
+    LLVMValueRef s_in = lx_field(x, x->f32, rp, offsetof(qg_requant_params, s_in));
+    LLVMValueRef s_out = lx_field(x, x->f32, rp, offsetof(qg_requant_params, s_out));
+    LLVMValueRef s_w = lx_field(x, x->ptr, rp, offsetof(qg_requant_params, s_w));
+    LLVMValueRef w = LLVMBuildLoad2(x->b, x->f32, lx_gep(x, x->f32, s_w, c), "");
+    LLVMValueRef m = LLVMBuildFDiv(x->b, LLVMBuildFMul(x->b, s_in, w, ""), s_out, "");
+    LLVMValueRef z = lx_field(x, x->i32, rp, offsetof(qg_requant_params, z_out));
+    LLVMValueRef bias = lx_field(x, x->ptr, rp, offsetof(qg_requant_params, bias_q));
+    /* bias_q may be NULL: read a zero instead */
+    LLVMValueRef zero = lx_alloca(x, x->i32);
+    LLVMBuildStore(x->b, lx_i32(x, 0), zero);
+    LLVMValueRef has = LLVMBuildIsNotNull(x->b, bias, "");
+    LLVMValueRef bp = LLVMBuildSelect(x->b, has, lx_gep(x, x->i32, bias, c), zero, "");
+    LLVMValueRef b = LLVMBuildLoad2(x->b, x->i32, bp, "");
+    return (chan_scalars){m, z, b};
+}
+
+static void build_requantize_entry(lx *x, const qg_plan *p, LLVMValueRef span) {
+    LLVMValueRef fn = lx_define_entry(x, qg_op_info_of(QG_K_REQUANTIZE));
+    LLVMValueRef acc = LLVMGetParam(fn, 0), q = LLVMGetParam(fn, 1), n = LLVMGetParam(fn, 2), rp = LLVMGetParam(fn, 3);
+    LLVMValueRef ch = lx_field(x, x->i64, rp, offsetof(qg_requant_params, channels));
+    LLVMValueRef C = LLVMBuildSelect(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, ch, lx_i64(x, 0), ""), lx_i64(x, 1), ch, "");
+    LLVMValueRef inner = lx_field(x, x->i64, rp, offsetof(qg_requant_params, inner));
+    LLVMValueRef one = lx_i64(x, 1);
+    LLVMValueRef inner1 =
+        LLVMBuildSelect(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, inner, lx_i64(x, 0), ""), one, inner, "");
+    LLVMValueRef n1 = LLVMBuildSelect(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, n, lx_i64(x, 0), ""), one, n, "");
+    LLVMValueRef run_len = LLVMBuildSelect(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, C, one, ""), n1, inner1, "");
+    channel_runs(x, p, span, acc, q, LLVMConstNull(x->ptr), n, run_len, C, requant_chan, rp);
+    LLVMBuildRetVoid(x->b);
+}
+
+static LLVMValueRef spec_object(lx *x) {
+    char name[QG_NAME_MAX + 16];
+    snprintf(name, sizeof name, "%s_spec", x->prefix);
+    LLVMValueRef g = LLVMGetNamedGlobal(x->m, name);
+    return g ? g : LLVMAddGlobal(x->m, x->i8, name);
+}
+
+/* NAME_<op>__<isa>(args...) { ref(&NAME_spec, args...); } */
+static void build_forward(lx *x, qg_kernel_op op) {
+    const qg_op_info *o = qg_op_info_of(op);
+    LLVMValueRef fn = lx_define_entry(x, o);
+    LLVMTypeRef types[QG_OP_MAX_ARGS + 1] = {x->ptr};
+    LLVMValueRef args[QG_OP_MAX_ARGS + 1] = {spec_object(x)};
+    for (int k = 0; k < o->nargs; k++) {
+        args[k + 1] = LLVMGetParam(fn, (unsigned)k);
+        types[k + 1] = LLVMTypeOf(args[k + 1]);
+    }
+    const unsigned n = (unsigned)o->nargs + 1;
+    lx_call(x, lx_declare(x, o->reference, x->vd, types, n), args, n);
+    LLVMBuildRetVoid(x->b);
+}
+
+qg_status lx_build_kernels(lx *x, qg_error *err) {
+    const qg_spec *sp = x->sp;
+    qg_status st = qg_plan_check_isa(sp, x->target->isa, err);
+    if (st)
+        return st;
+    for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD; op++) {
+        if (!(x->ops & (1u << op)))
+            continue;
+        if (qg_plan_by_reference(sp, op)) {
+            build_forward(x, op);
+            continue;
+        }
+        qg_plan plan;
+        if ((st = qg_plan_build(sp, op, &plan, err)))
+            return st;
+        io_t io = lx_io_of(x, op);
+        LLVMValueRef span = lx_build_span(x, &plan, &io, false);
+        LLVMValueRef span1 =
+            qg_qscheme_is_per_channel(sp->qscheme) && sp->channel_len > 1 && op != QG_K_FAKE_QUANT_BACKWARD
+                ? lx_build_span(x, &plan, &io, true)
+                : NULL;
+        build_entry(x, &plan, &io, span, span1);
+    }
+    if (x->ops & (1u << QG_K_REQUANTIZE)) {
+        if (qg_plan_by_reference(sp, QG_K_REQUANTIZE)) {
+            build_forward(x, QG_K_REQUANTIZE);
+        } else {
+            qg_plan plan;
+            if ((st = qg_plan_build(sp, QG_K_REQUANTIZE, &plan, err)))
+                return st;
+            io_t io = lx_io_of(x, QG_K_REQUANTIZE);
+            build_requantize_entry(x, &plan, lx_build_span(x, &plan, &io, false));
+        }
+    }
+    if (x->ops & (1u << QG_K_OBSERVE))
+        lx_build_observe(x);
+    return QG_OK;
+}

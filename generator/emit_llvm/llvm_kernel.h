@@ -1,0 +1,58 @@
+/* Internal to the LLVM backend: what the files building a kernel
+ * (llvm_span, llvm_entry, llvm_mask, llvm_observe) share. */
+#ifndef QGEN_LLVM_KERNEL_H
+#define QGEN_LLVM_KERNEL_H
+
+#include "../emit_c/isa_spelling.h"
+#include "../plan/kernel_ops.h"
+#include "llvm_builder.h"
+#include "qgen/runtime.h"
+
+/* Pointer parameters of one op and what flows through them. */
+typedef struct io_t {
+    LLVMTypeRef in_t, out_t; /* element types */
+    unsigned in_size, out_size;
+    bool in_q, out_q; /* quantized (widened / narrowed) */
+    bool mask_in, mask_out;
+} io_t;
+
+static inline io_t lx_io_of(const lx *x, qg_kernel_op op) {
+    const qg_op_info *o = qg_op_info_of(op);
+    const qg_arg_kind in = o->args[qg_op_data_in(o)].kind, out = o->args[qg_op_data_out(o)].kind;
+    io_t io = {in == QG_ARG_Q_IN     ? x->qe
+               : in == QG_ARG_ACC_IN ? x->i32
+                                     : x->f32,
+               out == QG_ARG_Q_OUT ? x->qe : x->f32,
+               in == QG_ARG_Q_IN ? x->qsize : 4,
+               out == QG_ARG_Q_OUT ? x->qsize : 4,
+               in == QG_ARG_Q_IN,
+               out == QG_ARG_Q_OUT,
+               qg_op_arg_index(o, QG_ARG_MASK_IN) >= 0,
+               qg_op_arg_index(o, QG_ARG_MASK_OUT) >= 0};
+    return io;
+}
+
+static inline bool lx_is_signed_q(const lx *x) { return x->sp->dtype != QG_QUINT8; }
+
+typedef struct span_args {
+    LLVMValueRef in, out, mask, base, len;
+    LLVMValueRef param[QG_IN_COUNT];
+    LLVMValueRef lane_bytes; /* scratch for packed masks */
+} span_args;
+
+/* llvm_mask.c: gradient masks */
+LLVMValueRef lx_mask_helper(lx *x, bool pack);
+void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
+LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
+void lx_store_mask_bytes_avx2(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValueRef at);
+
+/* llvm_span.c: spans */
+LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vector);
+
+/* llvm_entry.c: entries */
+LLVMValueRef lx_define_entry(lx *x, const qg_op_info *o);
+
+/* llvm_observe.c: the min/max reduction */
+void lx_build_observe(lx *x);
+
+#endif

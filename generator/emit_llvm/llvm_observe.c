@@ -1,0 +1,91 @@
+/* The LLVM backend's observe kernel: the min/max reduction the runtime's
+ * observers fold (docs/semantics.md, observers). */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "llvm_kernel.h"
+
+/* int minmax(const float *x, size_t len, float *mn, float *mx), len >= 1:
+ * `unroll` independent accumulators, then a masked tail whose inactive
+ * lanes repeat x[0]. Returns 0 when x holds a NaN. */
+static LLVMValueRef build_minmax(lx *x) {
+    char name[QG_NAME_MAX + 64];
+    snprintf(name, sizeof name, "%s_minmax_span__%s", x->prefix, qg_isa_name(x->target->isa));
+    LLVMValueRef fn = lx_define(x, name, x->i32, (LLVMTypeRef[]){x->ptr, x->i64, x->ptr, x->ptr}, 4, false);
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    LLVMValueRef xs = LLVMGetParam(fn, 0), len = LLVMGetParam(fn, 1);
+    const int U = x->isa->unroll;
+    LLVMValueRef first = lx_splat(x, LLVMBuildLoad2(x->b, x->f32, xs, ""), x->vf);
+    LLVMValueRef lo[4], hi[4], ok[4];
+    for (int k = 0; k < U; k++) {
+        /* "no NaN yet" as all-ones int32 lanes: the compares' own form on
+         * x86, so no mask narrowing in the loop */
+        lo[k] = lx_alloca(x, x->vf), hi[k] = lx_alloca(x, x->vf), ok[k] = lx_alloca(x, x->vi);
+        LLVMBuildStore(x->b, first, lo[k]);
+        LLVMBuildStore(x->b, first, hi[k]);
+        LLVMBuildStore(x->b, LLVMBuildSExt(x->b, LLVMBuildFCmp(x->b, LLVMRealORD, first, first, ""), x->vi, ""), ok[k]);
+    }
+    LLVMValueRef vl = lx_vl(x);
+#define ACCUMULATE(k, v)                                                                                               \
+    do {                                                                                                               \
+        LLVMBuildStore(x->b, lx_min(x, LLVMBuildLoad2(x->b, x->vf, lo[k], ""), v), lo[k]);                             \
+        LLVMBuildStore(x->b, lx_max(x, LLVMBuildLoad2(x->b, x->vf, hi[k], ""), v), hi[k]);                             \
+        LLVMBuildStore(x->b,                                                                                           \
+                       LLVMBuildAnd(x->b, LLVMBuildLoad2(x->b, x->vi, ok[k], ""),                                      \
+                                    LLVMBuildSExt(x->b, LLVMBuildFCmp(x->b, LLVMRealORD, v, v, ""), x->vi, ""), ""),   \
+                       ok[k]);                                                                                         \
+    } while (0)
+    LLVMValueRef i0 = lx_i64(x, 0);
+    if (U > 1) {
+        LLVMValueRef step = LLVMBuildMul(x->b, vl, lx_i64(x, U), "");
+        lx_loop l = lx_loop_open(x, i0, "unrolled");
+        LLVMValueRef i = lx_loop_value(x, &l);
+        lx_loop_test(x, &l, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, step, ""), len, ""));
+        for (int k = 0; k < U; k++) {
+            LLVMValueRef at = LLVMBuildAdd(x->b, i, LLVMBuildMul(x->b, vl, lx_i64(x, k), ""), "");
+            LLVMValueRef v = lx_load(x, x->vf, x->f32, 4, xs, at, NULL, NULL);
+            ACCUMULATE(k, v);
+        }
+        lx_loop_close(x, &l, step);
+        i0 = lx_loop_value(x, &l);
+    }
+    lx_loop l = lx_loop_open(x, i0, "vectors");
+    LLVMValueRef i = lx_loop_value(x, &l);
+    lx_loop_test(x, &l, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, vl, ""), len, ""));
+    LLVMValueRef v = lx_load(x, x->vf, x->f32, 4, xs, i, NULL, NULL);
+    ACCUMULATE(0, v);
+    lx_loop_close(x, &l, vl);
+    if (x->isa->lanes > 1 || x->isa->scalable) {
+        i = lx_loop_value(x, &l);
+        LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildICmp(x->b, LLVMIntULT, i, len, ""));
+        LLVMValueRef t = lx_load(x, x->vf, x->f32, 4, xs, i, lx_active(x, i, len), first);
+        ACCUMULATE(0, t);
+        lx_if_close(x, join);
+    }
+#undef ACCUMULATE
+    LLVMValueRef mn = LLVMBuildLoad2(x->b, x->vf, lo[0], ""), mx = LLVMBuildLoad2(x->b, x->vf, hi[0], "");
+    LLVMValueRef all = LLVMBuildLoad2(x->b, x->vi, ok[0], "");
+    for (int k = 1; k < U; k++) {
+        mn = lx_min(x, mn, LLVMBuildLoad2(x->b, x->vf, lo[k], ""));
+        mx = lx_max(x, mx, LLVMBuildLoad2(x->b, x->vf, hi[k], ""));
+        all = LLVMBuildAnd(x->b, all, LLVMBuildLoad2(x->b, x->vi, ok[k], ""), "");
+    }
+    all = LLVMBuildICmp(x->b, LLVMIntNE, all, LLVMConstNull(x->vi), "");
+    LLVMValueRef rmn = lx_intrinsic(x, "llvm.vector.reduce.fmin", &x->vf, 1, &mn, 1);
+    LLVMValueRef rmx = lx_intrinsic(x, "llvm.vector.reduce.fmax", &x->vf, 1, &mx, 1);
+    LLVMValueRef rok = lx_intrinsic(x, "llvm.vector.reduce.and", &x->vm, 1, &all, 1);
+    LLVMBuildStore(x->b, rmn, LLVMGetParam(fn, 2));
+    LLVMBuildStore(x->b, rmx, LLVMGetParam(fn, 3));
+    LLVMBuildRet(x->b, LLVMBuildZExt(x->b, rok, x->i32, ""));
+    return fn;
+}
+void lx_build_observe(lx *x) {
+    LLVMValueRef span = qg_plan_observer_reduces(x->sp) ? build_minmax(x) : LLVMConstNull(x->ptr);
+    LLVMValueRef fn = lx_define_entry(x, qg_op_info_of(QG_K_OBSERVE));
+    LLVMTypeRef rtypes[6] = {x->ptr, x->ptr, x->i64, x->i64, x->ptr, x->ptr};
+    LLVMValueRef drv = lx_declare(x, "qg_observe_with", x->i32, rtypes, 6);
+    LLVMValueRef args[6] = {LLVMGetParam(fn, 3), LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), LLVMGetParam(fn, 2), span,
+                            LLVMGetParam(fn, 4)};
+    LLVMBuildRet(x->b, lx_call(x, drv, args, 6));
+}

@@ -1,0 +1,172 @@
+/* The LLVM backend's span: the plan over a stretch of elements sharing one
+ * channel's parameters (unrolled full vectors, single vectors, then a
+ * masked tail that touches nothing past the end). */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "llvm_kernel.h"
+
+/* The plan on the vector at element `at` (count lanes valid; `active`
+ * masks the loads and stores of a partial vector, NULL for a full one). */
+/* x86, int8 outputs: four vectors narrowed with two rounds of saturating
+ * packs and one lane permutation, as the C backend's store4 helpers do. */
+static bool packs_four(const lx *x, const io_t *io) {
+    /* where the ISA's C spelling has a four-vector store (templates/<isa>.def) */
+    return io->out_q && x->isa->unroll == 4 && qg_isa_spelling_of(x->isa->isa)->store_q4[x->sp->dtype] &&
+           (x->isa->isa == QG_ISA_AVX2 || x->isa->isa == QG_ISA_AVX512);
+}
+
+static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef out, LLVMValueRef at) {
+    const bool avx512 = x->isa->isa == QG_ISA_AVX512;
+    const bool is_unsigned = x->sp->dtype == QG_QUINT8;
+    const char *dw = avx512 ? "llvm.x86.avx512.packssdw.512" : "llvm.x86.avx2.packssdw";
+    const char *wb = avx512 ? (is_unsigned ? "llvm.x86.avx512.packuswb.512" : "llvm.x86.avx512.packsswb.512")
+                            : (is_unsigned ? "llvm.x86.avx2.packuswb" : "llvm.x86.avx2.packsswb");
+    LLVMValueRef ab = lx_intrinsic(x, dw, NULL, 0, (LLVMValueRef[]){r[0], r[1]}, 2);
+    LLVMValueRef cd = lx_intrinsic(x, dw, NULL, 0, (LLVMValueRef[]){r[2], r[3]}, 2);
+    LLVMValueRef v = lx_intrinsic(x, wb, NULL, 0, (LLVMValueRef[]){ab, cd}, 2);
+    /* the packs work within 128-bit lanes: put each vector's dwords back together */
+    const unsigned L = x->isa->lanes, lanes128 = L / 4;
+    LLVMValueRef idx[16];
+    for (unsigned m = 0; m < L; m++)
+        idx[m] = lx_i32(x, (long long)((m % lanes128) * 4 + m / lanes128));
+    LLVMValueRef dwords = LLVMBuildBitCast(x->b, v, x->vi, "");
+    LLVMValueRef perm = LLVMBuildShuffleVector(x->b, dwords, LLVMGetPoison(x->vi), LLVMConstVector(idx, L), "");
+    LLVMSetAlignment(LLVMBuildStore(x->b, perm, lx_gep(x, x->i8, out, at)), 1);
+}
+
+/* The plan on the vector at element `at` (count lanes valid; `active`
+ * masks the loads and stores of a partial vector, NULL for a full one).
+ * With `deferred`, a quantized result is left there instead of stored. */
+static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at,
+                         LLVMValueRef count, LLVMValueRef active, LLVMValueRef *deferred) {
+    LLVMValueRef in[QG_IN_COUNT] = {0};
+    LLVMTypeRef vin = io->in_q ? x->vq : io->in_t == x->i32 ? x->vi : x->vf;
+    LLVMValueRef v = lx_load(x, vin, io->in_t, io->in_size, s->in, at, active, LLVMConstNull(vin));
+    if (io->in_q)
+        v = lx_is_signed_q(x) ? LLVMBuildSExt(x->b, v, x->vi, "") : LLVMBuildZExt(x->b, v, x->vi, "");
+    in[p->op == QG_K_FAKE_QUANT_BACKWARD ? QG_IN_DY : io->in_t == x->f32 ? QG_IN_X : QG_IN_Q] = v;
+    if (io->mask_in) {
+        LLVMValueRef bytes = NULL;
+        if (x->sp->compat_mask && !x->isa->scalable) {
+            in[QG_IN_MASK] = lx_unpack_bits_inline(x, s->mask, at, count);
+        } else if (x->sp->compat_mask) {
+            LLVMValueRef args[4] = {s->lane_bytes, s->mask, at, count};
+            lx_call(x, lx_mask_helper(x, false), args, 4);
+            bytes = lx_load(x, x->vb, x->i8, 1, s->lane_bytes, lx_i64(x, 0), NULL, NULL);
+        } else {
+            bytes = lx_load(x, x->vb, x->i8, 1, s->mask, at, active, LLVMConstNull(x->vb));
+        }
+        if (!in[QG_IN_MASK])
+            in[QG_IN_MASK] = LLVMBuildICmp(x->b, LLVMIntNE, bytes, LLVMConstNull(x->vb), "");
+    }
+    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
+        in[k] = s->param[k];
+    LLVMValueRef mres = NULL;
+    LLVMValueRef r = lx_lower_plan(x, p, in, &mres);
+    if (deferred)
+        *deferred = r;
+    else
+        lx_store(x, io->out_q ? LLVMBuildTrunc(x->b, r, x->vq, "") : r, io->out_t, io->out_size, s->out, at, active);
+    if (io->mask_out) {
+        LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, s->mask, ""));
+        LLVMValueRef bytes = LLVMBuildZExt(x->b, mres, x->vb, "");
+        if (x->sp->compat_mask && !x->isa->scalable) {
+            lx_pack_bits_inline(x, mres, s->mask, at, count);
+        } else if (x->sp->compat_mask) {
+            lx_store(x, bytes, x->i8, 1, s->lane_bytes, lx_i64(x, 0), NULL);
+            LLVMValueRef args[4] = {s->mask, at, s->lane_bytes, count};
+            lx_call(x, lx_mask_helper(x, true), args, 4);
+        } else if (!active && x->isa->isa == QG_ISA_AVX2) {
+            lx_store_mask_bytes_avx2(x, mres, s->mask, at);
+        } else {
+            lx_store(x, bytes, x->i8, 1, s->mask, at, active);
+        }
+        lx_if_close(x, join);
+    }
+}
+
+static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at, LLVMValueRef count,
+                      LLVMValueRef active) {
+    vector_at_ex(x, p, io, s, at, count, active, NULL);
+}
+
+/* static void span(in, out, mask, base, len, params...) */
+/* With one_vector, the span of the channels-last walk: len <= one vector,
+ * so no loops (and far less code to compile). */
+LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vector) {
+    LLVMTypeRef params[5 + QG_IN_COUNT] = {x->ptr, x->ptr, x->ptr, x->i64, x->i64};
+    unsigned np = 5;
+    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
+        if (p->uses[k])
+            params[np++] = p->kind[k] == QG_VI ? x->vi : x->vf;
+    char name[QG_NAME_MAX + 64];
+    snprintf(name, sizeof name, "%s_%s_span%s", x->prefix, qg_kernel_op_name(p->op), one_vector ? "1" : "");
+    LLVMValueRef fn = lx_define(x, name, x->vd, params, np, true);
+    span_args s = {LLVMGetParam(fn, 0),
+                   LLVMGetParam(fn, 1),
+                   LLVMGetParam(fn, 2),
+                   LLVMGetParam(fn, 3),
+                   LLVMGetParam(fn, 4),
+                   {0},
+                   NULL};
+    np = 5;
+    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
+        if (p->uses[k])
+            s.param[k] = LLVMGetParam(fn, np++);
+    if (x->sp->compat_mask && x->isa->scalable && (io->mask_in || io->mask_out))
+        s.lane_bytes = lx_alloca(x, x->vb);
+    LLVMValueRef vl = lx_vl(x);
+    if (one_vector) {
+        LLVMBasicBlockRef full = lx_block(x, "full"), part = lx_block(x, "partial"), done = lx_block(x, "done");
+        LLVMBuildCondBr(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, s.len, vl, ""), full, part);
+        LLVMPositionBuilderAtEnd(x->b, full);
+        vector_at(x, p, io, &s, s.base, vl, NULL);
+        LLVMBuildBr(x->b, done);
+        LLVMPositionBuilderAtEnd(x->b, part);
+        if (x->isa->lanes > 1 || x->isa->scalable) {
+            LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildICmp(x->b, LLVMIntUGT, s.len, lx_i64(x, 0), ""));
+            vector_at(x, p, io, &s, s.base, s.len, lx_active(x, lx_i64(x, 0), s.len));
+            lx_if_close(x, join);
+        }
+        LLVMBuildBr(x->b, done);
+        LLVMPositionBuilderAtEnd(x->b, done);
+        LLVMBuildRetVoid(x->b);
+        return fn;
+    }
+    lx_loop main = {0};
+    const int U = x->isa->unroll;
+    LLVMValueRef i0 = lx_i64(x, 0);
+    if (U > 1) {
+        LLVMValueRef step = LLVMBuildMul(x->b, vl, lx_i64(x, U), "");
+        main = lx_loop_open(x, i0, "unrolled");
+        LLVMValueRef i = lx_loop_value(x, &main);
+        lx_loop_test(x, &main, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, step, ""), s.len, ""));
+        const bool four = packs_four(x, io);
+        LLVMValueRef r[4];
+        for (int k = 0; k < U; k++) {
+            LLVMValueRef off = LLVMBuildAdd(x->b, i, LLVMBuildMul(x->b, vl, lx_i64(x, k), ""), "");
+            vector_at_ex(x, p, io, &s, LLVMBuildAdd(x->b, s.base, off, ""), vl, NULL, four ? &r[k] : NULL);
+        }
+        if (four)
+            store_four_q8(x, r, s.out, LLVMBuildAdd(x->b, s.base, i, ""));
+        lx_loop_close(x, &main, step);
+        i0 = lx_loop_value(x, &main);
+    }
+    lx_loop one = lx_loop_open(x, i0, "vectors");
+    LLVMValueRef i = lx_loop_value(x, &one);
+    lx_loop_test(x, &one, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, vl, ""), s.len, ""));
+    vector_at(x, p, io, &s, LLVMBuildAdd(x->b, s.base, i, ""), vl, NULL);
+    lx_loop_close(x, &one, vl);
+    if (x->isa->lanes > 1 || x->isa->scalable) {
+        i = lx_loop_value(x, &one);
+        LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildICmp(x->b, LLVMIntULT, i, s.len, ""));
+        LLVMValueRef at = LLVMBuildAdd(x->b, s.base, i, "");
+        LLVMValueRef active = lx_active(x, i, s.len);
+        vector_at(x, p, io, &s, at, LLVMBuildSub(x->b, s.len, i, ""), active);
+        lx_if_close(x, join);
+    }
+    LLVMBuildRetVoid(x->b);
+    return fn;
+}
