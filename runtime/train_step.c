@@ -10,6 +10,7 @@
  *   qparams are left as they were.
  * With fake quant off, y = x and the mask is all ones. One driver serves
  * the reference and the generated kernels of every backend and ISA. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,34 @@ void qg_observer_train_qparams(const qg_observer *o, float *scale, int32_t *zero
     QG_NEED_OR_RETURN(o && scale && zero_point);
     memcpy(scale, o->train_scale, o->channels * sizeof(float));
     memcpy(zero_point, o->train_zp, o->channels * sizeof(int32_t));
+}
+
+qg_status qg_observer_restore(qg_observer *o, const float *min, const float *max, const float *scale,
+                              const int32_t *zero_point, qg_error *err) {
+    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED(min, err, "one running min per channel");
+    QG_NEED(max, err, "one running max per channel");
+    QG_NEED(scale, err, "one scale per channel");
+    QG_NEED(zero_point, err, "one zero point per channel");
+    const qg_spec *sp = &o->spec;
+    if (sp->observer.type == QG_OBS_HISTOGRAM)
+        return qg_error_set(err, QG_ERR_STATE,
+                            "observer.type: histogram keeps a histogram besides min/max; expected a min/max observer "
+                            "(restore a histogram from a state file)");
+    for (size_t c = 0; c < o->channels; c++) {
+        if (zero_point[c] < sp->quant_min || zero_point[c] > sp->quant_max)
+            return qg_error_set(err, QG_ERR_INVALID,
+                                "zero_point[%zu]: %d; expected a value in the spec's range %lld..%lld", c,
+                                (int)zero_point[c], (long long)sp->quant_min, (long long)sp->quant_max);
+        if (isnan(min[c]) || isnan(max[c]))
+            return qg_error_set(err, QG_ERR_INVALID, "min/max[%zu]: NaN; expected numbers (+inf/-inf: unobserved)", c);
+    }
+    memcpy(o->min, min, o->channels * sizeof(float));
+    memcpy(o->max, max, o->channels * sizeof(float));
+    memcpy(o->train_scale, scale, o->channels * sizeof(float));
+    memcpy(o->train_zp, zero_point, o->channels * sizeof(int32_t));
+    o->batches = min[0] <= max[0];
+    return QG_OK;
 }
 
 /* New qparams into the module's buffers, by the spec's rule, when the rule

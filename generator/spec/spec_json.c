@@ -551,3 +551,20 @@ qg_status qg_spec_load_file(const char *path, const char *const *sets, size_t ns
     free(text);
     return st;
 }
+
+qg_status qg_spec_new(const char *json, const char *origin, const char *const *sets, size_t nsets, qg_spec **out,
+                      qg_error *err) {
+    QG_NEED(out, err, "a place for the new spec");
+    *out = NULL;
+    qg_spec *sp = calloc(1, sizeof *sp);
+    if (!sp)
+        return qg_error_set(err, QG_ERR_NOMEM, "spec: out of memory");
+    const qg_status st = qg_spec_load_string(json, origin, sets, nsets, sp, err);
+    if (st)
+        free(sp);
+    else
+        *out = sp;
+    return st;
+}
+
+void qg_spec_free(qg_spec *spec) { free(spec); }

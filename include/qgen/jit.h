@@ -98,6 +98,12 @@ const char *qg_jit_cache_dir(const qg_jit *jit);
 /* Releases the JIT and every kernel it made. */
 void qg_jit_destroy(qg_jit *jit);
 
+/* sizeof the public structs in this build (libqgen.so only), for bindings
+ * that mirror them, such as the Python package's ctypes. */
+size_t qg_abi_sizeof_qparams(void);
+size_t qg_abi_sizeof_kernels(void);
+size_t qg_abi_sizeof_error(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -157,6 +157,14 @@ void qg_observer_enabled(const qg_observer *obs, bool *observe, bool *fake_quant
 /* The qparams the training step holds now (torch's scale and zero_point
  * buffers). */
 void qg_observer_train_qparams(const qg_observer *obs, float *scale, int32_t *zero_point);
+/* Puts a module's buffers back into the observer (a checkpoint, or a host
+ * that keeps the state itself, as the Python package's torch modules do):
+ * running min/max and the training step's qparams, channel_len values each
+ * for per-channel observers, else 1. Min/max of +inf/-inf mean "nothing
+ * observed yet". Refused for histogram observers (their state is more than
+ * min/max) and for a zero point outside the spec's range. */
+qg_status qg_observer_restore(qg_observer *obs, const float *min, const float *max, const float *scale,
+                              const int32_t *zero_point, qg_error *err);
 
 /* ATen's ChooseQuantizationParams as torch.fused_moving_avg_obs_fake_quant
  * calls it: double precision, symmetric ranges widened to keep 0 exact,

@@ -151,6 +151,11 @@ qg_status qg_spec_load_string(const char *json, const char *origin, const char *
 /* The resolved spec as canonical JSON (fixed key order, every field, 2-space
  * indent, trailing newline). The caller frees it with free(). */
 char *qg_spec_to_json(const qg_spec *spec);
+/* qg_spec_load_string into a spec on the heap, for hosts that hold specs
+ * by pointer (the Python package); release it with qg_spec_free. */
+qg_status qg_spec_new(const char *json, const char *origin, const char *const *sets, size_t nsets, qg_spec **out,
+                      qg_error *err);
+void qg_spec_free(qg_spec *spec);
 /* Names of the built-in presets usable as "base", NULL-terminated. */
 const char *const *qg_spec_preset_names(void);
 

@@ -44,6 +44,14 @@ for f in bin/qgen lib/libqgen_rt.a lib/libqgen_rt.so lib/libqgen.a include/qgen/
 done
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --libs qgen | grep -q -- "-lqgen_rt -lm" || fail "pkg-config qgen"
 
+step "the Python package from the install"
+pyout=$(cd "$work" && PYTHONPATH="$prefix/lib/python3/dist-packages" XDG_CACHE_HOME="$work/py-cache" /usr/bin/python3 -c '
+import numpy, qgen
+k = qgen.Kernels(qgen.Spec.preset("torch.qnnpack.activation"))
+y, m = k.fake_quant(numpy.array([0.5, -1.0, 300.0], dtype=numpy.float32), [0.5], [0])
+print(y.tolist(), m.tolist(), qgen.__file__)' 2>&1)
+echo "$pyout" | grep -q "^\[0.5, 0.0, 127.5\] \[1, 0, 0\] $prefix/" || fail "python package: $pyout"
+
 step "plain-make: qgen generate, make and pkg-config, no CMake"
 d=$work/plain-make
 cp -r "$src/examples/plain-make" "$d"

@@ -145,6 +145,38 @@ static void test_nan_changes_nothing(void) {
     qg_observer_destroy(o);
 }
 
+/* A module's buffers restored into a fresh observer continue as the
+ * observer they came from; bad buffers are refused and change nothing. */
+static void test_restore(void) {
+    const qg_spec sp = spec_of("{\"name\": \"a\", \"base\": \"torch.fbgemm.activation\"}");
+    qg_observer *a = make(&sp), *b = make(&sp);
+    float y[11], yb[11], s, sb, mn, mx;
+    int32_t z, zb;
+    uint8_t m[11], mb[11];
+    CU_ASSERT_EQUAL(step(a, X1, y, m, &s, &z), QG_OK);
+    qg_observer_minmax(a, &mn, &mx);
+    qg_error err;
+    CU_ASSERT_EQUAL(qg_observer_restore(b, &mn, &mx, &s, &z, &err), QG_OK);
+    CU_ASSERT_EQUAL(step(a, X2, y, m, &s, &z), QG_OK);
+    CU_ASSERT_EQUAL(step(b, X2, yb, mb, &sb, &zb), QG_OK);
+    CU_ASSERT_TRUE(memcmp(y, yb, sizeof y) == 0 && memcmp(m, mb, sizeof m) == 0 && s == sb && z == zb);
+    const float nan = NAN;
+    const int32_t far = 300;
+    CU_ASSERT_EQUAL(qg_observer_restore(b, &nan, &mx, &s, &z, &err), QG_ERR_INVALID);
+    ASSERT_CONTAINS(err.message, "NaN");
+    CU_ASSERT_EQUAL(qg_observer_restore(b, &mn, &mx, &s, &far, &err), QG_ERR_INVALID);
+    ASSERT_CONTAINS(err.message, "zero_point[0]: 300");
+    qg_observer_train_qparams(b, &sb, &zb);
+    CU_ASSERT_TRUE(sb == s && zb == z);
+    const qg_spec hs = spec_of("{\"name\": \"h\", \"observer\": {\"type\": \"histogram\"}}");
+    qg_observer *h = make(&hs);
+    CU_ASSERT_EQUAL(qg_observer_restore(h, &mn, &mx, &s, &z, &err), QG_ERR_STATE);
+    ASSERT_CONTAINS(err.message, "histogram");
+    qg_observer_destroy(a);
+    qg_observer_destroy(b);
+    qg_observer_destroy(h);
+}
+
 /* A state saved mid-training resumes bit for bit, switches included; a
  * version 1 file (before the training state) loads with torch's initial
  * buffers. */
@@ -221,6 +253,7 @@ int main(int argc, char **argv) {
         {"fused_op needs a moving-average observer", test_rule_needs_moving_average},
         {"observer and fake-quant switches", test_switches},
         {"NaN changes nothing", test_nan_changes_nothing},
+        {"restore from a module's buffers", test_restore},
         {"state file carries the training state", test_state_file},
     };
     return QG_RUN("train_step", tests);

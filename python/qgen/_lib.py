@@ -1,0 +1,128 @@
+"""libqgen.so through ctypes: the library, the public structs it shares with
+Python, and the error type. Every call that can fail goes through `check`,
+which turns a qg_status into a QgenError carrying the library's message."""
+
+import ctypes
+import os
+import pathlib
+
+
+class QgenError(Exception):
+    """An error reported by libqgen: `status` is the qg_status name."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+class Error(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int), ("message", ctypes.c_char * 512)]
+
+
+class QParams(ctypes.Structure):
+    _fields_ = [
+        ("scale", ctypes.c_void_p),
+        ("zero_point", ctypes.c_void_p),
+        ("zero_point_float", ctypes.c_void_p),
+        ("channels", ctypes.c_size_t),
+        ("inner", ctypes.c_size_t),
+    ]
+
+
+class Kernels(ctypes.Structure):
+    # qgen/jit.h's qg_kernels; the entries are read as addresses and called
+    # through the prototypes below.
+    _fields_ = [
+        ("spec", ctypes.c_void_p),
+        ("isa", ctypes.c_int),
+        ("quantize", ctypes.c_void_p),
+        ("dequantize", ctypes.c_void_p),
+        ("fake_quant", ctypes.c_void_p),
+        ("fake_quant_backward", ctypes.c_void_p),
+        ("observe", ctypes.c_void_p),
+        ("requantize", ctypes.c_void_p),
+    ]
+
+
+vp, sz = ctypes.c_void_p, ctypes.c_size_t
+QUANTIZE = ctypes.CFUNCTYPE(None, vp, vp, sz, vp)
+FAKE_QUANT = ctypes.CFUNCTYPE(None, vp, vp, vp, sz, vp)
+BACKWARD = ctypes.CFUNCTYPE(None, vp, vp, vp, sz)
+
+ISAS = ["scalar", "avx2", "avx512", "neon", "rvv", "sve"]
+
+_lib = None
+
+
+def _library_path():
+    env = os.environ.get("QGEN_LIBRARY")
+    if env:
+        return env
+    hint = pathlib.Path(__file__).with_name("_libpath.txt")
+    if hint.exists():
+        return hint.read_text().strip()
+    raise QgenError(
+        "QG_ERR_IO",
+        "libqgen.so: not found; expected QGEN_LIBRARY to name it, or the package "
+        "from a qgen build tree (<build>/python) or install",
+    )
+
+
+def _declare(lib):
+    c = ctypes
+    E = c.POINTER(Error)
+    sigs = {
+        "qg_spec_new": (c.c_int, [c.c_char_p, c.c_char_p, c.c_void_p, sz, c.POINTER(vp), E]),
+        "qg_spec_free": (None, [vp]),
+        "qg_spec_to_json": (c.c_void_p, [vp]),
+        "qg_spec_preset_names": (c.POINTER(c.c_char_p), []),
+        "qg_jit_create": (c.c_int, [vp, c.POINTER(vp), E]),
+        "qg_jit_compile": (c.c_int, [vp, vp, c.c_uint, c.POINTER(c.POINTER(Kernels)), E]),
+        "qg_jit_destroy": (None, [vp]),
+        "qg_observer_create": (c.c_int, [vp, c.POINTER(vp), E]),
+        "qg_observer_destroy": (None, [vp]),
+        "qg_observer_enable": (None, [vp, c.c_bool, c.c_bool]),
+        "qg_observer_minmax": (None, [vp, vp, vp]),
+        "qg_observer_train_qparams": (None, [vp, vp, vp]),
+        "qg_observer_restore": (c.c_int, [vp, vp, vp, vp, vp, E]),
+        "qg_fused_train_step_with": (c.c_int, [vp, vp, vp, vp, vp, vp, sz, sz, vp, vp, E]),
+        "qg_qparams_validate": (c.c_int, [vp, c.POINTER(QParams), E]),
+        "qg_status_name": (c.c_char_p, [c.c_int]),
+        "qg_abi_sizeof_qparams": (sz, []),
+        "qg_abi_sizeof_kernels": (sz, []),
+        "qg_abi_sizeof_error": (sz, []),
+    }
+    for name, (res, args) in sigs.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+    for name, struct in (("qparams", QParams), ("kernels", Kernels), ("error", Error)):
+        got = getattr(lib, "qg_abi_sizeof_" + name)()
+        if got != ctypes.sizeof(struct):
+            raise QgenError(
+                "QG_ERR_STATE",
+                f"libqgen.so: qg_{name} is {got} bytes there and {ctypes.sizeof(struct)} here; "
+                "expected the package and library of one build",
+            )
+    libc = ctypes.CDLL(None)
+    libc.free.argtypes = [vp]
+    lib.free = libc.free
+
+
+def lib():
+    """The loaded library (once per process)."""
+    global _lib
+    if _lib is None:
+        path = _library_path()
+        try:
+            loaded = ctypes.CDLL(path)
+        except OSError as e:
+            raise QgenError("QG_ERR_IO", f"{path}: cannot load libqgen: {e}") from None
+        _declare(loaded)
+        _lib = loaded
+    return _lib
+
+
+def check(status, err):
+    if status:
+        name = lib().qg_status_name(status).decode()
+        raise QgenError(name, err.message.decode(errors="replace"))

@@ -1,0 +1,178 @@
+"""qgen.Kernels: a spec's kernels JIT-compiled into this process (disk
+cached, best ISA of the CPU), called on numpy arrays and torch tensors
+without copies. Inputs must be contiguous CPU arrays of the expected
+dtype; anything else is refused with an error naming the argument."""
+
+import ctypes
+import math
+import threading
+
+from . import _lib
+from .spec import Spec
+
+_Q_NUMPY = {"qint8": "int8", "quint8": "uint8", "qint16": "int16", "qint32": "int32"}
+_jit = None
+_jit_lock = threading.Lock()
+
+
+def _the_jit():
+    global _jit
+    with _jit_lock:
+        if _jit is None:
+            L = _lib.lib()
+            ptr, err = ctypes.c_void_p(), _lib.Error()
+            _lib.check(L.qg_jit_create(None, ctypes.byref(ptr), ctypes.byref(err)), err)
+            _jit = ptr
+    return _jit
+
+
+def _array_info(a, what, dtype):
+    """(address, element count, shape) of a contiguous CPU array of `dtype`
+    (a numpy dtype name), numpy or torch."""
+    mod = type(a).__module__
+    if mod.startswith("torch"):
+        if a.device.type != "cpu":
+            raise ValueError(f"{what}: a tensor on {a.device}; expected a CPU tensor")
+        if not a.is_contiguous():
+            raise ValueError(f"{what}: a non-contiguous tensor (strides {tuple(a.stride())}); expected .contiguous()")
+        got = str(a.dtype).replace("torch.", "")
+        if got != dtype:
+            raise TypeError(f"{what}: dtype {got}; expected {dtype}")
+        return a.data_ptr(), a.numel(), tuple(a.shape)
+    if mod == "numpy":
+        if not a.flags["C_CONTIGUOUS"]:
+            raise ValueError(f"{what}: a non-contiguous array; expected numpy.ascontiguousarray()")
+        if str(a.dtype) != dtype:
+            raise TypeError(f"{what}: dtype {a.dtype}; expected {dtype}")
+        return a.ctypes.data, a.size, tuple(a.shape)
+    raise TypeError(f"{what}: a {type(a).__name__}; expected a numpy array or a torch tensor")
+
+
+def _empty_like(a, dtype, shape):
+    if type(a).__module__.startswith("torch"):
+        import torch
+
+        return torch.empty(shape, dtype=getattr(torch, dtype))
+    import numpy
+
+    return numpy.empty(shape, dtype=dtype)
+
+
+class Kernels:
+    """The kernels of `spec` (a Spec, or anything Spec.from_dict takes).
+    `isa` forces one ISA by name ("avx2", ...); None picks the best."""
+
+    def __init__(self, spec, isa=None):
+        self.spec = spec if isinstance(spec, Spec) else Spec.from_dict(spec)
+        if isa is None and self.spec["dtype"] == "qint32":
+            isa = "scalar"  # vector ISAs refuse qint32 (docs/c-backend.md)
+        jit = _the_jit() if isa is None else self._jit_for(isa)
+        L = _lib.lib()
+        out, err = ctypes.POINTER(_lib.Kernels)(), _lib.Error()
+        _lib.check(L.qg_jit_compile(jit, self.spec._ptr, 0, ctypes.byref(out), ctypes.byref(err)), err)
+        self._k = out.contents
+        self.isa = _lib.ISAS[self._k.isa]
+        self.q_dtype = _Q_NUMPY[self.spec["dtype"]]
+
+    _jits = {}
+
+    @classmethod
+    def _jit_for(cls, isa):
+        if isa not in _lib.ISAS:
+            raise ValueError(f"isa: {isa!r}; expected one of {', '.join(_lib.ISAS)}")
+        with _jit_lock:
+            if isa not in cls._jits:
+                class Options(ctypes.Structure):
+                    _fields_ = [("isa", ctypes.c_int), ("cache_dir", ctypes.c_char_p), ("no_disk_cache", ctypes.c_bool)]
+
+                L = _lib.lib()
+                ptr, err = ctypes.c_void_p(), _lib.Error()
+                opt = Options(_lib.ISAS.index(isa), None, False)
+                _lib.check(L.qg_jit_create(ctypes.byref(opt), ctypes.byref(ptr), ctypes.byref(err)), err)
+                cls._jits[isa] = ptr
+        return cls._jits[isa]
+
+    # ---- parameters ------------------------------------------------------
+
+    def _inner(self, shape, inner):
+        """Elements per channel run: given, or the product of the dims after
+        ch_axis of a per-channel spec; 1 for per-tensor."""
+        if inner is not None:
+            return int(inner)
+        if not self.spec.per_channel:
+            return 1
+        axis = self.spec["ch_axis"]
+        if not shape:
+            raise ValueError("x: a 0-d array for a per-channel spec; expected an array with a channel axis")
+        axis = axis + len(shape) if axis < 0 else axis
+        if not 0 <= axis < len(shape):
+            raise ValueError(f"ch_axis: {self.spec['ch_axis']} for an array of {len(shape)} dims")
+        if shape[axis] != self.spec.channels:
+            raise ValueError(
+                f"x: {shape[axis]} channels along axis {axis}; expected channel_len {self.spec.channels} of the spec"
+            )
+        return math.prod(shape[axis + 1 :])
+
+    def _qparams(self, scale, zero_point, inner):
+        import numpy
+
+        C = self.spec.channels
+        s = numpy.ascontiguousarray(numpy.asarray(_to_numpy(scale), dtype=numpy.float32).reshape(-1))
+        z = numpy.ascontiguousarray(numpy.asarray(_to_numpy(zero_point), dtype=numpy.int32).reshape(-1))
+        if s.size != C or z.size != C:
+            raise ValueError(f"scale/zero_point: {s.size}/{z.size} values; expected {C} (the spec's channels)")
+        qp = _lib.QParams(s.ctypes.data, z.ctypes.data, None, C, inner)
+        err = _lib.Error()
+        _lib.check(_lib.lib().qg_qparams_validate(self.spec._ptr, ctypes.byref(qp), ctypes.byref(err)), err)
+        return qp, (s, z)  # the arrays live as long as qp is used
+
+    # ---- ops -------------------------------------------------------------
+
+    def fake_quant(self, x, scale, zero_point, inner=None, out=None):
+        """(y, mask): y = fake-quantized x, mask = 1 where x was in range
+        (docs/semantics.md); mask is bytes, or packed bits with compat_mask."""
+        px, n, shape = _array_info(x, "x", "float32")
+        y = _empty_like(x, "float32", shape) if out is None else out
+        py, ny, _ = _array_info(y, "out", "float32")
+        if ny != n:
+            raise ValueError(f"out: {ny} elements; expected {n} as x")
+        nmask = (n + 7) // 8 if self.spec["compat_mask"] else n
+        mask = _empty_like(x, "uint8", (nmask,) if self.spec["compat_mask"] else shape)
+        pm = _array_info(mask, "mask", "uint8")[0]
+        qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner))
+        _lib.FAKE_QUANT(self._k.fake_quant)(px, py, pm, n, ctypes.addressof(qp))
+        return y, mask
+
+    def fake_quant_backward(self, dy, mask, out=None):
+        """dx = dy where mask is set, else 0."""
+        pdy, n, shape = _array_info(dy, "dy", "float32")
+        pm, nm, _ = _array_info(mask, "mask", "uint8")
+        want = (n + 7) // 8 if self.spec["compat_mask"] else n
+        if nm != want:
+            raise ValueError(f"mask: {nm} bytes; expected {want} for {n} elements")
+        dx = _empty_like(dy, "float32", shape) if out is None else out
+        pdx, ndx, _ = _array_info(dx, "out", "float32")
+        if ndx != n:
+            raise ValueError(f"out: {ndx} elements; expected {n} as dy")
+        _lib.BACKWARD(self._k.fake_quant_backward)(pdy, pm, pdx, n)
+        return dx
+
+    def quantize(self, x, scale, zero_point, inner=None):
+        px, n, shape = _array_info(x, "x", "float32")
+        q = _empty_like(x, self.q_dtype, shape)
+        qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner))
+        _lib.QUANTIZE(self._k.quantize)(px, _array_info(q, "q", self.q_dtype)[0], n, ctypes.addressof(qp))
+        return q
+
+    def dequantize(self, q, scale, zero_point, inner=None):
+        pq, n, shape = _array_info(q, "q", self.q_dtype)
+        x = _empty_like(q, "float32", shape)
+        qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner))
+        _lib.QUANTIZE(self._k.dequantize)(pq, _array_info(x, "x", "float32")[0], n, ctypes.addressof(qp))
+        return x
+
+
+def _to_numpy(v):
+    if type(v).__module__.startswith("torch"):
+        return v.detach().cpu().numpy()
+    return v

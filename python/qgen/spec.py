@@ -1,0 +1,94 @@
+"""qgen.Spec: a quantization spec (docs/spec.md) loaded by libqgen, from a
+file, a dict or a preset, with `--set`-style overrides."""
+
+import ctypes
+import json
+import os
+
+from . import _lib
+
+
+def _sets(overrides):
+    """key=value strings as `qgen --set` takes them: value in JSON."""
+    return [f"{k}={json.dumps(v)}" for k, v in overrides.items()]
+
+
+class Spec:
+    """A resolved, validated spec. Build one with Spec.from_file,
+    Spec.from_dict or Spec.preset; `with_overrides` makes a changed copy.
+    Errors name the field, the value and what was expected."""
+
+    def __init__(self, text, origin="<spec>", overrides=None):
+        self._text, self._origin = text, origin
+        self._overrides = dict(overrides or {})
+        L = _lib.lib()
+        sets = [s.encode() for s in _sets(self._overrides)]
+        arr = (ctypes.c_char_p * max(1, len(sets)))(*sets)
+        ptr, err = ctypes.c_void_p(), _lib.Error()
+        _lib.check(L.qg_spec_new(text.encode(), origin.encode(), arr if sets else None, len(sets), ctypes.byref(ptr),
+                                 ctypes.byref(err)), err)
+        self._ptr = ptr
+        raw = L.qg_spec_to_json(ptr)
+        try:
+            self._dict = json.loads(ctypes.string_at(raw).decode())
+        finally:
+            L.free(raw)
+
+    @classmethod
+    def from_file(cls, path, **overrides):
+        path = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise _lib.QgenError("QG_ERR_IO", f"{path}: cannot read the spec: {e.strerror}") from None
+        return cls(text, path, overrides)
+
+    @classmethod
+    def from_dict(cls, fields, **overrides):
+        if not isinstance(fields, dict):
+            raise TypeError(f"fields: got {type(fields).__name__}; expected a dict of spec fields")
+        fields = dict(fields)
+        fields.setdefault("name", "py")
+        return cls(json.dumps(fields), "<dict>", overrides)
+
+    @classmethod
+    def preset(cls, name, **overrides):
+        return cls.from_dict({"name": "py", "base": name}, **overrides)
+
+    @staticmethod
+    def presets():
+        names = _lib.lib().qg_spec_preset_names()
+        out, i = [], 0
+        while names[i]:
+            out.append(names[i].decode())
+            i += 1
+        return out
+
+    def with_overrides(self, **overrides):
+        merged = dict(self._overrides)
+        merged.update(overrides)
+        return Spec(self._text, self._origin, merged)
+
+    def to_dict(self):
+        return json.loads(json.dumps(self._dict))
+
+    def __getitem__(self, key):
+        return self._dict[key]
+
+    @property
+    def per_channel(self):
+        return self._dict["qscheme"].startswith("per_channel")
+
+    @property
+    def channels(self):
+        return self._dict["channel_len"] if self.per_channel else 1
+
+    def __repr__(self):
+        d = self._dict
+        return f"Spec(name={d['name']!r}, dtype={d['dtype']}, qscheme={d['qscheme']}, channel_len={d['channel_len']})"
+
+    def __del__(self):
+        if getattr(self, "_ptr", None) and _lib._lib is not None:
+            _lib._lib.qg_spec_free(self._ptr)
+            self._ptr = None

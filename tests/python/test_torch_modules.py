@@ -1,0 +1,198 @@
+"""qgen's Python package against torch 1.13's own code paths: the
+functional fake-quant ops, the modules get_default_qat_qconfig builds, and
+a QAT run through prepare_qat. Everything is compared with torch.equal
+(bit-identical), on random data of varied scale and offset."""
+
+import copy
+import unittest
+
+import numpy as np
+import torch
+from torch.ao import quantization as tq
+
+import qgen
+import qgen.torch as qtorch
+
+BACKENDS = ["fbgemm", "x86", "qnnpack", "onednn"]
+
+
+def data(gen, shape, k):
+    """Random data, scale 10^[-3, 3], offset up to +-2 scales, with exact
+    ties and the range edges sprinkled in."""
+    scale = 10.0 ** float(torch.empty(1).uniform_(-3, 3, generator=gen))
+    offset = float(torch.empty(1).uniform_(-2, 2, generator=gen)) * scale
+    x = torch.randn(shape, generator=gen) * scale + offset
+    flat = x.view(-1)
+    if flat.numel():
+        flat[k % flat.numel()] = 0.0
+        flat[(3 * k + 1) % flat.numel()] = -0.0
+    return x
+
+
+class KernelsAgainstTorchOps(unittest.TestCase):
+    def test_fake_quant_per_tensor(self):
+        gen = torch.Generator().manual_seed(1)
+        for dtype, qmin, qmax in (("quint8", 0, 255), ("qint8", -128, 127)):
+            k = qgen.Kernels({"dtype": dtype})
+            for n in (0, 1, 7, 8, 15, 16, 17, 33, 255, 1000):
+                x = data(gen, (n,), n)
+                scale = float(x.abs().max()) / 100 + 1e-3 if n else 0.5
+                zp = (qmin + qmax + 1) // 2 if dtype == "quint8" else 0
+                xr = x.clone().requires_grad_(True)
+                ref = torch.fake_quantize_per_tensor_affine(xr, scale, zp, qmin, qmax)
+                ref.sum().backward()
+                y, mask = k.fake_quant(x, [scale], [zp])
+                self.assertTrue(torch.equal(y, ref.detach()), f"{dtype} n={n}")
+                self.assertTrue(torch.equal(mask.to(torch.float32), xr.grad), f"{dtype} n={n} mask")
+                dy = torch.randn(n, generator=gen)
+                self.assertTrue(torch.equal(k.fake_quant_backward(dy, mask), dy * xr.grad))
+
+    def test_fake_quant_per_channel(self):
+        gen = torch.Generator().manual_seed(2)
+        for axis, shape in ((0, (5, 3, 7)), (1, (2, 6, 9)), (2, (3, 4, 5))):
+            C = shape[axis]
+            k = qgen.Kernels({"dtype": "qint8", "qscheme": "per_channel_affine", "channel_len": C, "ch_axis": axis,
+                              "observer": {"type": "per_channel_minmax"}})
+            x = data(gen, shape, axis)
+            scale = torch.rand(C, generator=gen) * float(x.abs().max()) / 50 + 1e-3
+            zp = torch.randint(-20, 20, (C,), generator=gen, dtype=torch.int32)
+            ref = torch.fake_quantize_per_channel_affine(x, scale, zp, axis, -128, 127)
+            y, _ = k.fake_quant(x, scale, zp)
+            self.assertTrue(torch.equal(y, ref), f"axis {axis}")
+
+    def test_numpy_quantize_round_trip(self):
+        k = qgen.Kernels({"dtype": "qint8", "qscheme": "per_tensor_symmetric"})
+        x = np.linspace(-3, 3, 101, dtype=np.float32)
+        q = k.quantize(x, [0.05], [0])
+        ref = torch.quantize_per_tensor(torch.from_numpy(x), 0.05, 0, torch.qint8).int_repr().numpy()
+        self.assertTrue(np.array_equal(q, ref))
+        self.assertTrue(np.array_equal(k.dequantize(q, [0.05], [0]), ref.astype(np.float32) * np.float32(0.05)))
+
+    def test_bad_input_names_the_argument(self):
+        k = qgen.Kernels({"dtype": "quint8"})
+        with self.assertRaisesRegex(TypeError, "x: dtype float64"):
+            k.fake_quant(torch.zeros(4, dtype=torch.float64), [1.0], [0])
+        with self.assertRaisesRegex(ValueError, "x: a non-contiguous"):
+            k.fake_quant(torch.zeros(4, 4).t(), [1.0], [0])
+        with self.assertRaisesRegex(TypeError, "x: a list"):
+            k.fake_quant([1.0], [1.0], [0])
+        with self.assertRaisesRegex(qgen.QgenError, "scale"):
+            k.fake_quant(torch.zeros(4), [-1.0], [0])
+        with self.assertRaisesRegex(qgen.QgenError, "dtype"):
+            qgen.Spec.from_dict({"dtype": "qint9"})
+        with self.assertRaisesRegex(ValueError, "channel_len 4"):
+            qgen.Kernels({"dtype": "qint8", "qscheme": "per_channel_symmetric", "channel_len": 4,
+                          "observer": {"type": "per_channel_minmax"}}).fake_quant(torch.zeros(3, 2), [1.0] * 4, [0] * 4)
+
+
+def run_pair(test, ref_mod, our_mod, shapes, steps, gen, toggles=()):
+    """Same inputs through both modules; outputs, gradients and every
+    state_dict entry equal after each step."""
+    for step in range(steps):
+        if step in toggles:
+            for m in (ref_mod, our_mod):
+                toggles[step](m)
+        shape = shapes[step % len(shapes)]
+        x = data(gen, shape, step)
+        xa, xb = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+        ya, yb = ref_mod(xa), our_mod(xb)
+        dy = torch.randn(shape, generator=gen)
+        ya.backward(dy)
+        yb.backward(dy)
+        test.assertTrue(torch.equal(ya, yb), f"step {step}: outputs")
+        test.assertTrue(torch.equal(xa.grad, xb.grad), f"step {step}: gradients")
+        sa, sb = ref_mod.state_dict(), our_mod.state_dict()
+        test.assertEqual(list(sa), list(sb))
+        for key in sa:
+            test.assertEqual(sa[key].shape, sb[key].shape, f"step {step}: {key} shape")
+            test.assertTrue(torch.equal(sa[key], sb[key]), f"step {step}: {key} {sa[key]} vs {sb[key]}")
+
+
+class ModulesAgainstTorchModules(unittest.TestCase):
+    def pairs(self, version):
+        for backend in BACKENDS:
+            ref, ours = tq.get_default_qat_qconfig(backend, version), qtorch.get_default_qat_qconfig(backend, version)
+            yield backend, "activation", ref.activation, ours.activation
+            yield backend, "weight", ref.weight, ours.weight
+
+    def test_default_qat_qconfig_modules(self):
+        toggles = {4: lambda m: m.disable_observer(), 6: lambda m: m.disable_fake_quant(),
+                   7: lambda m: (m.enable_fake_quant(), m.enable_observer())}
+        for version in (1, 0):
+            for backend, role, ref_f, our_f in self.pairs(version):
+                with self.subTest(backend=backend, role=role, version=version):
+                    gen = torch.Generator().manual_seed(hash((backend, role, version)) % 1000)
+                    ref_mod, our_mod = ref_f(), our_f()
+                    self.assertIsInstance(our_mod, type(ref_mod))
+                    shapes = [(8, 3, 5, 5), (8, 3, 1, 7), (8, 3, 4, 4)] if role == "weight" else [(4, 33), (2, 3, 17)]
+                    run_pair(self, ref_mod, our_mod, shapes, 9, gen, toggles)
+                    self.assertEqual(repr(ref_mod), repr(our_mod))
+
+    def test_state_dict_both_ways(self):
+        gen = torch.Generator().manual_seed(5)
+        ref_mod = tq.get_default_qat_qconfig("fbgemm").weight()
+        our_mod = qtorch.get_default_qat_qconfig("fbgemm").weight()
+        run_pair(self, ref_mod, our_mod, [(6, 2, 3)], 3, gen)
+        fresh_ours, fresh_ref = qtorch.get_default_qat_qconfig("fbgemm").weight(), tq.get_default_qat_qconfig(
+            "fbgemm").weight()
+        fresh_ours.load_state_dict(ref_mod.state_dict())
+        fresh_ref.load_state_dict(our_mod.state_dict())
+        run_pair(self, fresh_ref, fresh_ours, [(6, 2, 3)], 3, gen)
+        copied = copy.deepcopy(our_mod)
+        run_pair(self, ref_mod, copied, [(6, 2, 3)], 2, gen)
+
+    def test_bad_input(self):
+        mod = qtorch.get_default_qat_qconfig("fbgemm").activation()
+        with self.assertRaisesRegex(TypeError, "X: dtype torch.float64"):
+            mod(torch.zeros(3, dtype=torch.float64))
+        with self.assertRaisesRegex(TypeError, "X: a list"):
+            mod([1.0])
+        with self.assertRaisesRegex(TypeError, "observer: HistogramObserver"):
+            qtorch.FakeQuantize(observer=tq.HistogramObserver)(torch.ones(4))
+
+
+class TinyNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant, self.dequant = tq.QuantStub(), tq.DeQuantStub()
+        self.conv = torch.nn.Conv2d(3, 8, 3)
+        self.relu = torch.nn.ReLU()
+        self.fc = torch.nn.Linear(8 * 6 * 6, 4)
+
+    def forward(self, x):
+        x = self.relu(self.conv(self.quant(x)))
+        return self.dequant(self.fc(x.flatten(1)))
+
+
+class QatRun(unittest.TestCase):
+    def test_prepare_qat_train_convert(self):
+        torch.manual_seed(0)
+        base = TinyNet().train()
+        models = []
+        for qconfig in (tq.get_default_qat_qconfig("fbgemm"), qtorch.get_default_qat_qconfig("fbgemm")):
+            m = copy.deepcopy(base)
+            m.qconfig = qconfig
+            models.append(tq.prepare_qat(m))
+        opts = [torch.optim.SGD(m.parameters(), lr=0.01) for m in models]
+        gen = torch.Generator().manual_seed(3)
+        for step in range(5):
+            x, target = torch.randn(4, 3, 8, 8, generator=gen), torch.randn(4, 4, generator=gen)
+            losses = []
+            for m, opt in zip(models, opts):
+                opt.zero_grad()
+                loss = torch.nn.functional.mse_loss(m(x), target)
+                loss.backward()
+                opt.step()
+                losses.append(loss.detach())
+            self.assertTrue(torch.equal(losses[0], losses[1]), f"step {step}: loss")
+        sa, sb = models[0].state_dict(), models[1].state_dict()
+        self.assertEqual(list(sa), list(sb))
+        for key in sa:
+            self.assertTrue(torch.equal(sa[key], sb[key]), key)
+        qa, qb = (tq.convert(m.eval()) for m in models)
+        x = torch.randn(2, 3, 8, 8, generator=gen)
+        self.assertTrue(torch.equal(qa(x), qb(x)))
+
+
+if __name__ == "__main__":
+    unittest.main()
