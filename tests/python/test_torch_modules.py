@@ -151,6 +151,108 @@ class ModulesAgainstTorchModules(unittest.TestCase):
             qtorch.FakeQuantize(observer=tq.HistogramObserver)(torch.ones(4))
 
 
+class OtherModules(unittest.TestCase):
+    def test_observers(self):
+        gen = torch.Generator().manual_seed(7)
+        pairs = [
+            (tq.MinMaxObserver, qtorch.MinMaxObserver, {}),
+            (tq.MovingAverageMinMaxObserver, qtorch.MovingAverageMinMaxObserver, {"averaging_constant": 0.25}),
+            (tq.PerChannelMinMaxObserver, qtorch.PerChannelMinMaxObserver, {"ch_axis": 1}),
+            (tq.MovingAveragePerChannelMinMaxObserver, qtorch.MovingAveragePerChannelMinMaxObserver,
+             {"ch_axis": 0, "dtype": torch.qint8, "qscheme": torch.per_channel_symmetric}),
+        ]
+        for ref_cls, our_cls, kw in pairs:
+            with self.subTest(observer=ref_cls.__name__):
+                ref, ours = ref_cls(**kw), our_cls(**kw)
+                for step in range(4):
+                    x = data(gen, (5, 3, 7), step)
+                    self.assertIs(ours(x), x)
+                    ref(x)
+                    for key, v in ref.state_dict().items():
+                        self.assertTrue(torch.equal(v, ours.state_dict()[key]), f"{key} step {step}")
+                    for a, b in zip(ref.calculate_qparams(), ours.calculate_qparams()):
+                        self.assertTrue(torch.equal(a, b))
+
+    def test_fixed_qparams(self):
+        gen = torch.Generator().manual_seed(8)
+        ref_f = tq.default_fixed_qparams_range_neg1to1_fake_quant
+        ours_f = qtorch.FixedQParamsFakeQuantize.with_args(**ref_f.p.keywords)
+        run_pair(self, ref_f(), ours_f(), [(3, 50), (7,)], 5, gen, {3: lambda m: m.disable_fake_quant()})
+
+    def test_learnable(self):
+        from torch.ao.quantization._learnable_fake_quantize import _LearnableFakeQuantize
+
+        gen = torch.Generator().manual_seed(9)
+        cases = [
+            dict(observer=tq.MovingAverageMinMaxObserver, quant_min=0, quant_max=255, dtype=torch.quint8),
+            dict(observer=tq.MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127, dtype=torch.qint8,
+                 qscheme=torch.per_channel_symmetric, ch_axis=0, channel_len=4, use_grad_scaling=True),
+        ]
+        for kw in cases:
+            with self.subTest(observer=kw["observer"].__name__):
+                ref, ours = _LearnableFakeQuantize(**kw), qtorch.LearnableFakeQuantize(**kw)
+                for m in (ref, ours):
+                    m.toggle_qparam_learning(True)
+                for step in range(4):
+                    if step == 2:
+                        for m in (ref, ours):
+                            m.toggle_observer_update(False)
+                    x = self.knife_edge_free(data(gen, (4, 60), step), ref)
+                    xa, xb = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+                    ya, yb = ref(xa), ours(xb)
+                    dy = torch.randn(x.shape, generator=gen)
+                    ya.backward(dy)
+                    yb.backward(dy)
+                    self.assertTrue(torch.equal(ya, yb), f"step {step}: y")
+                    self.assertTrue(torch.equal(xa.grad, xb.grad), f"step {step}: dx")
+                    # ds and dz are sums torch takes in fp32: they agree within 1e-5 of the
+                    # sum of the terms' magnitudes (docs/semantics.md, LSQ), bounded here by
+                    # sum|dy| * max(1/2, |qmin - z|, |qmax - z|) * g for ds, sum|dy| * s * g for dz
+                    z = ours.zero_point.detach().abs().max().item() + 256
+                    g = 1.0 / (x.numel() * ours.quant_max) ** 0.5 if ours.use_grad_scaling else 1.0
+                    bounds = {"scale": dy.abs().sum().item() * z * g,
+                              "zero_point": dy.abs().sum().item() * ours.scale.detach().max().item() * g}
+                    for name in ("scale", "zero_point"):
+                        ga, gb = getattr(ref, name).grad, getattr(ours, name).grad
+                        self.assertEqual(ga is None, gb is None, name)
+                        if ga is not None:
+                            self.assertLessEqual((ga - gb).abs().max().item(), 1e-5 * bounds[name], f"{name}: {ga} {gb}")
+                            getattr(ref, name).grad = getattr(ours, name).grad = None
+
+    @staticmethod
+    def knife_edge_free(x, mod):
+        """Elements where torch's FMA-contracted `z + x * inv` and the
+        uncontracted one round apart are set to 0 (docs/semantics.md, LSQ)."""
+        s = mod.scale.detach().reshape(-1, 1) if mod.scale.numel() > 1 else mod.scale.detach()
+        z = mod.zero_point.detach().reshape(-1, 1) if mod.zero_point.numel() > 1 else mod.zero_point.detach()
+        inv = (1.0 / s).to(torch.float32)
+        plain = torch.round(z + x * inv)
+        fused = torch.round((x.double() * inv.double() + z.double()).float())
+        return torch.where(plain == fused, x, torch.zeros_like(x))
+
+
+class FxQat(unittest.TestCase):
+    def test_prepare_qat_fx(self):
+        from torch.ao.quantization import quantize_fx
+
+        torch.manual_seed(1)
+        base = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.Flatten(),
+                                   torch.nn.Linear(4 * 6 * 6, 2), torch.nn.Sigmoid()).train()
+        x = torch.randn(2, 3, 8, 8)
+        outs = []
+        for mapping in (tq.get_default_qat_qconfig_mapping("fbgemm"), qtorch.get_default_qat_qconfig_mapping("fbgemm")):
+            m = quantize_fx.prepare_qat_fx(copy.deepcopy(base), mapping, (x,))
+            for _ in range(3):
+                y = m(x)
+                y.sum().backward()
+            outs.append((y.detach(), m))
+        self.assertTrue(torch.equal(outs[0][0], outs[1][0]))
+        kinds = [type(mod) for mod in outs[1][1].modules() if isinstance(mod, tq.FakeQuantizeBase)]
+        # every fake quant is qgen's but the sigmoid's, which FX requires to be torch's own
+        self.assertEqual(sum(k is tq.FixedQParamsFakeQuantize for k in kinds), 1, kinds)
+        self.assertTrue(all(k.__module__.startswith("qgen.torch") for k in kinds if k is not tq.FixedQParamsFakeQuantize))
+
+
 class TinyNet(torch.nn.Module):
     def __init__(self):
         super().__init__()

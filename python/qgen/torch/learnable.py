@@ -1,0 +1,101 @@
+"""LearnableFakeQuantize: torch's _LearnableFakeQuantize (LSQ, learnable
+scale and zero point) with the fake quant and its gradients computed by
+the runtime's LSQ (docs/semantics.md, "LSQ"). x's gradient is bit-exact;
+the scale and zero-point gradients are sums that torch takes in its own
+fp32 order, so they agree within the 1e-5 relative that page grants. Torch
+contracts `z + x * inv` into an FMA on CPUs that have one; qgen does not
+(docs/semantics.md), so an element on that knife edge can round apart."""
+
+import ctypes
+
+import torch
+from torch.ao.quantization import _learnable_fake_quantize as tl
+
+from .. import _lib
+from ..spec import Spec
+from . import _step
+
+
+class _Grads(ctypes.Structure):
+    _fields_ = [("dx", ctypes.c_void_p), ("ds", ctypes.c_void_p), ("dz", ctypes.c_void_p)]
+
+
+def _declare(L):
+    if not hasattr(L, "_qgen_lsq"):
+        vp, sz = ctypes.c_void_p, ctypes.c_size_t
+        L.qg_ref_lsq_forward.argtypes = [vp, vp, vp, sz, vp, vp, sz, sz]
+        L.qg_ref_lsq_forward.restype = None
+        L.qg_ref_lsq_backward.argtypes = [vp, vp, vp, sz, vp, vp, sz, sz, ctypes.c_float, ctypes.POINTER(_Grads)]
+        L.qg_ref_lsq_backward.restype = None
+        L._qgen_lsq = True
+    return L
+
+
+class _Lsq(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale, zero_point, spec, channels, inner, grad_factor):
+        L = _declare(_lib.lib())
+        s = scale.detach().to(torch.float32).contiguous()
+        zf = zero_point.detach().to(torch.float32).contiguous()
+        y = torch.empty_like(x)
+        L.qg_ref_lsq_forward(spec._ptr, x.data_ptr(), y.data_ptr(), x.numel(), s.data_ptr(), zf.data_ptr(), channels,
+                             inner)
+        ctx.save_for_backward(x, s, zf)
+        ctx.meta = (spec, channels, inner, grad_factor, scale.shape, zero_point.shape)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, s, zf = ctx.saved_tensors
+        spec, channels, inner, grad_factor, s_shape, z_shape = ctx.meta
+        dy = dy.contiguous()
+        dx = torch.empty_like(x)
+        ds = torch.zeros(channels, dtype=torch.float64)
+        dz = torch.zeros(channels, dtype=torch.float64)
+        grads = _Grads(dx.data_ptr(), ds.data_ptr(), dz.data_ptr())
+        _declare(_lib.lib()).qg_ref_lsq_backward(spec._ptr, x.data_ptr(), dy.data_ptr(), x.numel(), s.data_ptr(),
+                                                 zf.data_ptr(), channels, inner, grad_factor, ctypes.byref(grads))
+        return dx, ds.to(torch.float32).reshape(s_shape), dz.to(torch.float32).reshape(z_shape), None, None, None, None
+
+
+class LearnableFakeQuantize(tl._LearnableFakeQuantize):
+    """torch.ao.quantization._learnable_fake_quantize._LearnableFakeQuantize
+    with its fake quant and gradients computed by qgen."""
+
+    def _qgen_spec(self, channels):
+        per_channel = self.qscheme in (torch.per_channel_symmetric, torch.per_channel_affine)
+        fields = {
+            "name": "torchlsq",
+            "dtype": _step.dtype_name(self.activation_post_process.dtype),
+            "qscheme": "per_channel_affine" if per_channel else "per_tensor_affine",
+            "quant_min": int(self.quant_min),
+            "quant_max": int(self.quant_max),
+            "channel_len": channels,
+        }
+        if per_channel:
+            fields["observer"] = {"type": "per_channel_minmax"}
+        specs = self.__dict__.setdefault("_qgen_specs", {})
+        if channels not in specs:
+            specs[channels] = Spec.from_dict(fields)
+        return specs[channels]
+
+    def forward(self, X):
+        _step.check_input(X)
+        # the static branch is torch's: the observer, then its qparams
+        if self.static_enabled[0] == 1:
+            self.activation_post_process(X.detach())
+            _scale, _zero_point = self.activation_post_process.calculate_qparams()
+            self.scale.data.copy_(_scale.to(self.scale.device))
+            self.zero_point.data.copy_(_zero_point.to(self.zero_point.device))
+        else:
+            self.scale.data.clamp_(min=self.eps.item())
+        if self.fake_quant_enabled[0] != 1:
+            return X
+        if self.qscheme in (torch.per_channel_symmetric, torch.per_tensor_symmetric):
+            self.zero_point.data.zero_()
+        grad_factor = 1.0 / (X.numel() * self.quant_max) ** 0.5 if self.use_grad_scaling else 1.0
+        per_channel = self.qscheme in (torch.per_channel_symmetric, torch.per_channel_affine)
+        C, inner = _step.layout(X, per_channel, self.ch_axis)
+        if C != self.scale.numel():
+            raise ValueError(f"X: {C} channels along ch_axis {self.ch_axis}; expected channel_len {self.scale.numel()}")
+        return _Lsq.apply(X.contiguous(), self.scale, self.zero_point, self._qgen_spec(C), C, inner, grad_factor)
