@@ -58,14 +58,38 @@ def spec_fields(obs, channels, train_qparams="observer"):
 
 
 class Step:
-    """One module's kernels and runtime observer for one spec."""
+    """One module's kernels and runtime observer for one spec, with the
+    module's state as the runtime last saw it: `stamp` names the torch
+    buffers (address and version) the runtime observer holds, so a step
+    pushes them again only when something else wrote them (load_state_dict,
+    an optimizer, a user)."""
 
     def __init__(self, fields):
         self.fields = fields
         self.kernels = Kernels(fields)
         L = _lib.lib()
-        self.obs, err = ctypes.c_void_p(), _lib.Error()
-        _lib.check(L.qg_observer_create(self.kernels.spec._ptr, ctypes.byref(self.obs), ctypes.byref(err)), err)
+        self.obs, self.err = ctypes.c_void_p(), _lib.Error()
+        _lib.check(L.qg_observer_create(self.kernels.spec._ptr, ctypes.byref(self.obs), ctypes.byref(self.err)),
+                   self.err)
+        C = fields["channel_len"]
+        self.mn, self.mx = torch.empty(C), torch.empty(C)
+        self.s, self.z = torch.empty(C), torch.empty(C, dtype=torch.int32)
+        self.stamp = None
+
+    @staticmethod
+    def stamp_of(buffers):
+        return tuple((b.data_ptr(), b._version) for b in buffers)
+
+    def push(self, min_val, max_val, scale, zero_point):
+        """torch's buffers into the runtime observer (per_channel_values'
+        broadcast of buffers not yet sized)."""
+        C = self.fields["channel_len"]
+        self.mn.copy_(per_channel_values(min_val, C, float("inf"), torch.float32))
+        self.mx.copy_(per_channel_values(max_val, C, float("-inf"), torch.float32))
+        self.s.copy_(per_channel_values(scale, C, 1.0, torch.float32))
+        self.z.copy_(per_channel_values(zero_point, C, 0, torch.int32))
+        _lib.check(_lib.lib().qg_observer_restore(self.obs, self.mn.data_ptr(), self.mx.data_ptr(), self.s.data_ptr(),
+                                                  self.z.data_ptr(), ctypes.byref(self.err)), self.err)
 
     def __reduce__(self):  # deepcopy and pickle build a fresh one: the state is in torch's buffers
         return (Step, (self.fields,))
@@ -75,10 +99,10 @@ class Step:
             _lib._lib.qg_observer_destroy(self.obs)
 
 
-def cached_step(module, key, fields):
+def cached_step(module, key, make_fields):
     steps = module.__dict__.setdefault("_qgen_steps", {})
     if key not in steps:
-        steps[key] = Step(fields)
+        steps[key] = Step(make_fields())
     return steps[key]
 
 
@@ -110,31 +134,17 @@ def per_channel_values(t, channels, fill, dtype):
     raise ValueError(f"buffer: {t.numel()} values; expected {channels} (one per channel) or 1")
 
 
-def push_state(step, min_val, max_val, scale, zero_point, channels):
-    """torch's buffers into the runtime observer; returns the contiguous
-    copies the step writes back into."""
-    mn = per_channel_values(min_val, channels, float("inf"), torch.float32)
-    mx = per_channel_values(max_val, channels, float("-inf"), torch.float32)
-    s = per_channel_values(scale, channels, 1.0, torch.float32)
-    z = per_channel_values(zero_point, channels, 0, torch.int32)
-    err = _lib.Error()
-    _lib.check(_lib.lib().qg_observer_restore(step.obs, mn.data_ptr(), mx.data_ptr(), s.data_ptr(), z.data_ptr(),
-                                              ctypes.byref(err)), err)
-    return mn, mx, s, z
-
-
-def store_minmax(obs, mn, mx, per_channel):
-    """The runtime observer's min/max into torch observer `obs`'s buffers
-    (per-channel buffers take the channel count, as torch's do)."""
-    with torch.no_grad():
-        if per_channel:
-            obs.min_val.resize_(mn.shape)
-            obs.max_val.resize_(mx.shape)
-            obs.min_val.copy_(mn)
-            obs.max_val.copy_(mx)
-        else:
-            obs.min_val.copy_(mn[0])
-            obs.max_val.copy_(mx[0])
+def store(dst, src):
+    """A runtime value (C values) into torch buffer `dst`: per-channel
+    buffers take the channel count, as torch's do; single ones stay 0-d or
+    1-element."""
+    if dst.numel() == src.numel():
+        dst.copy_(src.view(dst.shape))
+    elif dst.dim() == 0 or (dst.numel() == 1 and src.numel() == 1):
+        dst.copy_(src.view(dst.shape))
+    else:
+        dst.resize_(src.shape)
+        dst.copy_(src)
 
 
 def check_input(X):

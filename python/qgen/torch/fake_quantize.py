@@ -22,26 +22,27 @@ class _TrainStep:
     def _qgen_run(self, x):
         obs = self.activation_post_process
         C, inner = _step.layout(x, self.is_per_channel, self.ch_axis)
-        fields = _step.spec_fields(obs, C, self._qgen_train_qparams)
-        step = _step.cached_step(self, C, fields)
+        step = _step.cached_step(self, C, lambda: _step.spec_fields(obs, C, self._qgen_train_qparams))
         L = _lib.lib()
-        mn, mx, s, z = _step.push_state(step, obs.min_val, obs.max_val, self.scale, self.zero_point, C)
-        L.qg_observer_enable(step.obs, bool(self.observer_enabled[0] == 1), bool(self.fake_quant_enabled[0] == 1))
+        buffers = (obs.min_val, obs.max_val, self.scale, self.zero_point)
+        if step.stamp != step.stamp_of(buffers):
+            step.push(*buffers)
+        observe_on = self.observer_enabled.item() == 1
+        L.qg_observer_enable(step.obs, observe_on, self.fake_quant_enabled.item() == 1)
         y = torch.empty_like(x)
         mask = torch.empty(x.shape, dtype=torch.uint8)
-        k, err = step.kernels._k, _lib.Error()
+        k = step.kernels._k
         _lib.check(L.qg_fused_train_step_with(step.obs, k.observe, k.fake_quant, x.data_ptr(), y.data_ptr(),
-                                              mask.data_ptr(), x.numel(), inner, s.data_ptr(), z.data_ptr(),
-                                              ctypes.byref(err)), err)
-        L.qg_observer_minmax(step.obs, mn.data_ptr(), mx.data_ptr())
-        if self.observer_enabled[0] == 1:
-            _step.store_minmax(obs, mn, mx, self.is_per_channel)
+                                              mask.data_ptr(), x.numel(), inner, step.s.data_ptr(),
+                                              step.z.data_ptr(), ctypes.byref(step.err)), step.err)
         with torch.no_grad():
-            if self.scale.shape != s.shape and (self.is_per_channel or self.scale.numel() != 1):
-                self.scale.resize_(s.shape)
-                self.zero_point.resize_(z.shape)
-            self.scale.copy_(s if self.scale.numel() == s.numel() else s[0])
-            self.zero_point.copy_(z if self.zero_point.numel() == z.numel() else z[0])
+            if observe_on:
+                L.qg_observer_minmax(step.obs, step.mn.data_ptr(), step.mx.data_ptr())
+                _step.store(obs.min_val, step.mn)
+                _step.store(obs.max_val, step.mx)
+            _step.store(self.scale, step.s)
+            _step.store(self.zero_point, step.z)
+        step.stamp = step.stamp_of((obs.min_val, obs.max_val, self.scale, self.zero_point))
         return y, mask, step.kernels
 
     def forward(self, X):

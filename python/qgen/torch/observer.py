@@ -22,14 +22,16 @@ class _Observe:
         x = x_orig.detach().contiguous()
         per_channel = hasattr(self, "ch_axis")
         C, inner = _step.layout(x, per_channel, getattr(self, "ch_axis", 0))
-        step = _step.cached_step(self, C, _step.spec_fields(self, C))
-        zero = torch.zeros(1, dtype=torch.int32)
-        mn, mx, _, _ = _step.push_state(step, self.min_val, self.max_val, torch.ones(1), zero, C)
-        err = _lib.Error()
+        step = _step.cached_step(self, C, lambda: _step.spec_fields(self, C))
+        if step.stamp != step.stamp_of((self.min_val, self.max_val)):
+            step.push(self.min_val, self.max_val, torch.ones(1), torch.zeros(1, dtype=torch.int32))
         observe = OBSERVE(step.kernels._k.observe)
-        _lib.check(observe(x.data_ptr(), x.numel(), inner, step.obs, ctypes.addressof(err)), err)
-        _lib.lib().qg_observer_minmax(step.obs, mn.data_ptr(), mx.data_ptr())
-        _step.store_minmax(self, mn, mx, per_channel)
+        _lib.check(observe(x.data_ptr(), x.numel(), inner, step.obs, ctypes.addressof(step.err)), step.err)
+        _lib.lib().qg_observer_minmax(step.obs, step.mn.data_ptr(), step.mx.data_ptr())
+        with torch.no_grad():
+            _step.store(self.min_val, step.mn)
+            _step.store(self.max_val, step.mx)
+        step.stamp = step.stamp_of((self.min_val, self.max_val))
         return x_orig
 
 

@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""qgen.torch's modules against torch 1.13's own, one thread, same run:
+forward + backward of each fake-quant module on 1M activations and a
+64-channel conv weight, and one whole QAT training step of
+examples/torch-qat. Prints a markdown table of medians and ratios.
+
+usage: PYTHONPATH=<build>/python bench/torch_bench.py [--quick]
+
+glibc gives large tensors back to the kernel when they are freed, so every
+fresh 4 MB output faults its pages in again; set MALLOC_MMAP_THRESHOLD_ and
+MALLOC_TRIM_THRESHOLD_ (or preload jemalloc) to see the kernels rather than
+the page faults. The table says which environment it was measured in.
+"""
+import os
+import pathlib
+import statistics
+import sys
+import time
+
+import torch
+from torch.ao import quantization as tq
+from torch.ao.quantization import _learnable_fake_quantize as tl
+
+import qgen.torch as qt
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples" / "torch-qat"))
+import qat_cnn  # noqa: E402
+
+torch.set_num_threads(1)
+QUICK = "--quick" in sys.argv
+RUNS = 3 if QUICK else 7
+
+
+def median_seconds(fn):
+    """Median over RUNS of the time of one call, each run >= ~50 ms."""
+    reps = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        if time.perf_counter() - t0 > 0.05 or reps > (1 << 14):
+            break
+        reps *= 2
+    times = []
+    for _ in range(RUNS):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        times.append((time.perf_counter() - t0) / reps)
+    return statistics.median(times)
+
+
+def fwd_bwd(module, shape):
+    x = torch.randn(shape, requires_grad=True)
+    dy = torch.randn(shape)
+
+    def step():
+        module(x).backward(dy)
+        x.grad = None
+
+    return step, x.numel()
+
+
+def module_rows():
+    act, w = (1 << 20,), (64, 64, 3, 3)
+    cases = [
+        ("FusedMovingAvgObsFakeQuantize, activation (default QAT)", act,
+         tq.get_default_qat_qconfig("fbgemm").activation, qt.get_default_qat_qconfig("fbgemm").activation),
+        ("FusedMovingAvgObsFakeQuantize, per-channel weight", w,
+         tq.get_default_qat_qconfig("fbgemm").weight, qt.get_default_qat_qconfig("fbgemm").weight),
+        ("FakeQuantize, activation (version 0)", act,
+         tq.get_default_qat_qconfig("fbgemm", 0).activation, qt.get_default_qat_qconfig("fbgemm", 0).activation),
+        ("FakeQuantize, per-channel weight (version 0)", w,
+         tq.get_default_qat_qconfig("fbgemm", 0).weight, qt.get_default_qat_qconfig("fbgemm", 0).weight),
+        ("LearnableFakeQuantize, activation", act,
+         lambda: tl._LearnableFakeQuantize(observer=tq.MovingAverageMinMaxObserver, quant_min=0, quant_max=255),
+         lambda: qt.LearnableFakeQuantize(observer=tq.MovingAverageMinMaxObserver, quant_min=0, quant_max=255)),
+    ]
+    steps = [(name, fwd_bwd(ref_f(), shape), fwd_bwd(our_f(), shape)) for name, shape, ref_f, our_f in cases]
+    for _ in range(2):  # warm up: JIT kernels, the heap at its working size
+        for _, (ref_step, _), (our_step, _) in steps:
+            for _ in range(5):
+                ref_step()
+                our_step()
+    rows = []
+    for name, (ref_step, n), (our_step, _) in steps:
+        t_ref, t_our = median_seconds(ref_step), median_seconds(our_step)
+        rows.append((f"{name}, {n} elements", n / t_ref / 1e9, n / t_our / 1e9, t_ref / t_our))
+    return rows
+
+
+def qat_row():
+    torch.manual_seed(0)
+    base = qat_cnn.Net()
+    x, target = torch.randn(32, 3, 16, 16), torch.randint(0, 10, (32,))
+    times = []
+    for qconfig in (tq.get_default_qat_qconfig("fbgemm"), qt.get_default_qat_qconfig("fbgemm")):
+        m = qat_cnn.prepared(base, qconfig)
+        opt = torch.optim.SGD(m.parameters(), lr=0.01)
+
+        def step():
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(m(x), target).backward()
+            opt.step()
+
+        times.append(median_seconds(step))
+    return times
+
+
+def main():
+    env = ", ".join(f"{k}={os.environ[k]}" for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "LD_PRELOAD")
+                    if k in os.environ) or "glibc malloc defaults"
+    print(f"torch {torch.__version__}, one thread, medians of {RUNS} runs; allocator: {env}\n")
+    print("| module (forward + backward) | torch Gelem/s | qgen Gelem/s | qgen / torch |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, g_ref, g_our, ratio in module_rows():
+        print(f"| {name} | {g_ref:.3f} | {g_our:.3f} | {ratio:.1f}x |")
+    t_ref, t_our = qat_row()
+    print(f"| QAT step of examples/torch-qat (batch 32), ms | {1e3 * t_ref:.2f} | {1e3 * t_our:.2f} | "
+          f"{t_ref / t_our:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
