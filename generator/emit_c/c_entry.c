@@ -9,19 +9,19 @@
 
 /* s0 and z0 of channel `c`, the ones the plan reads. */
 static void emit_param_values(emitter *e, const qg_plan *p, const char *c, const char *indent) {
-    const qg_spec *sp = e->sp;
-    const bool fixed = sp->observer.type == QG_OBS_FIXED_QPARAMS;
+    const qg_kernel_loops *lp = e->lp;
+    const bool fixed = lp->params == QG_PARAMS_FIXED;
     if (fixed)
         P("%s(void)qp; /* fixed_qparams: the spec's own */\n", indent);
     if (p->uses[QG_IN_S] || p->uses[QG_IN_INV]) {
         char lit[40];
-        qg_c_float_literal(sp->observer.fixed_scale, lit, sizeof lit);
+        qg_c_float_literal(lp->fixed_scale, lit, sizeof lit);
         P("%sconst float s0 = ", indent);
         fixed ? P("%s;\n", lit) : P("qp->scale[%s];\n", c);
     }
     if (p->uses[QG_IN_LO] || p->uses[QG_IN_HI] || p->uses[QG_IN_Z]) {
         P("%sconst int32_t z0 = ", indent);
-        fixed ? P("%d;\n", (int)sp->observer.fixed_zero_point) : P("qp->zero_point[%s];\n", c);
+        fixed ? P("%d;\n", (int)lp->fixed_zero_point) : P("qp->zero_point[%s];\n", c);
     }
 }
 
@@ -34,8 +34,7 @@ static void emit_param_args(emitter *e, const qg_plan *p) {
             continue;
         char expr[96];
         if (in == QG_IN_LO || in == QG_IN_HI)
-            snprintf(expr, sizeof expr, "(float)(%lldLL - (int64_t)z0)",
-                     (long long)(in == QG_IN_LO ? e->sp->quant_min : e->sp->quant_max));
+            snprintf(expr, sizeof expr, "(float)(%lldLL - (int64_t)z0)", in == QG_IN_LO ? e->lp->qmin : e->lp->qmax);
         else
             snprintf(expr, sizeof expr, "%s", scalar_expr[in]);
         if (e->scalable) {
@@ -108,20 +107,20 @@ void qg_c_entry(emitter *e, const qg_plan *p) {
     const char *op = qg_kernel_op_name(p->op);
     const char *mask_arg = io.mask_in || io.mask_out ? ", mask" : "";
     qg_c_entry_open(e, p->op);
-    if (io.mask_out && e->sp->compat_mask)
+    if (e->lp->clear_mask_first)
         S("    if (mask)\n        memset(mask, 0, (n + 7) / 8);\n");
-    if (p->op == QG_K_FAKE_QUANT_BACKWARD) {
+    if (e->lp->params == QG_PARAMS_NONE) {
         P("    %s_%s_span(dy, dx, mask, 0, n);\n}\n\n", e->name, op);
         return;
     }
-    if (!qg_qscheme_is_per_channel(e->sp->qscheme)) {
+    if (e->lp->walk == QG_WALK_WHOLE) {
         emit_param_values(e, p, "0", "    ");
         P("    %s_%s_span(%s, %s%s, 0, n", e->name, op, io.in_name, io.out_name, mask_arg);
         emit_param_args(e, p);
         S(");\n}\n\n");
         return;
     }
-    P("    const size_t C = %zu, inner = qp->inner;\n", e->sp->channel_len);
+    P("    const size_t C = %zu, inner = qp->inner;\n", e->lp->channels);
     S("    if (inner == 1 && C > 1) {\n");
     emit_channels_last(e, p, &io);
     S("    }\n");
@@ -141,7 +140,7 @@ void qg_c_chan_table(emitter *e) {
     P("typedef struct %s_chan__%s {\n    float *s, *inv, *lo, *hi;\n    int32_t *z;\n} %s_chan__%s;\n\n", n, isa, n,
       isa);
     P("static int %s_chan_init__%s(%s_chan__%s *cp, const qg_qparams *qp) {\n", n, isa, n, isa);
-    P("    const size_t C = %zu, padded = (C + %d) / %d * %d;\n", e->sp->channel_len, e->lanes ? e->lanes - 1 : 0,
+    P("    const size_t C = %zu, padded = (C + %d) / %d * %d;\n", e->lp->channels, e->lanes ? e->lanes - 1 : 0,
       e->lanes ? e->lanes : 1, e->lanes ? e->lanes : 1);
     S("    float *f = malloc(padded * (4 * sizeof(float) + sizeof(int32_t)));\n");
     S("    if (!f)\n        return 0;\n");
@@ -151,8 +150,8 @@ void qg_c_chan_table(emitter *e) {
     S("        const float s0 = c < C ? qp->scale[c] : 1.0f;\n");
     S("        const int32_t z0 = c < C ? qp->zero_point[c] : 0;\n");
     S("        cp->s[c] = s0;\n        cp->inv[c] = 1.0f / s0;\n        cp->z[c] = z0;\n");
-    P("        cp->lo[c] = c < C ? (float)(%lldLL - (int64_t)z0) : 0.0f;\n", (long long)e->sp->quant_min);
-    P("        cp->hi[c] = c < C ? (float)(%lldLL - (int64_t)z0) : 0.0f;\n", (long long)e->sp->quant_max);
+    P("        cp->lo[c] = c < C ? (float)(%lldLL - (int64_t)z0) : 0.0f;\n", e->lp->qmin);
+    P("        cp->hi[c] = c < C ? (float)(%lldLL - (int64_t)z0) : 0.0f;\n", e->lp->qmax);
     S("    }\n    return 1;\n}\n\n");
     P("static void %s_chan_free__%s(%s_chan__%s *cp) { free(cp->s); }\n\n", n, isa, n, isa);
 }

@@ -27,7 +27,7 @@ static void emit_target_pop(emitter *e) {
 }
 
 qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg_text *t, qg_error *err) {
-    emitter ev = {t, sp, qg_isa_spelling_of(isa), qg_target_of(isa), sp->name, 0, false, ""};
+    emitter ev = {t, sp, qg_isa_spelling_of(isa), qg_target_of(isa), sp->name, NULL, 0, false, ""};
     emitter *e = &ev;
     e->lanes = e->tg->lanes;
     e->scalable = e->tg->lanes == 0;
@@ -51,15 +51,19 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
     emit_target_push(e);
     S(e->is->helpers);
     S("\n");
-    if (qg_qscheme_is_per_channel(sp->qscheme) && sp->qscheme != QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS)
-        qg_c_chan_table(e);
     const bool by_reference = qg_plan_by_reference(sp, QG_K_QUANTIZE);
+    qg_kernel_loops lp;
+    qg_kernel_loops_of(sp, isa, QG_K_FAKE_QUANT, &lp);
+    e->lp = &lp;
+    if (lp.walk == QG_WALK_CHANNEL_RUNS && !by_reference)
+        qg_c_chan_table(e);
     if (by_reference)
         qg_c_reference_entries(e);
     for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD && !by_reference; op++) {
         qg_plan plan;
         if ((st = qg_plan_build(sp, op, &plan, err)))
             return st;
+        qg_kernel_loops_of(sp, isa, op, &lp);
         P("/* ---- %s ---- */\n\n", qg_kernel_op_name(op));
         qg_c_body(e, &plan);
         qg_c_span(e, &plan);
@@ -73,6 +77,7 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
         qg_plan plan;
         if ((st = qg_plan_build(sp, QG_K_REQUANTIZE, &plan, err)))
             return st;
+        qg_kernel_loops_of(sp, isa, QG_K_REQUANTIZE, &lp);
         qg_c_body(e, &plan);
         qg_c_span(e, &plan);
         qg_c_requantize_entry(e, &plan);

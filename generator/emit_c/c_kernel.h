@@ -18,6 +18,11 @@ static inline const char *qg_c_kind_type(const emitter *e, qg_vkind k) {
     return k == QG_VF ? e->is->vf : k == QG_VI ? e->is->vi : e->is->vm;
 }
 
+/* Whether the op being emitted takes or gives a packed (1 bit) mask. */
+static inline bool packed_mask(const emitter *e) {
+    return e->lp->mask_in == QG_MASK_BITS || e->lp->mask_out == QG_MASK_BITS;
+}
+
 static inline void spell(emitter *e, const char *fmt, const char *a, const char *b, const char *c) {
     qg_text_spell(e->t, fmt, a, b, c);
 }

@@ -45,7 +45,7 @@ void qg_c_load_expr(emitter *e, const op_io *io, const char *ptr, char *out, siz
 static void mask_in_expr(emitter *e, const char *at, const char *count, char *out, size_t cap) {
     qg_text tmp = {0};
     char inner[160];
-    if (e->sp->compat_mask) {
+    if (packed_mask(e)) {
         snprintf(inner, sizeof inner, "qg_ks_get_bits(mask, %s, (unsigned)%s)", at, count);
         qg_text_spell(&tmp, e->is->bits_to_mask, inner, NULL, NULL);
     } else if (e->is->load_mask_bytes) {
@@ -61,7 +61,7 @@ static void mask_in_expr(emitter *e, const char *at, const char *count, char *ou
 
 void qg_c_mask_store_full(emitter *e, const char *at, const char *count, const char *mres, const char *indent) {
     P("%sif (mask)\n%s    ", indent, indent);
-    if (e->sp->compat_mask) {
+    if (packed_mask(e)) {
         P("qg_ks_put_bits(mask, %s, ", at);
         spell(e, e->is->mask_to_bits, mres, NULL, NULL);
         P(", (unsigned)%s);\n", count);
@@ -145,13 +145,13 @@ static void emit_param_splats(emitter *e, const qg_plan *p, const char *indent) 
  * `masked`, through the ISA's masked byte store when it has one. */
 static void emit_mask_store_tail(emitter *e, bool masked) {
     S("        if (mask)\n            ");
-    if (masked && !e->sp->compat_mask && e->is->store_mask_bytes_tail) {
+    if (masked && !packed_mask(e) && e->is->store_mask_bytes_tail) {
         spell(e, e->is->store_mask_bytes_tail, "mask + base + i", "tm", "mt");
         S(";\n");
         return;
     }
-    P("%s(mask%s, ", e->sp->compat_mask ? "qg_ks_put_bits" : "qg_ks_bits_to_bytes",
-      e->sp->compat_mask ? ", base + i" : " + base + i");
+    P("%s(mask%s, ", packed_mask(e) ? "qg_ks_put_bits" : "qg_ks_bits_to_bytes",
+      packed_mask(e) ? ", base + i" : " + base + i");
     spell(e, e->is->mask_to_bits, "mt", NULL, NULL);
     S(", (unsigned)r);\n");
 }
@@ -174,7 +174,7 @@ static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
     if (io.mask_in) {
         char at[32] = "base + i";
         mask_in_expr(e, at, "r", mexpr, sizeof mexpr);
-        if (!e->sp->compat_mask) { /* bytes past r must not be read */
+        if (!packed_mask(e)) { /* bytes past r must not be read */
             qg_text tmp = {0};
             qg_text_spell(&tmp, e->is->bits_to_mask, "qg_ks_bytes_to_bits(mask + base + i, (unsigned)r)", NULL, NULL);
             snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
@@ -214,8 +214,8 @@ static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
     snprintf(in, sizeof in, "%s", tmp.p);
     qg_text_free(&tmp);
     if (io->mask_in) {
-        if (e->sp->compat_mask || !is->load_mask_bytes_tail) {
-            if (e->sp->compat_mask)
+        if (packed_mask(e) || !is->load_mask_bytes_tail) {
+            if (packed_mask(e))
                 mask_in_expr(e, "base + i", "r", mexpr, sizeof mexpr);
             else
                 qg_text_spell(&tmp, is->bits_to_mask, "qg_ks_bytes_to_bits(mask + base + i, (unsigned)r)", NULL, NULL);
@@ -260,12 +260,12 @@ void qg_c_span(emitter *e, const qg_plan *p) {
         P("        i += %s;\n    }\n}\n\n", e->is->strip_step);
         return;
     }
-    const int L = e->lanes, U = e->tg->unroll;
+    const int L = e->lp->lanes, U = e->lp->unroll;
     S("    size_t i = 0;\n");
     if (U > 1) {
         P("    for (; i + %d <= len; i += %d) {\n", L * U, L * U);
         /* narrow outputs of four vectors are packed and stored together */
-        const bool store4 = U == 4 && io.out_is_q && e->is->store_q4[e->sp->dtype];
+        const bool store4 = e->lp->group_store;
         for (int k = 0; k < U; k++) {
             char off[32] = "";
             if (k)
@@ -282,9 +282,9 @@ void qg_c_span(emitter *e, const qg_plan *p) {
     P("    for (; i + %d <= len; i += %d) {\n", L, L);
     emit_full_vector(e, p, &io, 0, "", "        ");
     S("    }\n");
-    if (L > 1 && e->is->tail_mask)
+    if (e->lp->tail && e->is->tail_mask)
         emit_masked_tail(e, p, &io);
-    else if (L > 1)
+    else if (e->lp->tail)
         emit_buffered_tail(e, p, &io);
     S("}\n\n");
 }

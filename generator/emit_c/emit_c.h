@@ -5,6 +5,7 @@
 #include "../util/text_buf.h"
 #include "../targets/target_table.h"
 #include "isa_spelling.h"
+#include "../plan/kernel_loops.h"
 
 typedef struct emitter {
     qg_text *t;
@@ -12,6 +13,7 @@ typedef struct emitter {
     const qg_isa_spelling *is;
     const qg_target *tg;
     const char *name;
+    const qg_kernel_loops *lp; /* the op being emitted */
     int lanes;
     bool scalable;
     char lanes_str[8];

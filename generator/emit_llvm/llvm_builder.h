@@ -4,6 +4,7 @@
 
 #include <llvm-c/Core.h>
 
+#include "../plan/kernel_loops.h"
 #include "../plan/kernel_plan.h"
 #include "emit_llvm.h"
 
@@ -32,6 +33,7 @@ typedef struct lx {
     const qg_spec *sp;
     const qg_llvm_target *target;
     const lx_isa *isa;
+    const qg_kernel_loops *lp; /* the op being built */
     const char *prefix;
     unsigned ops; /* bit set of 1u << qg_kernel_op to build */
     LLVMTypeRef f32, i1, i8, i16, i32, i64, ptr, vd;

@@ -42,8 +42,8 @@ static void splat_params(lx *x, const qg_plan *p, const chan_scalars *cs, LLVMVa
         switch (k) {
         case QG_IN_S: v = cs->s; break;
         case QG_IN_INV: v = LLVMBuildFDiv(x->b, lx_f32(x, 1.0f), cs->s, ""); break;
-        case QG_IN_LO: v = bound(x, x->sp->quant_min, cs->z); break;
-        case QG_IN_HI: v = bound(x, x->sp->quant_max, cs->z); break;
+        case QG_IN_LO: v = bound(x, x->lp->qmin, cs->z); break;
+        case QG_IN_HI: v = bound(x, x->lp->qmax, cs->z); break;
         case QG_IN_Z: v = cs->z; break;
         case QG_IN_B: v = cs->b; break;
         default: break;
@@ -64,9 +64,9 @@ static LLVMValueRef call_span(lx *x, LLVMValueRef span, const qg_plan *p, LLVMVa
 
 /* qp->scale[c] and qp->zero_point[c], or the spec's fixed qparams. */
 static chan_scalars chan_of(lx *x, LLVMValueRef qp, LLVMValueRef c) {
-    const qg_spec *sp = x->sp;
-    if (sp->observer.type == QG_OBS_FIXED_QPARAMS)
-        return (chan_scalars){lx_f32(x, sp->observer.fixed_scale), lx_i32(x, sp->observer.fixed_zero_point), NULL};
+    const qg_kernel_loops *lp = x->lp;
+    if (lp->params == QG_PARAMS_FIXED)
+        return (chan_scalars){lx_f32(x, lp->fixed_scale), lx_i32(x, lp->fixed_zero_point), NULL};
     LLVMValueRef sptr = lx_field(x, x->ptr, qp, offsetof(qg_qparams, scale));
     LLVMValueRef zptr = lx_field(x, x->ptr, qp, offsetof(qg_qparams, zero_point));
     LLVMValueRef s = LLVMBuildLoad2(x->b, x->f32, lx_gep(x, x->f32, sptr, c), "");
@@ -78,7 +78,7 @@ static chan_scalars chan_of(lx *x, LLVMValueRef qp, LLVMValueRef c) {
  * rows of C elements; a row's vectors take their parameters from the table. */
 static void channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out,
                           LLVMValueRef mask, LLVMValueRef n, LLVMValueRef qp, LLVMBasicBlockRef fallback) {
-    const long long C = (long long)x->sp->channel_len;
+    const long long C = (long long)x->lp->channels;
     LLVMTypeRef sz = x->i64;
     LLVMValueRef malloc_fn = lx_declare(x, "malloc", x->ptr, &sz, 1);
     LLVMValueRef free_fn = lx_declare(x, "free", x->vd, &x->ptr, 1);
@@ -99,8 +99,8 @@ static void channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueR
     LLVMValueRef vals[QG_IN_COUNT] = {0};
     vals[QG_IN_S] = cs.s;
     vals[QG_IN_INV] = LLVMBuildFDiv(x->b, lx_f32(x, 1.0f), cs.s, "");
-    vals[QG_IN_LO] = bound(x, x->sp->quant_min, cs.z);
-    vals[QG_IN_HI] = bound(x, x->sp->quant_max, cs.z);
+    vals[QG_IN_LO] = bound(x, x->lp->qmin, cs.z);
+    vals[QG_IN_HI] = bound(x, x->lp->qmax, cs.z);
     vals[QG_IN_Z] = cs.z;
     for (int r = 0; r < 5; r++)
         LLVMBuildStore(x->b, vals[rows[r]], lx_gep(x, rows[r] == QG_IN_Z ? x->i32 : x->f32, row_ptr[rows[r]], c));
@@ -176,19 +176,19 @@ static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef sp
     LLVMValueRef in = LLVMGetParam(fn, (unsigned)qg_op_data_in(o)), out = LLVMGetParam(fn, (unsigned)qg_op_data_out(o));
     LLVMValueRef mask = entry_arg(x, fn, o, io->mask_in ? QG_ARG_MASK_IN : QG_ARG_MASK_OUT);
     LLVMValueRef n = entry_arg(x, fn, o, QG_ARG_N), qp = entry_arg(x, fn, o, QG_ARG_QPARAMS);
-    if (io->mask_out && x->sp->compat_mask) {
+    if (x->lp->clear_mask_first) {
         LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, mask, ""));
         LLVMValueRef bytes = LLVMBuildUDiv(x->b, LLVMBuildAdd(x->b, n, lx_i64(x, 7), ""), lx_i64(x, 8), "");
         LLVMBuildMemSet(x->b, mask, LLVMConstInt(x->i8, 0, 0), bytes, 1);
         lx_if_close(x, join);
     }
-    if (qg_op_arg_index(o, QG_ARG_QPARAMS) < 0) { /* backward: no parameters */
+    if (x->lp->params == QG_PARAMS_NONE) {
         LLVMValueRef none[QG_IN_COUNT] = {0};
         call_span(x, span, p, in, out, mask, lx_i64(x, 0), n, none);
         LLVMBuildRetVoid(x->b);
         return;
     }
-    if (!qg_qscheme_is_per_channel(x->sp->qscheme)) {
+    if (x->lp->walk == QG_WALK_WHOLE) {
         chan_scalars cs = chan_of(x, qp, lx_i64(x, 0));
         LLVMValueRef pv[QG_IN_COUNT] = {0};
         splat_params(x, p, &cs, pv);
@@ -196,10 +196,10 @@ static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef sp
         LLVMBuildRetVoid(x->b);
         return;
     }
-    const long long C = (long long)x->sp->channel_len;
+    const long long C = (long long)x->lp->channels;
     LLVMValueRef inner = lx_field(x, x->i64, qp, offsetof(qg_qparams, inner));
     LLVMBasicBlockRef runs = lx_block(x, "runs_layout");
-    if (C > 1) {
+    if (x->lp->channels_last_table) {
         LLVMBasicBlockRef last = lx_block(x, "channels_last");
         LLVMBuildCondBr(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, inner, lx_i64(x, 1), ""), last, runs);
         LLVMPositionBuilderAtEnd(x->b, last);
@@ -269,11 +269,20 @@ static void build_forward(lx *x, qg_kernel_op op) {
     LLVMBuildRetVoid(x->b);
 }
 
+/* The plan and loops of `op`, the loops made the builder's current ones. */
+static qg_status prepare(lx *x, qg_kernel_op op, qg_plan *plan, qg_kernel_loops *lp, qg_error *err) {
+    qg_kernel_loops_of(x->sp, x->target->isa, op, lp);
+    x->lp = lp;
+    return qg_plan_build(x->sp, op, plan, err);
+}
+
 qg_status lx_build_kernels(lx *x, qg_error *err) {
     const qg_spec *sp = x->sp;
     qg_status st = qg_plan_check_isa(sp, x->target->isa, err);
     if (st)
         return st;
+    qg_plan plan;
+    qg_kernel_loops lp;
     for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD; op++) {
         if (!(x->ops & (1u << op)))
             continue;
@@ -281,28 +290,24 @@ qg_status lx_build_kernels(lx *x, qg_error *err) {
             build_forward(x, op);
             continue;
         }
-        qg_plan plan;
-        if ((st = qg_plan_build(sp, op, &plan, err)))
+        if ((st = prepare(x, op, &plan, &lp, err)))
             return st;
         io_t io = lx_io_of(x, op);
         LLVMValueRef span = lx_build_span(x, &plan, &io, false);
-        LLVMValueRef span1 =
-            qg_qscheme_is_per_channel(sp->qscheme) && sp->channel_len > 1 && op != QG_K_FAKE_QUANT_BACKWARD
-                ? lx_build_span(x, &plan, &io, true)
-                : NULL;
+        LLVMValueRef span1 = lp.channels_last_table ? lx_build_span(x, &plan, &io, true) : NULL;
         build_entry(x, &plan, &io, span, span1);
     }
     if (x->ops & (1u << QG_K_REQUANTIZE)) {
         if (qg_plan_by_reference(sp, QG_K_REQUANTIZE)) {
             build_forward(x, QG_K_REQUANTIZE);
         } else {
-            qg_plan plan;
-            if ((st = qg_plan_build(sp, QG_K_REQUANTIZE, &plan, err)))
+            if ((st = prepare(x, QG_K_REQUANTIZE, &plan, &lp, err)))
                 return st;
             io_t io = lx_io_of(x, QG_K_REQUANTIZE);
             build_requantize_entry(x, &plan, lx_build_span(x, &plan, &io, false));
         }
     }
+    x->lp = NULL;
     if (x->ops & (1u << QG_K_OBSERVE))
         lx_build_observe(x);
     return QG_OK;

@@ -32,6 +32,11 @@ static inline io_t lx_io_of(const lx *x, qg_kernel_op op) {
     return io;
 }
 
+/* Whether the op being built takes or gives a packed (1 bit) mask. */
+static inline bool lx_packed_mask(const lx *x) {
+    return x->lp->mask_in == QG_MASK_BITS || x->lp->mask_out == QG_MASK_BITS;
+}
+
 static inline bool lx_is_signed_q(const lx *x) { return x->sp->dtype != QG_QUINT8; }
 
 typedef struct span_args {

@@ -28,6 +28,21 @@ static LLVMValueRef whole_bytes(lx *x, LLVMValueRef sh, LLVMValueRef count) {
                         LLVMBuildICmp(x->b, LLVMIntEQ, count, lx_i64(x, x->isa->lanes), ""), "");
 }
 
+/* Where the lanes fill whole bytes: branches to a block of its own when
+ * the `count` bits at bit offset `sh` are whole bytes (a full vector at a
+ * byte boundary), leaving the builder there, and returns true; the other
+ * case goes on in `general`. */
+static bool open_whole_bytes(lx *x, LLVMValueRef sh, LLVMValueRef count, LLVMBasicBlockRef general) {
+    if (x->isa->lanes % 8) {
+        LLVMBuildBr(x->b, general);
+        return false;
+    }
+    LLVMBasicBlockRef whole = lx_block(x, "bits_whole");
+    LLVMBuildCondBr(x->b, whole_bytes(x, sh, count), whole, general);
+    LLVMPositionBuilderAtEnd(x->b, whole);
+    return true;
+}
+
 static LLVMValueRef low_bits(lx *x, LLVMValueRef count) {
     LLVMValueRef c32 = LLVMBuildTrunc(x->b, count, x->i32, "");
     return LLVMBuildSub(x->b, LLVMBuildShl(x->b, lx_i32(x, 1), c32, ""), lx_i32(x, 1), "");
@@ -41,17 +56,9 @@ void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRe
     LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_i64(x, 7), ""), x->i32, "");
     LLVMValueRef word = LLVMBuildShl(x->b, bits, sh, "");
     LLVMBasicBlockRef general = lx_block(x, "bits_any"), done = lx_block(x, "bits_done");
-    if (x->isa->lanes % 8 == 0) {
-        /* whole bytes (a full vector at a byte boundary): one store, the
-         * mask being zeroed at entry */
-        LLVMBasicBlockRef whole = lx_block(x, "bits_whole");
-        LLVMValueRef aligned = whole_bytes(x, sh, count);
-        LLVMBuildCondBr(x->b, aligned, whole, general);
-        LLVMPositionBuilderAtEnd(x->b, whole);
+    if (open_whole_bytes(x, sh, count, general)) { /* one store, the mask being zeroed at entry */
         LLVMSetAlignment(LLVMBuildStore(x->b, LLVMBuildTrunc(x->b, bits, iL, ""), lx_gep(x, x->i8, packed, byte)), 1);
         LLVMBuildBr(x->b, done);
-    } else {
-        LLVMBuildBr(x->b, general);
     }
     LLVMPositionBuilderAtEnd(x->b, general);
     for (int k = 0; k < 3; k++) {
@@ -71,18 +78,12 @@ LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, 
     LLVMValueRef word = lx_alloca(x, x->i32);
     LLVMBuildStore(x->b, lx_i32(x, 0), word);
     LLVMBasicBlockRef general = lx_block(x, "bits_any"), done = lx_block(x, "bits_done");
-    if (x->isa->lanes % 8 == 0) { /* whole bytes: one load */
+    if (open_whole_bytes(x, sh, count, general)) { /* one load */
         LLVMTypeRef iL = LLVMIntTypeInContext(x->c, x->isa->lanes);
-        LLVMBasicBlockRef whole = lx_block(x, "bits_whole");
-        LLVMValueRef aligned = whole_bytes(x, sh, count);
-        LLVMBuildCondBr(x->b, aligned, whole, general);
-        LLVMPositionBuilderAtEnd(x->b, whole);
         LLVMValueRef v = LLVMBuildLoad2(x->b, iL, lx_gep(x, x->i8, packed, byte), "");
         LLVMSetAlignment(v, 1);
         LLVMBuildStore(x->b, LLVMBuildZExt(x->b, v, x->i32, ""), word);
         LLVMBuildBr(x->b, done);
-    } else {
-        LLVMBuildBr(x->b, general);
     }
     LLVMPositionBuilderAtEnd(x->b, general);
     for (int k = 0; k < 3; k++) {

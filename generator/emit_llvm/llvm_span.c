@@ -11,10 +11,9 @@
  * masks the loads and stores of a partial vector, NULL for a full one). */
 /* x86, int8 outputs: four vectors narrowed with two rounds of saturating
  * packs and one lane permutation, as the C backend's store4 helpers do. */
-static bool packs_four(const lx *x, const io_t *io) {
+static bool packs_four(const lx *x) {
     /* where the ISA's C spelling has a four-vector store (templates/<isa>.def) */
-    return io->out_q && x->isa->unroll == 4 && qg_isa_spelling_of(x->isa->isa)->store_q4[x->sp->dtype] &&
-           (x->isa->isa == QG_ISA_AVX2 || x->isa->isa == QG_ISA_AVX512);
+    return x->lp->group_store && (x->isa->isa == QG_ISA_AVX2 || x->isa->isa == QG_ISA_AVX512);
 }
 
 static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef out, LLVMValueRef at) {
@@ -49,9 +48,9 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
     in[p->op == QG_K_FAKE_QUANT_BACKWARD ? QG_IN_DY : io->in_t == x->f32 ? QG_IN_X : QG_IN_Q] = v;
     if (io->mask_in) {
         LLVMValueRef bytes = NULL;
-        if (x->sp->compat_mask && !x->isa->scalable) {
+        if (lx_packed_mask(x) && !x->isa->scalable) {
             in[QG_IN_MASK] = lx_unpack_bits_inline(x, s->mask, at, count);
-        } else if (x->sp->compat_mask) {
+        } else if (lx_packed_mask(x)) {
             LLVMValueRef args[4] = {s->lane_bytes, s->mask, at, count};
             lx_call(x, lx_mask_helper(x, false), args, 4);
             bytes = lx_load(x, x->vb, x->i8, 1, s->lane_bytes, lx_i64(x, 0), NULL, NULL);
@@ -72,9 +71,9 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
     if (io->mask_out) {
         LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, s->mask, ""));
         LLVMValueRef bytes = LLVMBuildZExt(x->b, mres, x->vb, "");
-        if (x->sp->compat_mask && !x->isa->scalable) {
+        if (lx_packed_mask(x) && !x->isa->scalable) {
             lx_pack_bits_inline(x, mres, s->mask, at, count);
-        } else if (x->sp->compat_mask) {
+        } else if (lx_packed_mask(x)) {
             lx_store(x, bytes, x->i8, 1, s->lane_bytes, lx_i64(x, 0), NULL);
             LLVMValueRef args[4] = {s->mask, at, s->lane_bytes, count};
             lx_call(x, lx_mask_helper(x, true), args, 4);
@@ -115,7 +114,7 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         if (p->uses[k])
             s.param[k] = LLVMGetParam(fn, np++);
-    if (x->sp->compat_mask && x->isa->scalable && (io->mask_in || io->mask_out))
+    if (lx_packed_mask(x) && x->isa->scalable && (io->mask_in || io->mask_out))
         s.lane_bytes = lx_alloca(x, x->vb);
     LLVMValueRef vl = lx_vl(x);
     if (one_vector) {
@@ -125,7 +124,7 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
         vector_at(x, p, io, &s, s.base, vl, NULL);
         LLVMBuildBr(x->b, done);
         LLVMPositionBuilderAtEnd(x->b, part);
-        if (x->isa->lanes > 1 || x->isa->scalable) {
+        if (x->lp->tail) {
             LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildICmp(x->b, LLVMIntUGT, s.len, lx_i64(x, 0), ""));
             vector_at(x, p, io, &s, s.base, s.len, lx_active(x, lx_i64(x, 0), s.len));
             lx_if_close(x, join);
@@ -136,14 +135,14 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
         return fn;
     }
     lx_loop main = {0};
-    const int U = x->isa->unroll;
+    const int U = x->lp->unroll;
     LLVMValueRef i0 = lx_i64(x, 0);
     if (U > 1) {
         LLVMValueRef step = LLVMBuildMul(x->b, vl, lx_i64(x, U), "");
         main = lx_loop_open(x, i0, "unrolled");
         LLVMValueRef i = lx_loop_value(x, &main);
         lx_loop_test(x, &main, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, step, ""), s.len, ""));
-        const bool four = packs_four(x, io);
+        const bool four = packs_four(x);
         LLVMValueRef r[4];
         for (int k = 0; k < U; k++) {
             LLVMValueRef off = LLVMBuildAdd(x->b, i, LLVMBuildMul(x->b, vl, lx_i64(x, k), ""), "");
@@ -159,7 +158,7 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
     lx_loop_test(x, &one, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, vl, ""), s.len, ""));
     vector_at(x, p, io, &s, LLVMBuildAdd(x->b, s.base, i, ""), vl, NULL);
     lx_loop_close(x, &one, vl);
-    if (x->isa->lanes > 1 || x->isa->scalable) {
+    if (x->lp->tail) {
         i = lx_loop_value(x, &one);
         LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildICmp(x->b, LLVMIntULT, i, s.len, ""));
         LLVMValueRef at = LLVMBuildAdd(x->b, s.base, i, "");

@@ -1,7 +1,8 @@
 /* Kernel plans: each op's per-vector arithmetic, described once as a short
  * list of abstract vector operations with the spec folded in. The C backend
- * spells every operation with the ISA's intrinsic (templates/<isa>.def); the
- * loop skeletons around a plan live with the emitter. */
+ * spells every operation with the ISA's intrinsic (templates/<isa>.def), the
+ * LLVM backend builds it as IR; the loops and layout walk around a plan are
+ * decided in kernel_loops.h. */
 #ifndef QGEN_KERNEL_PLAN_H
 #define QGEN_KERNEL_PLAN_H
 

@@ -128,6 +128,24 @@ class ModulesAgainstTorchModules(unittest.TestCase):
                     run_pair(self, ref_mod, our_mod, shapes, 9, gen, toggles)
                     self.assertEqual(repr(ref_mod), repr(our_mod))
 
+    def test_channels_last_and_strided_inputs(self):
+        gen = torch.Generator().manual_seed(6)
+        for role in ("activation", "weight"):
+            ref_mod = getattr(tq.get_default_qat_qconfig("fbgemm"), role)()
+            our_mod = getattr(qtorch.get_default_qat_qconfig("fbgemm"), role)()
+            for step, make in enumerate((lambda x: x.to(memory_format=torch.channels_last),
+                                         lambda x: x.transpose(2, 3), lambda x: x[:, :, ::2])):
+                x = make(data(gen, (6, 4, 5, 7), step))
+                self.assertFalse(x.is_contiguous())
+                xa, xb = x.detach().clone().requires_grad_(True), x.detach().clone().requires_grad_(True)
+                ya, yb = ref_mod(xa), our_mod(xb)
+                ya.sum().backward()
+                yb.sum().backward()
+                self.assertTrue(torch.equal(ya, yb), f"{role} step {step}")
+                self.assertTrue(torch.equal(xa.grad, xb.grad), f"{role} step {step} grad")
+                for key, v in ref_mod.state_dict().items():
+                    self.assertTrue(torch.equal(v, our_mod.state_dict()[key]), f"{role} step {step} {key}")
+
     def test_state_dict_both_ways(self):
         gen = torch.Generator().manual_seed(5)
         ref_mod = tq.get_default_qat_qconfig("fbgemm").weight()

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../test_util.h"
+#include "plan/kernel_loops.h"
 #include "plan/kernel_plan.h"
 #include "qgen/kernel_support.h"
 #include "qgen/runtime.h"
@@ -170,10 +171,65 @@ static void test_no_dead_steps(void) {
     }
 }
 
+static qg_kernel_loops loops(const char *json, qg_isa isa, qg_kernel_op op) {
+    qg_spec sp;
+    qg_error err;
+    qg_kernel_loops lp;
+    memset(&lp, 0xA5, sizeof lp);
+    if (qg_spec_load_string(json, "p", NULL, 0, &sp, &err) != QG_OK) {
+        CU_FAIL(err.message);
+        return lp;
+    }
+    qg_kernel_loops_of(&sp, isa, op, &lp);
+    return lp;
+}
+
+/* The loops around the plans, spec class by spec class: the walk, where the
+ * parameters come from, the span's shape per ISA, the masks. */
+static void test_loops(void) {
+    const char *act = "{\"name\": \"a\", \"base\": \"torch.fbgemm.activation\"}";
+    qg_kernel_loops lp = loops(act, QG_ISA_AVX2, QG_K_FAKE_QUANT);
+    CU_ASSERT_TRUE(lp.walk == QG_WALK_WHOLE && lp.params == QG_PARAMS_QPARAMS && !lp.channels_last_table);
+    CU_ASSERT_TRUE(lp.mask_out == QG_MASK_BYTES && lp.mask_in == QG_MASK_NONE && !lp.clear_mask_first);
+    CU_ASSERT_TRUE(lp.lanes == 8 && lp.unroll == 4 && lp.tail && !lp.group_store);
+    CU_ASSERT_TRUE(lp.qmin == 0 && lp.qmax == 127);
+    /* narrow outputs of four vectors go out together where the ISA spells it */
+    CU_ASSERT_TRUE(loops(act, QG_ISA_AVX2, QG_K_QUANTIZE).group_store);
+    CU_ASSERT_TRUE(loops(act, QG_ISA_AVX512, QG_K_REQUANTIZE).group_store);
+    CU_ASSERT_FALSE(loops(act, QG_ISA_NEON, QG_K_QUANTIZE).group_store);
+    CU_ASSERT_FALSE(loops(act, QG_ISA_AVX2, QG_K_DEQUANTIZE).group_store);
+    /* scalable ISAs: strips; scalar: one lane, no partial vector */
+    lp = loops(act, QG_ISA_RVV, QG_K_QUANTIZE);
+    CU_ASSERT_TRUE(lp.lanes == 0 && lp.unroll == 1 && lp.tail && !lp.group_store);
+    CU_ASSERT_TRUE(loops(act, QG_ISA_SVE, QG_K_FAKE_QUANT).lanes == 0);
+    lp = loops(act, QG_ISA_SCALAR, QG_K_FAKE_QUANT);
+    CU_ASSERT_TRUE(lp.lanes == 1 && !lp.tail);
+    /* backward: no parameters, one span; packed masks are read, not cleared */
+    lp = loops("{\"name\": \"a\", \"compat_mask\": true}", QG_ISA_AVX512, QG_K_FAKE_QUANT_BACKWARD);
+    CU_ASSERT_TRUE(lp.walk == QG_WALK_WHOLE && lp.params == QG_PARAMS_NONE);
+    CU_ASSERT_TRUE(lp.mask_in == QG_MASK_BITS && lp.mask_out == QG_MASK_NONE && !lp.clear_mask_first);
+    lp = loops("{\"name\": \"a\", \"compat_mask\": true}", QG_ISA_AVX512, QG_K_FAKE_QUANT);
+    CU_ASSERT_TRUE(lp.mask_out == QG_MASK_BITS && lp.clear_mask_first);
+    /* per-channel: runs of `inner`, channels-last through the table when C > 1 */
+    const char *w = "{\"name\": \"w\", \"base\": \"torch.fbgemm.weight\", \"channel_len\": 64}";
+    lp = loops(w, QG_ISA_NEON, QG_K_QUANTIZE);
+    CU_ASSERT_TRUE(lp.walk == QG_WALK_CHANNEL_RUNS && lp.channels == 64 && lp.channels_last_table);
+    lp = loops("{\"name\": \"w\", \"base\": \"torch.fbgemm.weight\", \"channel_len\": 1}", QG_ISA_NEON, QG_K_QUANTIZE);
+    CU_ASSERT_TRUE(lp.walk == QG_WALK_CHANNEL_RUNS && lp.channels == 1 && !lp.channels_last_table);
+    /* fixed qparams come from the spec; requantize from its own parameters */
+    lp = loops("{\"name\": \"f\", \"observer\": {\"type\": \"fixed_qparams\", \"scale\": 0.0078125, "
+               "\"zero_point\": 128}}",
+               QG_ISA_AVX2, QG_K_DEQUANTIZE);
+    CU_ASSERT_TRUE(lp.params == QG_PARAMS_FIXED && lp.fixed_scale == 0.0078125f && lp.fixed_zero_point == 128);
+    lp = loops(act, QG_ISA_AVX2, QG_K_REQUANTIZE);
+    CU_ASSERT_TRUE(lp.walk == QG_WALK_REQUANT_RUNS && lp.params == QG_PARAMS_REQUANT);
+}
+
 int main(void) {
     static const qg_test tests[] = {
         {"every plan equals the reference, element by element", test_plans_match_reference},
         {"no dead steps; operands as each operation takes", test_no_dead_steps},
+        {"the loops around the plans", test_loops},
     };
     return QG_RUN("plan", tests);
 }

@@ -1,0 +1,41 @@
+/* The loops around a plan (kernel_loops.h), from the spec, the op table and
+ * the ISA table. */
+#include "kernel_loops.h"
+
+#include <string.h>
+
+#include "../emit_c/isa_spelling.h"
+#include "../targets/target_table.h"
+#include "kernel_ops.h"
+
+void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kernel_loops *out) {
+    const qg_op_info *o = qg_op_info_of(op);
+    const qg_target *t = qg_target_of(isa);
+    const qg_mask_io mask = sp->compat_mask ? QG_MASK_BITS : QG_MASK_BYTES;
+    memset(out, 0, sizeof *out);
+    out->qmin = sp->quant_min;
+    out->qmax = sp->quant_max;
+    out->mask_in = qg_op_arg_index(o, QG_ARG_MASK_IN) >= 0 ? mask : QG_MASK_NONE;
+    out->mask_out = qg_op_arg_index(o, QG_ARG_MASK_OUT) >= 0 ? mask : QG_MASK_NONE;
+    out->clear_mask_first = out->mask_out == QG_MASK_BITS;
+    if (op == QG_K_REQUANTIZE) {
+        out->walk = QG_WALK_REQUANT_RUNS;
+        out->params = QG_PARAMS_REQUANT;
+    } else if (qg_op_arg_index(o, QG_ARG_QPARAMS) < 0) {
+        out->walk = QG_WALK_WHOLE;
+        out->params = QG_PARAMS_NONE;
+    } else {
+        const bool fixed = sp->observer.type == QG_OBS_FIXED_QPARAMS;
+        out->params = fixed ? QG_PARAMS_FIXED : QG_PARAMS_QPARAMS;
+        out->fixed_scale = sp->observer.fixed_scale;
+        out->fixed_zero_point = sp->observer.fixed_zero_point;
+        out->walk = qg_qscheme_is_per_channel(sp->qscheme) ? QG_WALK_CHANNEL_RUNS : QG_WALK_WHOLE;
+        out->channels = out->walk == QG_WALK_CHANNEL_RUNS ? sp->channel_len : 1;
+        out->channels_last_table = out->channels > 1;
+    }
+    out->lanes = t->lanes;
+    out->unroll = t->unroll;
+    out->tail = t->lanes != 1;
+    const bool narrow_out = qg_op_info_of(op)->args[qg_op_data_out(o)].kind == QG_ARG_Q_OUT;
+    out->group_store = narrow_out && t->unroll == 4 && qg_isa_spelling_of(isa)->store_q4[sp->dtype] != NULL;
+}

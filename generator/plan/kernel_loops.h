@@ -1,0 +1,51 @@
+/* The loops and layout walk around a kernel's per-vector plan, decided once
+ * per spec, op and ISA for both backends: which walk the entry does, where
+ * the parameters come from, how a span steps through its elements and what
+ * happens to masks. The backends lower these fields; neither decides them. */
+#ifndef QGEN_KERNEL_LOOPS_H
+#define QGEN_KERNEL_LOOPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernel_plan.h"
+
+/* How an entry point walks the tensor (docs/semantics.md, "Layouts"). */
+typedef enum qg_walk {
+    QG_WALK_WHOLE,        /* one span over [0, n) */
+    QG_WALK_CHANNEL_RUNS, /* runs of qp->inner elements, run r in channel r % channels */
+    QG_WALK_REQUANT_RUNS, /* runs of rp->inner accumulators, run r in output channel r % rp->channels */
+} qg_walk;
+
+/* Where one channel's parameters come from. */
+typedef enum qg_param_source {
+    QG_PARAMS_NONE,    /* the op has none (backward) */
+    QG_PARAMS_QPARAMS, /* qp->scale[c], qp->zero_point[c] */
+    QG_PARAMS_FIXED,   /* the spec's fixed_qparams observer */
+    QG_PARAMS_REQUANT, /* m = fl(fl(s_in * s_w[c]) / s_out), bias_q[c] (0 when absent), z_out */
+} qg_param_source;
+
+/* A gradient mask as the entry point takes or gives it. */
+typedef enum qg_mask_io { QG_MASK_NONE, QG_MASK_BYTES, QG_MASK_BITS } qg_mask_io;
+
+typedef struct qg_kernel_loops {
+    qg_walk walk;
+    size_t channels;          /* QG_WALK_CHANNEL_RUNS: the spec's channel_len */
+    bool channels_last_table; /* channels > 1: inner == 1 walks vectors across channels of a parameter table */
+    qg_param_source params;
+    float fixed_scale; /* QG_PARAMS_FIXED */
+    int32_t fixed_zero_point;
+    long long qmin, qmax; /* the clamp bounds lo = qmin - z, hi = qmax - z derive from */
+    qg_mask_io mask_in, mask_out;
+    bool clear_mask_first; /* packed mask output: cleared at entry, spans set their bits */
+    int lanes;             /* fp32 lanes of a vector; 0: scalable (strips) */
+    int unroll;            /* vectors per main-loop iteration */
+    bool group_store;      /* the main loop's narrow q outputs are packed and stored together */
+    bool tail;             /* counts that are not whole vectors end in a partial one (lanes != 1) */
+} qg_kernel_loops;
+
+/* The loops of `op`'s kernel for `spec` on `isa` (a plan-served op: see
+ * qg_plan_by_reference). */
+void qg_kernel_loops_of(const qg_spec *spec, qg_isa isa, qg_kernel_op op, qg_kernel_loops *out);
+
+#endif
