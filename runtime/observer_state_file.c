@@ -176,9 +176,8 @@ out:
     return st;
 }
 
-qg_status qg_observer_load(qg_observer *o, const char *path, qg_error *err) {
-    QG_NEED(o, err, "an observer from qg_observer_create");
-    QG_NEED(path, err, "a file name");
+/* The whole of a regular file into b. */
+static qg_status read_whole(const char *path, buf *b, qg_error *err) {
     struct stat sb; /* a FIFO or device would block or never end */
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
         return qg_error_set(err, QG_ERR_IO, "state file %s: not a regular file; expected a state from qgen observe",
@@ -186,77 +185,74 @@ qg_status qg_observer_load(qg_observer *o, const char *path, qg_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f)
         return qg_error_set(err, QG_ERR_IO, "state file %s: cannot open: %s", path, strerror(errno));
-    buf b = {0};
     unsigned char chunk[4096];
     size_t got;
     while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        if (put(&b, chunk, got)) {
+        if (put(b, chunk, got)) {
             fclose(f);
-            free(b.p);
             return qg_error_set(err, QG_ERR_NOMEM, "state file %s: out of memory", path);
         }
-    int rerr = ferror(f);
+    const int rerr = ferror(f);
     fclose(f);
-    qg_status st = QG_OK;
-    const size_t header = 8 + 4 * 4 + 8 * 3 + 4 * 2 + 8;
-    if (rerr) {
-        st = qg_error_set(err, QG_ERR_IO, "state file %s: read failed", path);
-        goto out;
-    }
-    if (b.len < 8 || memcmp(b.p, STATE_MAGIC, 8) != 0) {
-        st = qg_error_set(err, QG_ERR_FORMAT,
-                          "state file %s: not a qgen observer state (bad magic); expected a file "
-                          "written by qgen observe --state",
-                          path);
-        goto out;
-    }
-    if (b.len < header + 8) {
-        st = qg_error_set(err, QG_ERR_FORMAT, "state file %s: truncated (%zu bytes); expected at least %zu", path,
-                          b.len, header + 8);
-        goto out;
-    }
-    uint32_t version = get_u32(b.p + 8);
-    if (version != 1 && version != STATE_VERSION) {
-        st = qg_error_set(err, QG_ERR_FORMAT, "state file %s: format version %u; expected 1 or %u", path, version,
-                          STATE_VERSION);
-        goto out;
-    }
-    uint64_t channels = get_u64(b.p + 8 + 16 + 16);
-    uint32_t bins = get_u32(b.p + 8 + 16 + 24), flags = get_u32(b.p + 8 + 16 + 28);
-    const size_t per_channel = version == 1 ? 8 : 20;
-    if (flags & ~(version == 1 ? 0u : FLAG_OBSERVER_OFF | FLAG_FAKE_QUANT_OFF)) {
-        st = qg_error_set(err, QG_ERR_FORMAT, "state file %s: unknown flags 0x%x; the file is corrupt", path, flags);
-        goto out;
-    }
+    return rerr ? qg_error_set(err, QG_ERR_IO, "state file %s: read failed", path) : QG_OK;
+}
+
+enum { STATE_HEADER = 8 + 4 * 4 + 8 * 3 + 4 * 2 + 8 };
+
+/* The file's header: magic, version, flags, sizes, checksum, and the
+ * observer it was written for, which must be this one. */
+static qg_status check_header(const qg_observer *o, const char *path, const buf *b, uint32_t *version, uint32_t *flags,
+                              qg_error *err) {
+    const size_t header = STATE_HEADER;
+    if (b->len < 8 || memcmp(b->p, STATE_MAGIC, 8) != 0)
+        return qg_error_set(err, QG_ERR_FORMAT,
+                            "state file %s: not a qgen observer state (bad magic); expected a file "
+                            "written by qgen observe --state",
+                            path);
+    if (b->len < header + 8)
+        return qg_error_set(err, QG_ERR_FORMAT, "state file %s: truncated (%zu bytes); expected at least %zu", path,
+                            b->len, header + 8);
+    *version = get_u32(b->p + 8);
+    if (*version != 1 && *version != STATE_VERSION)
+        return qg_error_set(err, QG_ERR_FORMAT, "state file %s: format version %u; expected 1 or %u", path, *version,
+                            STATE_VERSION);
+    uint64_t channels = get_u64(b->p + 8 + 16 + 16);
+    uint32_t bins = get_u32(b->p + 8 + 16 + 24);
+    *flags = get_u32(b->p + 8 + 16 + 28);
+    const size_t per_channel = *version == 1 ? 8 : 20;
+    if (*flags & ~(*version == 1 ? 0u : FLAG_OBSERVER_OFF | FLAG_FAKE_QUANT_OFF))
+        return qg_error_set(err, QG_ERR_FORMAT, "state file %s: unknown flags 0x%x; the file is corrupt", path, *flags);
     if (channels > (1u << 30) || bins > (1u << 20) ||
-        b.len != header + per_channel * (size_t)channels + 4 * (size_t)bins + 8) {
-        st = qg_error_set(err, QG_ERR_FORMAT,
-                          "state file %s: size %zu does not match its header; the file is "
-                          "truncated or corrupt",
-                          path, b.len);
-        goto out;
-    }
-    if (XXH64(b.p, b.len - 8, 0) != get_u64(b.p + b.len - 8)) {
-        st = qg_error_set(err, QG_ERR_FORMAT, "state file %s: checksum mismatch; the file is corrupt", path);
-        goto out;
-    }
-    uint32_t type = get_u32(b.p + 12), dtype = get_u32(b.p + 16), qscheme = get_u32(b.p + 20);
-    int64_t qmin = (int64_t)get_u64(b.p + 24), qmax = (int64_t)get_u64(b.p + 32);
+        b->len != header + per_channel * (size_t)channels + 4 * (size_t)bins + 8)
+        return qg_error_set(err, QG_ERR_FORMAT,
+                            "state file %s: size %zu does not match its header; the file is "
+                            "truncated or corrupt",
+                            path, b->len);
+    if (XXH64(b->p, b->len - 8, 0) != get_u64(b->p + b->len - 8))
+        return qg_error_set(err, QG_ERR_FORMAT, "state file %s: checksum mismatch; the file is corrupt", path);
+    uint32_t type = get_u32(b->p + 12), dtype = get_u32(b->p + 16), qscheme = get_u32(b->p + 20);
+    int64_t qmin = (int64_t)get_u64(b->p + 24), qmax = (int64_t)get_u64(b->p + 32);
     if (type != (uint32_t)o->spec.observer.type || dtype != (uint32_t)o->spec.dtype ||
         qscheme != (uint32_t)o->spec.qscheme || qmin != o->spec.quant_min || qmax != o->spec.quant_max ||
         channels != o->channels || bins != hist_bins(o)) {
         const char *tn = qg_observer_type_name((qg_observer_type)type), *dn = qg_dtype_name((qg_dtype)dtype);
-        st = qg_error_set(err, QG_ERR_FORMAT,
-                          "state file %s: written for observer %s, dtype %s, range %lld..%lld, %llu channels; "
-                          "expected observer %s, dtype %s, range %lld..%lld, %zu channels (spec \"%s\")",
-                          path, tn ? tn : "?", dn ? dn : "?", (long long)qmin, (long long)qmax,
-                          (unsigned long long)channels, qg_observer_type_name(o->spec.observer.type),
-                          qg_dtype_name(o->spec.dtype), (long long)o->spec.quant_min, (long long)o->spec.quant_max,
-                          o->channels, o->spec.name);
-        goto out;
+        return qg_error_set(err, QG_ERR_FORMAT,
+                            "state file %s: written for observer %s, dtype %s, range %lld..%lld, %llu channels; "
+                            "expected observer %s, dtype %s, range %lld..%lld, %zu channels (spec \"%s\")",
+                            path, tn ? tn : "?", dn ? dn : "?", (long long)qmin, (long long)qmax,
+                            (unsigned long long)channels, qg_observer_type_name(o->spec.observer.type),
+                            qg_dtype_name(o->spec.dtype), (long long)o->spec.quant_min, (long long)o->spec.quant_max,
+                            o->channels, o->spec.name);
     }
-    const unsigned char *p = b.p + header;
-    o->batches = get_u64(b.p + header - 8);
+    return QG_OK;
+}
+
+/* The state after a checked header (version 1 files carry no training
+ * state: torch's initial buffers). */
+static void restore(qg_observer *o, const buf *b, uint32_t version, uint32_t flags) {
+    const size_t channels = o->channels, bins = hist_bins(o);
+    const unsigned char *p = b->p + STATE_HEADER;
+    o->batches = get_u64(b->p + STATE_HEADER - 8);
     for (size_t c = 0; c < channels; c++, p += 4)
         o->min[c] = get_f32(p);
     for (size_t c = 0; c < channels; c++, p += 4)
@@ -275,7 +271,16 @@ qg_status qg_observer_load(qg_observer *o, const char *path, qg_error *err) {
     qg_observer_enable(o, !(flags & FLAG_OBSERVER_OFF), !(flags & FLAG_FAKE_QUANT_OFF));
     for (size_t i = 0; i < bins; i++, p += 4)
         o->hist[i] = get_f32(p);
-out:
+}
+
+qg_status qg_observer_load(qg_observer *o, const char *path, qg_error *err) {
+    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED(path, err, "a file name");
+    buf b = {0};
+    uint32_t version = 0, flags = 0;
+    qg_status st = read_whole(path, &b, err);
+    if (!st && !(st = check_header(o, path, &b, &version, &flags, err)))
+        restore(o, &b, version, flags);
     free(b.p);
     return st;
 }

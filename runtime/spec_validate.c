@@ -20,14 +20,8 @@ static bool observer_is_per_channel(qg_observer_type t) {
     return t == QG_OBS_PER_CHANNEL_MINMAX || t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
 }
 
-qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
-    QG_NEED(sp, err, "a spec");
-    if (!is_c_identifier(sp->name))
-        return qg_error_set(err, QG_ERR_INVALID, "name: got \"%s\"; expected a C identifier ([A-Za-z_][A-Za-z0-9_]*)",
-                            sp->name);
-    if (!qg_dtype_name(sp->dtype))
-        return qg_error_set(err, QG_ERR_INVALID, "dtype: got %d; expected qint8, quint8, qint16 or qint32",
-                            (int)sp->dtype);
+/* The range: inside the dtype, around 0, and reduce_range's halving. */
+static qg_status validate_range(const qg_spec *sp, qg_error *err) {
     int64_t dmin, dmax;
     qg_dtype_range(sp->dtype, &dmin, &dmax);
     if (sp->given_quant_min > sp->given_quant_max)
@@ -67,18 +61,12 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
                             (long long)sp->quant_min, (long long)sp->quant_max, (long long)sp->given_quant_min,
                             (long long)sp->given_quant_max, sp->reduce_range ? "true" : "false", (long long)emin,
                             (long long)emax);
-    if (!qg_qscheme_name(sp->qscheme))
-        return qg_error_set(err, QG_ERR_INVALID, "qscheme: got %d; expected a known qscheme", (int)sp->qscheme);
-    bool per_channel = qg_qscheme_is_per_channel(sp->qscheme);
-    if (per_channel && sp->channel_len < 1)
-        return qg_error_set(err, QG_ERR_INVALID, "channel_len: got %zu; expected >= 1 for qscheme %s", sp->channel_len,
-                            qg_qscheme_name(sp->qscheme));
-    if (!per_channel && sp->channel_len != 1)
-        return qg_error_set(err, QG_ERR_INVALID, "channel_len: got %zu; expected 1 for qscheme %s", sp->channel_len,
-                            qg_qscheme_name(sp->qscheme));
-    if (!qg_rounding_name(sp->rounding) || !qg_scale_op_name(sp->scale_op) || !qg_nan_policy_name(sp->nan_policy) ||
-        !qg_requant_name(sp->requant))
-        return qg_error_set(err, QG_ERR_INVALID, "rounding/scale_op/nan/requant: out-of-range enum value");
+    return QG_OK;
+}
+
+/* The observer: matching the qscheme, its numbers in range. */
+static qg_status validate_observer(const qg_spec *sp, qg_error *err) {
+    const bool per_channel = qg_qscheme_is_per_channel(sp->qscheme);
     const qg_observer_spec *o = &sp->observer;
     const char *oname = qg_observer_type_name(o->type);
     if (!oname)
@@ -109,6 +97,13 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
             return qg_error_set(err, QG_ERR_INVALID, "observer.zero_point: got %d; expected a value in %lld..%lld",
                                 (int)o->fixed_zero_point, (long long)sp->quant_min, (long long)sp->quant_max);
     }
+    return QG_OK;
+}
+
+/* How the training step sets qparams. */
+static qg_status validate_training(const qg_spec *sp, qg_error *err) {
+    const qg_observer_spec *o = &sp->observer;
+    const char *oname = qg_observer_type_name(o->type);
     if (!qg_train_qparams_name(sp->train_qparams))
         return qg_error_set(err, QG_ERR_INVALID, "train_qparams: got %d; expected observer or fused_op",
                             (int)sp->train_qparams);
@@ -127,9 +122,36 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
                                 "16-bit dtype with integer zero points (or train_qparams \"observer\")",
                                 qg_dtype_name(sp->dtype), qg_qscheme_name(sp->qscheme));
     }
+    return QG_OK;
+}
+
+qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
+    QG_NEED(sp, err, "a spec");
+    if (!is_c_identifier(sp->name))
+        return qg_error_set(err, QG_ERR_INVALID, "name: got \"%s\"; expected a C identifier ([A-Za-z_][A-Za-z0-9_]*)",
+                            sp->name);
+    if (!qg_dtype_name(sp->dtype))
+        return qg_error_set(err, QG_ERR_INVALID, "dtype: got %d; expected qint8, quint8, qint16 or qint32",
+                            (int)sp->dtype);
+    qg_status st = validate_range(sp, err);
+    if (st)
+        return st;
+    if (!qg_qscheme_name(sp->qscheme))
+        return qg_error_set(err, QG_ERR_INVALID, "qscheme: got %d; expected a known qscheme", (int)sp->qscheme);
+    bool per_channel = qg_qscheme_is_per_channel(sp->qscheme);
+    if (per_channel && sp->channel_len < 1)
+        return qg_error_set(err, QG_ERR_INVALID, "channel_len: got %zu; expected >= 1 for qscheme %s", sp->channel_len,
+                            qg_qscheme_name(sp->qscheme));
+    if (!per_channel && sp->channel_len != 1)
+        return qg_error_set(err, QG_ERR_INVALID, "channel_len: got %zu; expected 1 for qscheme %s", sp->channel_len,
+                            qg_qscheme_name(sp->qscheme));
+    if (!qg_rounding_name(sp->rounding) || !qg_scale_op_name(sp->scale_op) || !qg_nan_policy_name(sp->nan_policy) ||
+        !qg_requant_name(sp->requant))
+        return qg_error_set(err, QG_ERR_INVALID, "rounding/scale_op/nan/requant: out-of-range enum value");
+    if ((st = validate_observer(sp, err)) || (st = validate_training(sp, err)))
+        return st;
     if (sp->targets == 0 || sp->targets >= (1u << QG_ISA_COUNT))
         return qg_error_set(err, QG_ERR_INVALID,
-                            "targets: got an empty or unknown set; expected some of scalar, avx2, "
-                            "avx512, neon, rvv");
+                            "targets: got an empty or unknown set; expected some of the ISAs `qgen targets` lists");
     return QG_OK;
 }

@@ -52,6 +52,46 @@ static int parse_list(const char *opt, const char *text, const char *const *name
     return QG_EXIT_OK;
 }
 
+/* Runs the comparison and writes the report in `format`, to a temporary
+ * name renamed into place (a failed run leaves no half file). */
+static int compare_and_write(const qg_spec *sp, qg_compare_options *opt, bool quiet, const char *format,
+                             const char *out_path) {
+    qg_error err;
+    qg_compare_report rep;
+    qg_cli_progress progress;
+    if (qg_cli_progress_init(&progress, "qgen compare", quiet)) {
+        opt->progress = qg_cli_progress_step;
+        opt->progress_user = &progress;
+    }
+    qg_status st = qg_compare_run(sp, opt, &rep, &err);
+    qg_cli_progress_done(&progress);
+    if (st)
+        return qg_cli_fail(&err);
+    char tmp[4200];
+    FILE *f = stdout;
+    if (out_path) {
+        snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
+        if (!(f = fopen(tmp, "w"))) {
+            qg_compare_report_free(&rep);
+            return qg_cli_failf("-o: cannot write %s", tmp);
+        }
+    }
+    if (strcmp(format, "json") == 0)
+        st = qg_compare_write_json(&rep, f, &err);
+    else if (strcmp(format, "html") == 0)
+        qg_compare_write_html(&rep, f);
+    else
+        qg_compare_write_md(&rep, f);
+    qg_compare_report_free(&rep);
+    if (out_path) {
+        if (fclose(f) != 0 || st != QG_OK || rename(tmp, out_path) != 0) {
+            remove(tmp);
+            return qg_cli_failf("-o: cannot write %s", out_path);
+        }
+    }
+    return st ? qg_cli_fail(&err) : QG_EXIT_OK;
+}
+
 int qg_cmd_compare(int argc, char **argv) {
     const char *spec_path = NULL, *format = "md", *out_path = NULL;
     qg_compare_options opt = {0};
@@ -121,39 +161,5 @@ int qg_cmd_compare(int argc, char **argv) {
     qg_spec sp;
     if (qg_spec_load_file(spec_path, sets.items, sets.count, &sp, &err))
         return qg_cli_fail(&err);
-    qg_compare_report rep;
-    qg_cli_progress progress;
-    if (qg_cli_progress_init(&progress, "qgen compare", quiet)) {
-        opt.progress = qg_cli_progress_step;
-        opt.progress_user = &progress;
-    }
-    qg_status st = qg_compare_run(&sp, &opt, &rep, &err);
-    qg_cli_progress_done(&progress);
-    if (st)
-        return qg_cli_fail(&err);
-    /* written to a temporary name and renamed: a failed run leaves no half file */
-    char tmp[4200];
-    FILE *f = stdout;
-    if (out_path) {
-        snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
-        if (!(f = fopen(tmp, "w"))) {
-            qg_compare_report_free(&rep);
-            return qg_cli_failf("-o: cannot write %s", tmp);
-        }
-    }
-    st = QG_OK;
-    if (strcmp(format, "json") == 0)
-        st = qg_compare_write_json(&rep, f, &err);
-    else if (strcmp(format, "html") == 0)
-        qg_compare_write_html(&rep, f);
-    else
-        qg_compare_write_md(&rep, f);
-    qg_compare_report_free(&rep);
-    if (out_path) {
-        if (fclose(f) != 0 || st != QG_OK || rename(tmp, out_path) != 0) {
-            remove(tmp);
-            return qg_cli_failf("-o: cannot write %s", out_path);
-        }
-    }
-    return st ? qg_cli_fail(&err) : QG_EXIT_OK;
+    return compare_and_write(&sp, &opt, quiet, format, out_path);
 }

@@ -15,6 +15,41 @@ static const char usage[] = "usage: qgen observe --spec S --in x.npy [--state FI
                             "new state is saved back to it atomically, under a lock (FILE.lock) that\n"
                             "serializes concurrent updates.\n";
 
+/* The observer's qparams and state as one JSON line. */
+static int print_result(const qg_spec *sp, const qg_observer *obs, const float *scale, const int32_t *zp,
+                        const float *zf, size_t nch) {
+    const bool per_channel_obs =
+        sp->observer.type == QG_OBS_PER_CHANNEL_MINMAX || sp->observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
+    const size_t nobs = per_channel_obs ? nch : 1;
+    float *mn = malloc(nch * sizeof(float)), *mx = malloc(nch * sizeof(float));
+    if (!mn || !mx) {
+        free(mn);
+        free(mx);
+        return qg_cli_failf("observe: out of memory");
+    }
+    qg_observer_minmax(obs, mn, mx);
+    printf("{\"name\": \"%s\", \"scale\": [", sp->name);
+    for (size_t i = 0; i < nch; i++)
+        printf("%s%.9g", i ? ", " : "", (double)scale[i]);
+    printf("], \"zero_point\": [");
+    for (size_t i = 0; i < nch; i++) {
+        if (sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS)
+            printf("%s%.9g", i ? ", " : "", (double)zf[i]);
+        else
+            printf("%s%d", i ? ", " : "", (int)zp[i]);
+    }
+    printf("], \"min\": [");
+    for (size_t i = 0; i < nobs; i++)
+        printf("%s%.9g", i ? ", " : "", (double)mn[i]);
+    printf("], \"max\": [");
+    for (size_t i = 0; i < nobs; i++)
+        printf("%s%.9g", i ? ", " : "", (double)mx[i]);
+    printf("], \"batches\": %llu}\n", (unsigned long long)qg_observer_batches(obs));
+    free(mn);
+    free(mx);
+    return QG_EXIT_OK;
+}
+
 int qg_cmd_observe(int argc, char **argv) {
     const char *spec_path = NULL, *in = NULL, *state = NULL;
     qg_cli_sets sets = {0};
@@ -52,9 +87,8 @@ int qg_cmd_observe(int argc, char **argv) {
     size_t channels, inner;
     size_t nch = qg_qscheme_is_per_channel(sp.qscheme) ? sp.channel_len : 1;
     float *scale = malloc(nch * sizeof(float)), *zf = malloc(nch * sizeof(float));
-    float *mn = malloc(nch * sizeof(float)), *mx = malloc(nch * sizeof(float));
     int32_t *zp = malloc(nch * sizeof(int32_t));
-    if (!scale || !zf || !zp || !mn || !mx) {
+    if (!scale || !zf || !zp) {
         rc = qg_cli_failf("observe: out of memory");
         goto out;
     }
@@ -70,29 +104,7 @@ int qg_cmd_observe(int argc, char **argv) {
         rc = qg_cli_fail(&err);
         goto out;
     }
-    size_t nobs =
-        sp.observer.type == QG_OBS_PER_CHANNEL_MINMAX || sp.observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX
-            ? nch
-            : 1;
-    qg_observer_minmax(obs, mn, mx);
-    printf("{\"name\": \"%s\", \"scale\": [", sp.name);
-    for (size_t i = 0; i < nch; i++)
-        printf("%s%.9g", i ? ", " : "", (double)scale[i]);
-    printf("], \"zero_point\": [");
-    for (size_t i = 0; i < nch; i++) {
-        if (sp.qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS)
-            printf("%s%.9g", i ? ", " : "", (double)zf[i]);
-        else
-            printf("%s%d", i ? ", " : "", (int)zp[i]);
-    }
-    printf("], \"min\": [");
-    for (size_t i = 0; i < nobs; i++)
-        printf("%s%.9g", i ? ", " : "", (double)mn[i]);
-    printf("], \"max\": [");
-    for (size_t i = 0; i < nobs; i++)
-        printf("%s%.9g", i ? ", " : "", (double)mx[i]);
-    printf("], \"batches\": %llu}\n", (unsigned long long)qg_observer_batches(obs));
-    rc = QG_EXIT_OK;
+    rc = print_result(&sp, obs, scale, zp, zf, nch);
 out:
     qg_cli_unlock_state(lock);
     qg_observer_destroy(obs);
@@ -100,7 +112,5 @@ out:
     free(scale);
     free(zf);
     free(zp);
-    free(mn);
-    free(mx);
     return rc;
 }

@@ -326,13 +326,142 @@ static qg_status fused_step(const run_args *a, run_ctx *r, float *y, uint8_t *ma
     return st;
 }
 
+/* Buffers for every op's outputs. */
+typedef struct run_out {
+    float *f;
+    uint8_t *mask;
+    void *q;
+} run_out;
+
+static int op_backward(const run_args *a, run_ctx *r, const run_out *o) {
+    const qg_spec *sp = &r->sp;
+    const size_t n = r->x.count;
+    qg_error err;
+    qg_npy m;
+    if (!a->mask)
+        return qg_cli_failf("run --op fake_quant_backward: --mask (from fake_quant) is required");
+    if (qg_npy_read(a->mask, &m, &err))
+        return qg_cli_fail(&err);
+    size_t want = qg_mask_bytes(sp, n);
+    int rc = expect_dtype(a->mask, &m, QG_NPY_U8, "a mask from fake_quant");
+    if (rc || m.count != want) {
+        free(m.data);
+        return rc ? rc
+                  : qg_cli_failf("%s: %zu mask bytes; expected %zu for %zu elements (%s mask)", a->mask, m.count, want,
+                                 n, sp->compat_mask ? "packed" : "byte");
+    }
+    qg_ref_fake_quant_backward(sp, r->x.data, m.data, o->f, n);
+    free(m.data);
+    return write_out(a->out, QG_NPY_F32, &r->x, o->f);
+}
+
+static void print_values(const char *k1, const float *v1, const char *k2, const int32_t *v2, size_t n) {
+    printf("{\"%s\": [", k1);
+    for (size_t i = 0; i < n; i++)
+        printf("%s%.9g", i ? ", " : "", (double)v1[i]);
+    printf("], \"%s\": [", k2);
+    for (size_t i = 0; i < n; i++)
+        printf("%s%d", i ? ", " : "", (int)v2[i]);
+    printf("]}\n");
+}
+
+static int op_fused(const run_args *a, run_ctx *r, const run_out *o) {
+    const qg_spec *sp = &r->sp;
+    qg_error err;
+    qg_observer *obs = NULL;
+    int lock = -1, rc;
+    if ((a->state && (lock = qg_cli_lock_state(a->state, &err)) < 0) || fused_step(a, r, o->f, o->mask, &obs, &err)) {
+        qg_observer_destroy(obs);
+        qg_cli_unlock_state(lock);
+        return qg_cli_fail(&err);
+    }
+    rc = write_out(a->out, QG_NPY_F32, &r->x, o->f);
+    if (!rc && a->mask)
+        rc = write_mask(a->mask, sp, r->x.count, o->mask, &r->x);
+    /* the state changes only once every output is written */
+    if (!rc && a->state && qg_observer_save(obs, a->state, &err))
+        rc = qg_cli_fail(&err);
+    qg_observer_destroy(obs);
+    qg_cli_unlock_state(lock);
+    if (!rc)
+        print_values("scale", r->scale, "zero_point", r->zp,
+                     qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1);
+    return rc;
+}
+
+static int op_lsq_backward(const run_args *a, run_ctx *r, const run_out *o) {
+    const size_t n = r->x.count;
+    qg_error err;
+    qg_npy dy;
+    float g = 1.0f;
+    size_t ng;
+    int rc;
+    if (!a->grad)
+        return qg_cli_failf("run --op lsq_backward: --grad dy.npy is required");
+    if (a->grad_factor && (rc = qg_cli_floats("--grad-factor", a->grad_factor, &g, 1, &ng)))
+        return rc;
+    if (qg_npy_read(a->grad, &dy, &err))
+        return qg_cli_fail(&err);
+    if ((rc = expect_dtype(a->grad, &dy, QG_NPY_F32, "float32 gradient")) || dy.count != n) {
+        free(dy.data);
+        return rc ? rc : qg_cli_failf("%s: %zu elements; expected %zu like %s", a->grad, dy.count, n, a->in);
+    }
+    qg_lsq_grads gr = {o->f, r->ds, r->dz};
+    qg_ref_lsq_backward(&r->sp, r->x.data, dy.data, n, r->scale, r->zf, r->channels, r->inner, g, &gr);
+    free(dy.data);
+    printf("{\"ds\": [");
+    for (size_t i = 0; i < r->channels; i++)
+        printf("%s%.9g", i ? ", " : "", r->ds[i]);
+    printf("], \"dz\": [");
+    for (size_t i = 0; i < r->channels; i++)
+        printf("%s%.9g", i ? ", " : "", r->dz[i]);
+    printf("]}\n");
+    return write_out(a->out, QG_NPY_F32, &r->x, o->f);
+}
+
+/* quantize, dequantize and fake_quant with the given qparams. */
+static int op_elementwise(const run_args *a, run_ctx *r, const qg_qparams *qp, const run_out *o) {
+    const qg_spec *sp = &r->sp;
+    const size_t n = r->x.count;
+    qg_error err;
+    if (qg_qparams_validate(sp, qp, &err))
+        return qg_cli_fail(&err);
+    if (strcmp(a->op, "quantize") == 0) {
+        qg_ref_quantize(sp, r->x.data, o->q, n, qp);
+        return write_out(a->out, npy_of(sp->dtype), &r->x, o->q);
+    }
+    if (strcmp(a->op, "dequantize") == 0) {
+        qg_ref_dequantize(sp, r->x.data, o->f, n, qp);
+        return write_out(a->out, QG_NPY_F32, &r->x, o->f);
+    }
+    qg_ref_fake_quant(sp, r->x.data, o->f, a->mask ? o->mask : NULL, n, qp);
+    int rc = write_out(a->out, QG_NPY_F32, &r->x, o->f);
+    if (!rc && a->mask)
+        rc = write_mask(a->mask, sp, n, o->mask, &r->x);
+    return rc;
+}
+
+/* The ops that take qparams (--scale/--zero-point or a state): LSQ's with
+ * float zero points, the others as the spec says. */
+static int op_with_qparams(const run_args *a, run_ctx *r, const run_out *o) {
+    const qg_spec *sp = &r->sp;
+    const bool lsqf = strcmp(a->op, "lsq_forward") == 0, lsqb = strcmp(a->op, "lsq_backward") == 0;
+    qg_qparams qp;
+    int rc = load_qparams(a, r, sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS || lsqf || lsqb, &qp);
+    if (rc || ((lsqf || lsqb) && (rc = check_lsq_qparams(r))))
+        return rc;
+    if (lsqf) {
+        qg_ref_lsq_forward(sp, r->x.data, o->f, r->x.count, r->scale, r->zf, r->channels, r->inner);
+        return write_out(a->out, QG_NPY_F32, &r->x, o->f);
+    }
+    return lsqb ? op_lsq_backward(a, r, o) : op_elementwise(a, r, &qp, o);
+}
+
 static int run_op(const run_args *a, run_ctx *r) {
     const qg_spec *sp = &r->sp;
     const size_t n = r->x.count;
     qg_error err;
-    qg_qparams qp;
     int rc;
-    bool float_zp = sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
     const char *op = a->op;
     if (strcmp(op, "quantize_bias") == 0 || strcmp(op, "requantize") == 0)
         return op_requant_family(a, r);
@@ -349,128 +478,18 @@ static int run_op(const run_args *a, run_ctx *r) {
         return rc;
     if (qg_cli_layout(sp, &r->x, a->in, &r->channels, &r->inner, &err))
         return qg_cli_fail(&err);
-    float *fout = malloc(n * sizeof(float) + 1);
-    uint8_t *mask = malloc(n + 1);
-    void *qout = malloc(n * qg_dtype_size(sp->dtype) + 1);
-    if (!fout || !mask || !qout) {
+    run_out o = {malloc(n * sizeof(float) + 1), malloc(n + 1), malloc(n * qg_dtype_size(sp->dtype) + 1)};
+    if (!o.f || !o.mask || !o.q)
         rc = qg_cli_failf("out of memory");
-        goto out;
-    }
-    if (is_bw) {
-        qg_npy m;
-        if (!a->mask) {
-            rc = qg_cli_failf("run --op fake_quant_backward: --mask (from fake_quant) is required");
-            goto out;
-        }
-        if (qg_npy_read(a->mask, &m, &err)) {
-            rc = qg_cli_fail(&err);
-            goto out;
-        }
-        size_t want = qg_mask_bytes(sp, n);
-        if ((rc = expect_dtype(a->mask, &m, QG_NPY_U8, "a mask from fake_quant")) || m.count != want) {
-            free(m.data);
-            if (!rc)
-                rc = qg_cli_failf("%s: %zu mask bytes; expected %zu for %zu elements (%s mask)", a->mask, m.count, want,
-                                  n, sp->compat_mask ? "packed" : "byte");
-            goto out;
-        }
-        qg_ref_fake_quant_backward(sp, r->x.data, m.data, fout, n);
-        free(m.data);
-        rc = write_out(a->out, QG_NPY_F32, &r->x, fout);
-        goto out;
-    }
-    if (is_fused) {
-        qg_observer *obs = NULL;
-        int lock = -1;
-        if ((a->state && (lock = qg_cli_lock_state(a->state, &err)) < 0) || fused_step(a, r, fout, mask, &obs, &err)) {
-            qg_observer_destroy(obs);
-            qg_cli_unlock_state(lock);
-            rc = qg_cli_fail(&err);
-            goto out;
-        }
-        rc = write_out(a->out, QG_NPY_F32, &r->x, fout);
-        if (!rc && a->mask)
-            rc = write_mask(a->mask, sp, n, mask, &r->x);
-        /* the state changes only once every output is written */
-        if (!rc && a->state && qg_observer_save(obs, a->state, &err))
-            rc = qg_cli_fail(&err);
-        qg_observer_destroy(obs);
-        qg_cli_unlock_state(lock);
-        if (rc)
-            goto out;
-        size_t nch = qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1;
-        printf("{\"scale\": [");
-        for (size_t i = 0; i < nch; i++)
-            printf("%s%.9g", i ? ", " : "", (double)r->scale[i]);
-        printf("], \"zero_point\": [");
-        for (size_t i = 0; i < nch; i++)
-            printf("%s%d", i ? ", " : "", (int)r->zp[i]);
-        printf("]}\n");
-        goto out;
-    }
-    if ((rc = load_qparams(a, r, float_zp || is_lsqf || is_lsqb, &qp)))
-        goto out;
-    if ((is_lsqf || is_lsqb) && (rc = check_lsq_qparams(r)))
-        goto out;
-    if (is_lsqf || is_lsqb) {
-        if (is_lsqf) {
-            qg_ref_lsq_forward(sp, r->x.data, fout, n, r->scale, r->zf, r->channels, r->inner);
-            rc = write_out(a->out, QG_NPY_F32, &r->x, fout);
-            goto out;
-        }
-        qg_npy dy;
-        float g = 1.0f;
-        size_t ng;
-        if (!a->grad) {
-            rc = qg_cli_failf("run --op lsq_backward: --grad dy.npy is required");
-            goto out;
-        }
-        if (a->grad_factor && (rc = qg_cli_floats("--grad-factor", a->grad_factor, &g, 1, &ng)))
-            goto out;
-        if (qg_npy_read(a->grad, &dy, &err)) {
-            rc = qg_cli_fail(&err);
-            goto out;
-        }
-        if ((rc = expect_dtype(a->grad, &dy, QG_NPY_F32, "float32 gradient")) || dy.count != n) {
-            free(dy.data);
-            if (!rc)
-                rc = qg_cli_failf("%s: %zu elements; expected %zu like %s", a->grad, dy.count, n, a->in);
-            goto out;
-        }
-        double *ds = r->ds, *dz = r->dz;
-        qg_lsq_grads gr = {fout, ds, dz};
-        qg_ref_lsq_backward(sp, r->x.data, dy.data, n, r->scale, r->zf, r->channels, r->inner, g, &gr);
-        free(dy.data);
-        printf("{\"ds\": [");
-        for (size_t i = 0; i < r->channels; i++)
-            printf("%s%.9g", i ? ", " : "", ds[i]);
-        printf("], \"dz\": [");
-        for (size_t i = 0; i < r->channels; i++)
-            printf("%s%.9g", i ? ", " : "", dz[i]);
-        printf("]}\n");
-        rc = write_out(a->out, QG_NPY_F32, &r->x, fout);
-        goto out;
-    }
-    if (qg_qparams_validate(sp, &qp, &err)) {
-        rc = qg_cli_fail(&err);
-        goto out;
-    }
-    if (is_q) {
-        qg_ref_quantize(sp, r->x.data, qout, n, &qp);
-        rc = write_out(a->out, npy_of(sp->dtype), &r->x, qout);
-    } else if (is_dq) {
-        qg_ref_dequantize(sp, r->x.data, fout, n, &qp);
-        rc = write_out(a->out, QG_NPY_F32, &r->x, fout);
-    } else {
-        qg_ref_fake_quant(sp, r->x.data, fout, a->mask ? mask : NULL, n, &qp);
-        rc = write_out(a->out, QG_NPY_F32, &r->x, fout);
-        if (!rc && a->mask)
-            rc = write_mask(a->mask, sp, n, mask, &r->x);
-    }
-out:
-    free(fout);
-    free(mask);
-    free(qout);
+    else if (is_bw)
+        rc = op_backward(a, r, &o);
+    else if (is_fused)
+        rc = op_fused(a, r, &o);
+    else
+        rc = op_with_qparams(a, r, &o);
+    free(o.f);
+    free(o.mask);
+    free(o.q);
     return rc;
 }
 

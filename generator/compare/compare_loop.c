@@ -185,12 +185,9 @@ static void target_of(const line *ln, const char *ops, const char **t, size_t *t
 /* Natural loops of one function (back edges to a dominating header); the
  * innermost one with the most instructions goes to *loop if it beats
  * what is there. */
-static void loops_of(const line *lines, size_t n, const char *arch, qg_loop *loop) {
-    block *b = calloc(MAX_BLOCKS, sizeof *b);
-    if (!b)
-        return;
+/* Basic blocks: a label starts one, a branch or return ends one. */
+static int split_blocks(const line *lines, size_t n, const char *arch, block *b) {
     int nb = 0;
-    /* blocks: a label starts one, a branch or return ends one */
     bool closed = true;
     for (size_t i = 0; i < n; i++) {
         if (lines[i].label || closed) {
@@ -210,7 +207,12 @@ static void loops_of(const line *lines, size_t n, const char *arch, qg_loop *loo
         mnemonic(&lines[i], mn, sizeof mn, &ops);
         closed = is_branch(mn, arch) || is_return(mn);
     }
-    /* edges */
+    return nb;
+}
+
+/* Each block's successors: its branch target, and the next block when
+ * control falls through. */
+static void link_blocks(const line *lines, const char *arch, block *b, int nb) {
     for (int k = 0; k < nb; k++) {
         block *cur = &b[k];
         cur->nsucc = 0;
@@ -231,7 +233,10 @@ static void loops_of(const line *lines, size_t n, const char *arch, qg_loop *loo
         if (falls && k + 1 < nb && cur->nsucc < 2)
             cur->succ[cur->nsucc++] = k + 1;
     }
-    /* dominators, iteratively */
+}
+
+/* Dominator sets, iteratively. */
+static void dominators(block *b, int nb) {
     for (int k = 0; k < nb; k++) {
         memset(b[k].dom, k ? 0xFF : 0, sizeof b[k].dom);
         if (!k)
@@ -259,16 +264,26 @@ static void loops_of(const line *lines, size_t n, const char *arch, qg_loop *loo
             }
         }
     }
-    /* natural loops of the back edges u -> h */
-    uint64_t body[64][WORDS];
-    int header[64], nloops = 0;
-    for (int u = 0; u < nb && nloops < 64; u++)
+}
+
+enum { MAX_LOOPS = 64 };
+
+/* The natural loops of the back edges u -> h: their blocks and headers. */
+typedef struct loops_t {
+    uint64_t body[MAX_LOOPS][WORDS];
+    int header[MAX_LOOPS], n;
+    int work[MAX_LOOPS], insns[MAX_LOOPS], mix[MAX_LOOPS][QG_MIX_COUNT];
+} loops_t;
+
+static void natural_loops(const block *b, int nb, loops_t *L) {
+    L->n = 0;
+    for (int u = 0; u < nb && L->n < MAX_LOOPS; u++)
         for (int e = 0; e < b[u].nsucc; e++) {
             const int h = b[u].succ[e];
-            if (!has(b[u].dom, h) || nloops >= 64)
+            if (!has(b[u].dom, h) || L->n >= MAX_LOOPS)
                 continue;
-            uint64_t *set = body[nloops];
-            memset(set, 0, sizeof body[0]);
+            uint64_t *set = L->body[L->n];
+            memset(set, 0, sizeof L->body[0]);
             put(set, h);
             int stack[MAX_BLOCKS], sp = 0;
             if (!has(set, u))
@@ -282,60 +297,86 @@ static void loops_of(const line *lines, size_t n, const char *arch, qg_loop *loo
                             stack[sp++] = p;
                         }
             }
-            header[nloops++] = h;
+            L->header[L->n++] = h;
         }
-    /* the work of a loop: its floating-point and vector instructions; loops
-     * without any (the bit loops of packed masks) do not count as loops of
-     * their own, so the vector loop around them is the innermost */
-    int work[64], insns[64], mix[64][QG_MIX_COUNT];
-    for (int l = 0; l < nloops; l++) {
-        work[l] = insns[l] = 0;
-        memset(mix[l], 0, sizeof mix[l]);
+}
+
+/* The work of a loop: its floating-point and vector instructions; loops
+ * without any (the bit loops of packed masks) do not count as loops of
+ * their own, so the vector loop around them is the innermost. */
+static void loop_work(const line *lines, const char *arch, const block *b, int nb, loops_t *L) {
+    for (int l = 0; l < L->n; l++) {
+        L->work[l] = L->insns[l] = 0;
+        memset(L->mix[l], 0, sizeof L->mix[l]);
         for (int k = 0; k < nb; k++) {
-            if (!has(body[l], k))
+            if (!has(L->body[l], k))
                 continue;
-            insns[l] += b[k].insns;
+            L->insns[l] += b[k].insns;
             for (size_t i = b[k].first; i <= b[k].last; i++) {
                 if (lines[i].label)
                     continue;
                 char mn[32];
                 const char *ops;
                 mnemonic(&lines[i], mn, sizeof mn, &ops);
-                mix[l][classify(mn, ops, arch)]++;
+                L->mix[l][classify(mn, ops, arch)]++;
             }
         }
-        work[l] = mix[l][QG_MIX_ARITH] + mix[l][QG_MIX_CONVERT] + mix[l][QG_MIX_SHUFFLE];
+        L->work[l] = L->mix[l][QG_MIX_ARITH] + L->mix[l][QG_MIX_CONVERT] + L->mix[l][QG_MIX_SHUFFLE];
     }
-    /* loops doing no such work at all are considered only when no other is there */
+}
+
+/* The innermost loop with the most work (loops doing no such work at all
+ * are considered only when no other is there); -1 when there is none. */
+static int innermost(const loops_t *L) {
     bool any_work = false;
-    for (int l = 0; l < nloops; l++)
-        any_work |= work[l] > 0;
+    for (int l = 0; l < L->n; l++)
+        any_work |= L->work[l] > 0;
     int best = -1;
-    for (int l = 0; l < nloops; l++) {
-        if (any_work && work[l] == 0)
+    for (int l = 0; l < L->n; l++) {
+        if (any_work && L->work[l] == 0)
             continue;
         bool inner = true;
-        for (int m = 0; m < nloops && inner; m++)
-            if ((work[m] > 0 || !any_work) && header[m] != header[l] && has(body[l], header[m]))
+        for (int m = 0; m < L->n && inner; m++)
+            if ((L->work[m] > 0 || !any_work) && L->header[m] != L->header[l] && has(L->body[l], L->header[m]))
                 inner = false;
-        if (inner && (best < 0 || work[l] > work[best] || (work[l] == work[best] && insns[l] > insns[best])))
+        if (inner &&
+            (best < 0 || L->work[l] > L->work[best] || (L->work[l] == L->work[best] && L->insns[l] > L->insns[best])))
             best = l;
     }
-    if (best >= 0 && (work[best] > loop->work || (work[best] == loop->work && insns[best] > loop->instructions))) {
+    return best;
+}
+
+static void loops_of(const line *lines, size_t n, const char *arch, qg_loop *loop) {
+    block *b = calloc(MAX_BLOCKS, sizeof *b);
+    loops_t *L = malloc(sizeof *L);
+    if (!b || !L) {
+        free(b);
+        free(L);
+        return;
+    }
+    const int nb = split_blocks(lines, n, arch, b);
+    link_blocks(lines, arch, b, nb);
+    dominators(b, nb);
+    natural_loops(b, nb, L);
+    loop_work(lines, arch, b, nb, L);
+    const int best = innermost(L);
+    if (best >= 0 &&
+        (L->work[best] > loop->work || (L->work[best] == loop->work && L->insns[best] > loop->instructions))) {
         qg_text t = {0};
         for (int k = 0; k < nb; k++)
-            if (has(body[best], k))
+            if (has(L->body[best], k))
                 for (size_t i = b[k].first; i <= b[k].last; i++)
                     if (!lines[i].label)
                         qg_text_printf(&t, "\t%.*s\n", (int)lines[i].len, lines[i].p);
         free(loop->text);
         loop->text = t.p;
-        loop->instructions = insns[best];
-        loop->work = work[best];
-        memcpy(loop->mix, mix[best], sizeof loop->mix);
+        loop->instructions = L->insns[best];
+        loop->work = L->work[best];
+        memcpy(loop->mix, L->mix[best], sizeof loop->mix);
         loop->found = true;
     }
     free(b);
+    free(L);
 }
 
 void qg_loop_find(const char *asm_text, const char *const *functions, size_t nfunctions, const char *arch,
