@@ -88,3 +88,7 @@ echo
 echo
 echo "Both backends (C and LLVM) side by side, fake_quant on every ISA (qgen compare; docs/compare.md):"
 "$build/bin/qgen" compare --spec "$spec" --ops fake_quant --format md | sed -n '3,100p' | grep '^|'
+echo
+echo "From Python: a QAT CNN with torch's default QAT modules and with qgen.torch's, side by side (docs/python.md):"
+PYTHONPATH="$build/python" XDG_CACHE_HOME="$build/demo-cache" /usr/bin/python3 -W ignore \
+  "$(dirname "$0")/../examples/torch-qat/qat_cnn.py" --steps 12 | tail -3 | sed 's/^/  /'
