@@ -9,3 +9,4 @@
 size_t qg_abi_sizeof_qparams(void) { return sizeof(qg_qparams); }
 size_t qg_abi_sizeof_kernels(void) { return sizeof(qg_kernels); }
 size_t qg_abi_sizeof_error(void) { return sizeof(qg_error); }
+size_t qg_abi_sizeof_jit_options(void) { return sizeof(qg_jit_options); }

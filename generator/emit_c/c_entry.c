@@ -121,9 +121,11 @@ void qg_c_entry(emitter *e, const qg_plan *p) {
         return;
     }
     P("    const size_t C = %zu, inner = qp->inner;\n", e->lp->channels);
-    S("    if (inner == 1 && C > 1) {\n");
-    emit_channels_last(e, p, &io);
-    S("    }\n");
+    if (e->lp->channels_last_table) {
+        S("    if (inner == 1) {\n");
+        emit_channels_last(e, p, &io);
+        S("    }\n");
+    }
     S("    const size_t run_len = inner ? inner : 1;\n");
     S("    for (size_t run = 0, base = 0; base < n; run++, base += run_len) {\n");
     S("        const size_t c = run % C, m = n - base < run_len ? n - base : run_len;\n");

@@ -55,7 +55,7 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
     qg_kernel_loops lp;
     qg_kernel_loops_of(sp, isa, QG_K_FAKE_QUANT, &lp);
     e->lp = &lp;
-    if (lp.walk == QG_WALK_CHANNEL_RUNS && !by_reference)
+    if (lp.channels_last_table && !by_reference)
         qg_c_chan_table(e);
     if (by_reference)
         qg_c_reference_entries(e);

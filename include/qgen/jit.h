@@ -103,6 +103,7 @@ void qg_jit_destroy(qg_jit *jit);
 size_t qg_abi_sizeof_qparams(void);
 size_t qg_abi_sizeof_kernels(void);
 size_t qg_abi_sizeof_error(void);
+size_t qg_abi_sizeof_jit_options(void);
 
 #ifdef __cplusplus
 }

@@ -161,8 +161,9 @@ void qg_observer_train_qparams(const qg_observer *obs, float *scale, int32_t *ze
  * that keeps the state itself, as the Python package's torch modules do):
  * running min/max and the training step's qparams, channel_len values each
  * for per-channel observers, else 1. Min/max of +inf/-inf mean "nothing
- * observed yet". Refused for histogram observers (their state is more than
- * min/max) and for a zero point outside the spec's range. */
+ * observed yet"; the batch count (which torch does not keep) becomes 1 when
+ * channel 0 has data, else 0. Refused for histogram observers (their state
+ * is more than min/max) and for a zero point outside the spec's range. */
 qg_status qg_observer_restore(qg_observer *obs, const float *min, const float *max, const float *scale,
                               const int32_t *zero_point, qg_error *err);
 

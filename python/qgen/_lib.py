@@ -44,12 +44,19 @@ class Kernels(ctypes.Structure):
     ]
 
 
+class JitOptions(ctypes.Structure):
+    _fields_ = [("isa", ctypes.c_int), ("cache_dir", ctypes.c_char_p), ("no_disk_cache", ctypes.c_bool)]
+
+
+class LsqGrads(ctypes.Structure):
+    _fields_ = [("dx", ctypes.c_void_p), ("ds", ctypes.c_void_p), ("dz", ctypes.c_void_p)]
+
+
 vp, sz = ctypes.c_void_p, ctypes.c_size_t
 QUANTIZE = ctypes.CFUNCTYPE(None, vp, vp, sz, vp)
 FAKE_QUANT = ctypes.CFUNCTYPE(None, vp, vp, vp, sz, vp)
 BACKWARD = ctypes.CFUNCTYPE(None, vp, vp, vp, sz)
-
-ISAS = ["scalar", "avx2", "avx512", "neon", "rvv", "sve"]
+OBSERVE = ctypes.CFUNCTYPE(ctypes.c_int, vp, sz, sz, vp, vp)
 
 _lib = None
 
@@ -87,15 +94,20 @@ def _declare(lib):
         "qg_observer_restore": (c.c_int, [vp, vp, vp, vp, vp, E]),
         "qg_fused_train_step_with": (c.c_int, [vp, vp, vp, vp, vp, vp, sz, sz, vp, vp, E]),
         "qg_qparams_validate": (c.c_int, [vp, c.POINTER(QParams), E]),
+        "qg_ref_lsq_forward": (None, [vp, vp, vp, sz, vp, vp, sz, sz]),
+        "qg_ref_lsq_backward": (None, [vp, vp, vp, sz, vp, vp, sz, sz, c.c_float, c.POINTER(LsqGrads)]),
         "qg_status_name": (c.c_char_p, [c.c_int]),
+        "qg_isa_name": (c.c_char_p, [c.c_int]),
         "qg_abi_sizeof_qparams": (sz, []),
+        "qg_abi_sizeof_jit_options": (sz, []),
         "qg_abi_sizeof_kernels": (sz, []),
         "qg_abi_sizeof_error": (sz, []),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
         f.restype, f.argtypes = res, args
-    for name, struct in (("qparams", QParams), ("kernels", Kernels), ("error", Error)):
+    mirrors = (("qparams", QParams), ("kernels", Kernels), ("error", Error), ("jit_options", JitOptions))
+    for name, struct in mirrors:
         got = getattr(lib, "qg_abi_sizeof_" + name)()
         if got != ctypes.sizeof(struct):
             raise QgenError(
@@ -106,6 +118,14 @@ def _declare(lib):
     libc = ctypes.CDLL(None)
     libc.free.argtypes = [vp]
     lib.free = libc.free
+
+
+def isas():
+    """The ISA names in qg_isa order, from the library's ISA table."""
+    L, names = lib(), []
+    while L.qg_isa_name(len(names)):
+        names.append(L.qg_isa_name(len(names)).decode())
+    return names
 
 
 def lib():

@@ -48,6 +48,23 @@ def _array_info(a, what, dtype):
     raise TypeError(f"{what}: a {type(a).__name__}; expected a numpy array or a torch tensor")
 
 
+def layout(shape, per_channel, ch_axis, channels=None, what="x"):
+    """(channels, inner) of an array of `shape`: per-channel data has
+    `shape[ch_axis]` channels in runs of the product of the dims after it
+    (docs/semantics.md, layouts); per-tensor data is (1, 1). With `channels`
+    the axis must have that many."""
+    if not per_channel:
+        return 1, 1
+    if not shape:
+        raise ValueError(f"{what}: a 0-d array for a per-channel spec; expected an array with a channel axis")
+    axis = ch_axis + len(shape) if ch_axis < 0 else ch_axis
+    if not 0 <= axis < len(shape):
+        raise ValueError(f"ch_axis: {ch_axis} for an array of {len(shape)} dims")
+    if channels is not None and shape[axis] != channels:
+        raise ValueError(f"{what}: {shape[axis]} channels along axis {axis}; expected channel_len {channels} of the spec")
+    return shape[axis], math.prod(shape[axis + 1 :])
+
+
 def _empty_like(a, dtype, shape):
     if type(a).__module__.startswith("torch"):
         import torch
@@ -63,31 +80,29 @@ class Kernels:
     `isa` forces one ISA by name ("avx2", ...); None picks the best."""
 
     def __init__(self, spec, isa=None):
+        # specs no vector ISA serves (qint32, float zero points) get the JIT's
+        # scalar kernels; self.isa says which ran
         self.spec = spec if isinstance(spec, Spec) else Spec.from_dict(spec)
-        if isa is None and self.spec["dtype"] == "qint32":
-            isa = "scalar"  # vector ISAs refuse qint32 (docs/c-backend.md)
         jit = _the_jit() if isa is None else self._jit_for(isa)
         L = _lib.lib()
         out, err = ctypes.POINTER(_lib.Kernels)(), _lib.Error()
         _lib.check(L.qg_jit_compile(jit, self.spec._ptr, 0, ctypes.byref(out), ctypes.byref(err)), err)
         self._k = out.contents
-        self.isa = _lib.ISAS[self._k.isa]
+        self.isa = _lib.isas()[self._k.isa]
         self.q_dtype = _Q_NUMPY[self.spec["dtype"]]
 
     _jits = {}
 
     @classmethod
     def _jit_for(cls, isa):
-        if isa not in _lib.ISAS:
-            raise ValueError(f"isa: {isa!r}; expected one of {', '.join(_lib.ISAS)}")
+        names = _lib.isas()
+        if isa not in names:
+            raise ValueError(f"isa: {isa!r}; expected one of {', '.join(names)}")
         with _jit_lock:
             if isa not in cls._jits:
-                class Options(ctypes.Structure):
-                    _fields_ = [("isa", ctypes.c_int), ("cache_dir", ctypes.c_char_p), ("no_disk_cache", ctypes.c_bool)]
-
                 L = _lib.lib()
                 ptr, err = ctypes.c_void_p(), _lib.Error()
-                opt = Options(_lib.ISAS.index(isa), None, False)
+                opt = _lib.JitOptions(names.index(isa), None, False)
                 _lib.check(L.qg_jit_create(ctypes.byref(opt), ctypes.byref(ptr), ctypes.byref(err)), err)
                 cls._jits[isa] = ptr
         return cls._jits[isa]
@@ -95,23 +110,10 @@ class Kernels:
     # ---- parameters ------------------------------------------------------
 
     def _inner(self, shape, inner):
-        """Elements per channel run: given, or the product of the dims after
-        ch_axis of a per-channel spec; 1 for per-tensor."""
+        """Elements per channel run: given, or from the array's shape."""
         if inner is not None:
             return int(inner)
-        if not self.spec.per_channel:
-            return 1
-        axis = self.spec["ch_axis"]
-        if not shape:
-            raise ValueError("x: a 0-d array for a per-channel spec; expected an array with a channel axis")
-        axis = axis + len(shape) if axis < 0 else axis
-        if not 0 <= axis < len(shape):
-            raise ValueError(f"ch_axis: {self.spec['ch_axis']} for an array of {len(shape)} dims")
-        if shape[axis] != self.spec.channels:
-            raise ValueError(
-                f"x: {shape[axis]} channels along axis {axis}; expected channel_len {self.spec.channels} of the spec"
-            )
-        return math.prod(shape[axis + 1 :])
+        return layout(shape, self.spec.per_channel, self.spec["ch_axis"], self.spec.channels)[1]
 
     def _qparams(self, scale, zero_point, inner):
         import numpy

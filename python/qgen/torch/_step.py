@@ -8,7 +8,7 @@ import torch
 from torch.ao import quantization as tq
 
 from .. import _lib
-from ..kernels import Kernels
+from ..kernels import Kernels, layout
 
 _OBSERVERS = [  # most derived first
     (tq.MovingAveragePerChannelMinMaxObserver, "moving_average_per_channel_minmax"),
@@ -37,7 +37,13 @@ def dtype_name(dtype):
 def spec_fields(obs, channels, train_qparams="observer"):
     """The spec (docs/spec.md) of torch observer `obs` over `channels`
     channels; the kernels are called with the layout's `inner`, so ch_axis
-    is 0 here."""
+    is 0 here. Float zero points are refused: torch keeps them in a float
+    buffer the runtime's training state does not take."""
+    if obs.qscheme == torch.per_channel_affine_float_qparams:
+        raise ValueError(
+            "qscheme: torch.per_channel_affine_float_qparams; expected integer zero points (qgen.torch does not "
+            "serve float zero points, used for embeddings)"
+        )
     fields = {
         "name": "torchfq",
         "dtype": dtype_name(obs.dtype),
@@ -106,19 +112,9 @@ def cached_step(module, key, make_fields):
     return steps[key]
 
 
-def layout(x, per_channel, ch_axis):
-    """(channels, inner) of x: elements per run of one channel."""
-    if not per_channel:
-        return 1, 1
-    if x.dim() == 0:
-        raise ValueError("X: a 0-d tensor for a per-channel module; expected a tensor with a channel axis")
-    axis = ch_axis + x.dim() if ch_axis < 0 else ch_axis
-    if not 0 <= axis < x.dim():
-        raise ValueError(f"ch_axis: {ch_axis} for a tensor of {x.dim()} dims")
-    inner = 1
-    for d in x.shape[axis + 1 :]:
-        inner *= d
-    return x.size(axis), inner
+def layout_of(x, per_channel, ch_axis):
+    """(channels, inner) of tensor X (qgen.kernels.layout)."""
+    return layout(tuple(x.shape), per_channel, ch_axis, what="X")
 
 
 def per_channel_values(t, channels, fill, dtype):

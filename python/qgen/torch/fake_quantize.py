@@ -21,7 +21,7 @@ class _TrainStep:
 
     def _qgen_run(self, x):
         obs = self.activation_post_process
-        C, inner = _step.layout(x, self.is_per_channel, self.ch_axis)
+        C, inner = _step.layout_of(x, self.is_per_channel, self.ch_axis)
         step = _step.cached_step(self, C, lambda: _step.spec_fields(obs, C, self._qgen_train_qparams))
         L = _lib.lib()
         buffers = (obs.min_val, obs.max_val, self.scale, self.zero_point)

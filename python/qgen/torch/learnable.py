@@ -16,25 +16,10 @@ from ..spec import Spec
 from . import _step
 
 
-class _Grads(ctypes.Structure):
-    _fields_ = [("dx", ctypes.c_void_p), ("ds", ctypes.c_void_p), ("dz", ctypes.c_void_p)]
-
-
-def _declare(L):
-    if not hasattr(L, "_qgen_lsq"):
-        vp, sz = ctypes.c_void_p, ctypes.c_size_t
-        L.qg_ref_lsq_forward.argtypes = [vp, vp, vp, sz, vp, vp, sz, sz]
-        L.qg_ref_lsq_forward.restype = None
-        L.qg_ref_lsq_backward.argtypes = [vp, vp, vp, sz, vp, vp, sz, sz, ctypes.c_float, ctypes.POINTER(_Grads)]
-        L.qg_ref_lsq_backward.restype = None
-        L._qgen_lsq = True
-    return L
-
-
 class _Lsq(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, scale, zero_point, spec, channels, inner, grad_factor):
-        L = _declare(_lib.lib())
+        L = _lib.lib()
         s = scale.detach().to(torch.float32).contiguous()
         zf = zero_point.detach().to(torch.float32).contiguous()
         y = torch.empty_like(x)
@@ -52,8 +37,8 @@ class _Lsq(torch.autograd.Function):
         dx = torch.empty_like(x)
         ds = torch.zeros(channels, dtype=torch.float64)
         dz = torch.zeros(channels, dtype=torch.float64)
-        grads = _Grads(dx.data_ptr(), ds.data_ptr(), dz.data_ptr())
-        _declare(_lib.lib()).qg_ref_lsq_backward(spec._ptr, x.data_ptr(), dy.data_ptr(), x.numel(), s.data_ptr(),
+        grads = _lib.LsqGrads(dx.data_ptr(), ds.data_ptr(), dz.data_ptr())
+        _lib.lib().qg_ref_lsq_backward(spec._ptr, x.data_ptr(), dy.data_ptr(), x.numel(), s.data_ptr(),
                                                  zf.data_ptr(), channels, inner, grad_factor, ctypes.byref(grads))
         return dx, ds.to(torch.float32).reshape(s_shape), dz.to(torch.float32).reshape(z_shape), None, None, None, None
 
@@ -95,7 +80,7 @@ class LearnableFakeQuantize(tl._LearnableFakeQuantize):
             self.zero_point.data.zero_()
         grad_factor = 1.0 / (X.numel() * self.quant_max) ** 0.5 if self.use_grad_scaling else 1.0
         per_channel = self.qscheme in (torch.per_channel_symmetric, torch.per_channel_affine)
-        C, inner = _step.layout(X, per_channel, self.ch_axis)
+        C, inner = _step.layout_of(X, per_channel, self.ch_axis)
         if C != self.scale.numel():
             raise ValueError(f"X: {C} channels along ch_axis {self.ch_axis}; expected channel_len {self.scale.numel()}")
         return _Lsq.apply(X.contiguous(), self.scale, self.zero_point, self._qgen_spec(C), C, inner, grad_factor)

@@ -10,10 +10,6 @@ from torch.ao import quantization as tq
 from .. import _lib
 from . import _step
 
-OBSERVE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p,
-                           ctypes.c_void_p)
-
-
 class _Observe:
     def forward(self, x_orig):
         if x_orig.numel() == 0:
@@ -21,11 +17,11 @@ class _Observe:
         _step.check_input(x_orig)
         x = x_orig.detach().contiguous()
         per_channel = hasattr(self, "ch_axis")
-        C, inner = _step.layout(x, per_channel, getattr(self, "ch_axis", 0))
+        C, inner = _step.layout_of(x, per_channel, getattr(self, "ch_axis", 0))
         step = _step.cached_step(self, C, lambda: _step.spec_fields(self, C))
         if step.stamp != step.stamp_of((self.min_val, self.max_val)):
             step.push(self.min_val, self.max_val, torch.ones(1), torch.zeros(1, dtype=torch.int32))
-        observe = OBSERVE(step.kernels._k.observe)
+        observe = _lib.OBSERVE(step.kernels._k.observe)
         _lib.check(observe(x.data_ptr(), x.numel(), inner, step.obs, ctypes.addressof(step.err)), step.err)
         _lib.lib().qg_observer_minmax(step.obs, step.mn.data_ptr(), step.mx.data_ptr())
         with torch.no_grad():
