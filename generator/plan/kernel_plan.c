@@ -80,13 +80,22 @@ static int rounded(const qg_spec *sp, qg_plan *p) {
     return named(p, E2(ADD_F, r, named(p, K(0.0f), "zero")), "rounded");
 }
 
-/* c = clamp(r, lo, hi), and 0 (q = z) for NaN. *in_range and *ordered
- * receive the mask values: r is in range exactly when clamping left it
+/* clamp(v, lo, hi), the bounds relative to z. */
+static int clamp_to_range(qg_plan *p, int v) {
+    return named(p, E2(MIN_F, named(p, E2(MAX_F, v, QG_IN_LO), "above_lo"), QG_IN_HI), "clamped");
+}
+
+/* The masks of r clamped to c: r is in range exactly when clamping left it
  * unchanged (a NaN compares unequal whatever min/max made of it). */
-static int clamped(qg_plan *p, int r, int *in_range, int *ordered) {
-    int c = named(p, E2(MIN_F, named(p, E2(MAX_F, r, QG_IN_LO), "above_lo"), QG_IN_HI), "clamped");
+static void range_masks(qg_plan *p, int c, int r, int *in_range, int *ordered) {
     *in_range = named(p, E2(CMP_EQ, c, r), "in_range");
     *ordered = named(p, E1(ORDERED, r), "not_nan");
+}
+
+/* c = clamp(r, lo, hi), and 0 (q = z) for NaN, with r's masks. */
+static int clamped(qg_plan *p, int r, int *in_range, int *ordered) {
+    int c = clamp_to_range(p, r);
+    range_masks(p, c, r, in_range, ordered);
     return named(p, emit(p, QG_OP_SELECT_F, *ordered, c, named(p, K(0.0f), "zero"), 0.0f), "clamped_or_zero");
 }
 
@@ -188,9 +197,8 @@ qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error
     case QG_K_FAKE_QUANT: {
         /* y = (ordered ? c : 0) * s, as one masked multiply */
         int r = rounded(sp, p);
-        int c = named(p, E2(MIN_F, named(p, E2(MAX_F, r, QG_IN_LO), "above_lo"), QG_IN_HI), "clamped");
-        in_range = named(p, E2(CMP_EQ, c, r), "in_range");
-        ordered = named(p, E1(ORDERED, r), "not_nan");
+        int c = clamp_to_range(p, r);
+        range_masks(p, c, r, &in_range, &ordered);
         int y = named(p, emit(p, QG_OP_MASKZ_MUL_F, ordered, c, QG_IN_S, 0.0f), "y");
         if (sp->nan_policy == QG_NAN_PROPAGATE)
             y = named(p, emit(p, QG_OP_SELECT_F, ordered, y, QG_IN_X, 0.0f), "y_or_nan");
@@ -204,7 +212,7 @@ qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error
              * lets one round-to-nearest-even conversion do both; NaN lanes
              * become 0, so q = z. */
             int t = scaled(sp, p);
-            int c = named(p, E2(MIN_F, named(p, E2(MAX_F, t, QG_IN_LO), "above_lo"), QG_IN_HI), "clamped");
+            int c = clamp_to_range(p, t);
             int qi = named(p, E2(MASKZ_I, named(p, E1(ORDERED, t), "not_nan"), named(p, E1(ROUND_CVT, c), "rounded")),
                            "q_minus_z");
             p->out_q = named(p, E2(ADD_I, qi, QG_IN_Z), "quantized");
@@ -229,12 +237,12 @@ qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error
         int acc = named(p, E1(CVT_I2F, named(p, E2(SAT_ADD_I, QG_IN_Q, QG_IN_B), "acc_plus_bias")), "acc_f");
         int t = named(p, E2(MUL_F, acc, QG_IN_S), "scaled");
         if (sp->rounding == QG_ROUND_HALF_EVEN) {
-            int c = named(p, E2(MIN_F, named(p, E2(MAX_F, t, QG_IN_LO), "above_lo"), QG_IN_HI), "clamped");
+            int c = clamp_to_range(p, t);
             p->out_q = named(p, E2(ADD_I, named(p, E1(ROUND_CVT, c), "q_minus_z"), QG_IN_Z), "quantized");
             break;
         }
         int r = named(p, round_mode(sp, p, t), "rounded");
-        int c = named(p, E2(MIN_F, named(p, E2(MAX_F, r, QG_IN_LO), "above_lo"), QG_IN_HI), "clamped");
+        int c = clamp_to_range(p, r);
         p->out_q = named(p, E2(ADD_I, named(p, E1(CVT_F2I, c), "q_minus_z"), QG_IN_Z), "quantized");
         break;
     }

@@ -1,8 +1,8 @@
 /* The C backend's pieces on their own, below the plan: each ISA's
  * spellings (templates/<isa>.def) take exactly the operands their plan
  * operation has (qg_opcode_arity), the op table is whole, and the line
- * wrapper keeps emitted C within 100 columns without changing a token. A failure here names a
- * spelling or the wrapper, not a plan. */
+ * wrapper keeps emitted C within 100 columns without changing a token. A
+ * failure here names a spelling or the wrapper, not a plan. */
 #include <string.h>
 
 #include "../test_util.h"
