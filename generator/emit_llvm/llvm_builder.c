@@ -163,11 +163,11 @@ static LLVMValueRef unary(lx *x, const char *name, LLVMValueRef a) {
     return lx_intrinsic(x, name, &t, 1, &a, 1);
 }
 
-/* RVV: LLVM spells an fp32 -> int32 truncation (fptosi, llvm.trunc) with
- * vfcvt.rtz, which Debian's qemu cannot run; floor (dynamic rounding mode)
- * and the sign serve instead, as in the C backend. */
+/* no_rtz (RVV): LLVM spells an fp32 -> int32 truncation (fptosi,
+ * llvm.trunc) with vfcvt.rtz, which Debian's qemu cannot run; floor
+ * (dynamic rounding mode) and the sign serve instead, as in the C backend. */
 static LLVMValueRef trunc_f(lx *x, LLVMValueRef a) {
-    if (x->isa->isa != QG_ISA_RVV)
+    if (x->isa->trunc == LX_TRUNC)
         return unary(x, "llvm.trunc", a);
     LLVMValueRef mag = unary(x, "llvm.floor", unary(x, "llvm.fabs", a));
     LLVMTypeRef t = LLVMTypeOf(a);
@@ -178,22 +178,23 @@ static LLVMValueRef trunc_f(lx *x, LLVMValueRef a) {
 /* fp32 -> int32, rounding to nearest even (the operand is integral where
  * the plan only converts). */
 static LLVMValueRef round_cvt(lx *x, LLVMValueRef a) {
-    switch (x->isa->isa) {
-    case QG_ISA_AVX2: return lx_intrinsic(x, "llvm.x86.avx.cvt.ps2dq.256", NULL, 0, &a, 1);
-    case QG_ISA_AVX512: {
+    switch (x->isa->round_cvt) {
+    case LX_CVT_X86_256: return lx_intrinsic(x, "llvm.x86.avx.cvt.ps2dq.256", NULL, 0, &a, 1);
+    case LX_CVT_X86_512: {
         LLVMValueRef args[4] = {a, LLVMGetPoison(x->vi), LLVMConstInt(x->i16, 0xFFFF, 0), lx_i32(x, 4)};
         return lx_intrinsic(x, "llvm.x86.avx512.mask.cvtps2dq.512", NULL, 0, args, 4);
     }
-    case QG_ISA_NEON: {
+    case LX_CVT_FCVTNS: {
         LLVMTypeRef ov[2] = {x->vi, x->vf};
         return lx_intrinsic(x, "llvm.aarch64.neon.fcvtns", ov, 2, &a, 1);
     }
-    case QG_ISA_RVV: {
+    case LX_CVT_VFCVT: {
         /* explicit rounding mode 0 = RNE, set through frm (never .rtz) */
         LLVMTypeRef ov[3] = {x->vi, x->vf, x->i64};
         LLVMValueRef args[4] = {LLVMGetPoison(x->vi), a, lx_i64(x, 0), lx_i64(x, -1)};
         return lx_intrinsic(x, "llvm.riscv.vfcvt.x.f.v", ov, 3, args, 4);
     }
+    case LX_CVT_ROUNDEVEN:
     default: return LLVMBuildFPToSI(x->b, unary(x, "llvm.roundeven", a), x->vi, "");
     }
 }
@@ -228,7 +229,7 @@ static LLVMValueRef lower_step(lx *x, const qg_step *st, LLVMValueRef *v) {
     case QG_OP_MASKZ_MUL_F: return LLVMBuildSelect(b, a, LLVMBuildFMul(b, bb, c, ""), zero_like(bb), "");
     case QG_OP_CVT_F2I:
         /* the operand is integral: any rounding converts it exactly */
-        if (x->isa->isa == QG_ISA_RVV)
+        if (x->isa->trunc == LX_TRUNC_NO_RTZ)
             return round_cvt(x, a);
         return LLVMBuildFPToSI(b, a, x->vi, "");
     case QG_OP_ROUND_CVT: return round_cvt(x, a);

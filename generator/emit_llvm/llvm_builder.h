@@ -9,22 +9,42 @@
 #include "emit_llvm.h"
 
 /* How an ISA shapes its vectors and spells the few operations whose
- * portable IR would lower badly or not at all. */
+ * portable IR would lower badly or not at all: each a name in
+ * targets/<isa>.json (llvm_minmax, llvm_round_cvt, llvm_trunc,
+ * llvm_narrow4, llvm_mask_bytes), listed in that order in lx_spellings. */
 typedef enum lx_minmax {
     LX_MINMAX_SELECT,
-    LX_MINMAX_X86_256, /* minps/maxps, as the C backend's intrinsics */
+    LX_MINMAX_X86_256,
     LX_MINMAX_X86_512,
     LX_MINMAX_MINIMUM,
     LX_MINMAX_MINNUM
 } lx_minmax;
+typedef enum lx_round_cvt {
+    LX_CVT_ROUNDEVEN,
+    LX_CVT_X86_256,
+    LX_CVT_X86_512,
+    LX_CVT_FCVTNS,
+    LX_CVT_VFCVT
+} lx_round_cvt;
+typedef enum lx_trunc { LX_TRUNC, LX_TRUNC_NO_RTZ } lx_trunc;
+typedef enum lx_narrow4 { LX_NARROW4_NONE, LX_NARROW4_X86_256, LX_NARROW4_X86_512 } lx_narrow4;
+typedef enum lx_mask_bytes { LX_MASK_BYTES_ZEXT, LX_MASK_BYTES_PDEP } lx_mask_bytes;
 
 typedef struct lx_isa {
     qg_isa isa;
     unsigned lanes; /* fp32 lanes; scalable: lanes per vscale */
     bool scalable;
-    int unroll;       /* vectors per main-loop iteration */
-    lx_minmax minmax; /* the ISA's min/max instruction */
+    int unroll; /* vectors per main-loop iteration */
+    lx_minmax minmax;
+    lx_round_cvt round_cvt;
+    lx_trunc trunc;
+    lx_narrow4 narrow4;
+    lx_mask_bytes mask_bytes;
 } lx_isa;
+
+/* The shape and spellings of `isa` from its targets/ row; QG_ERR_BACKEND
+ * naming the field when a spelling is not one of the known names. */
+qg_status lx_isa_of(qg_isa isa, lx_isa *out, qg_error *err);
 
 typedef struct lx {
     LLVMContextRef c;

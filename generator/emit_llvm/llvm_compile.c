@@ -17,23 +17,10 @@
 #include "../targets/target_table.h"
 #include "llvm_builder.h"
 
-/* An ISA's vector shape, from the ISA table (targets/<isa>.json): fixed
- * lanes, or lanes per vscale for a scalable ISA. */
-static lx_isa shape_of(qg_isa isa) {
-    const qg_target *t = qg_target_of(isa);
-    const bool scalable = t->lanes == 0;
-    lx_isa s = {isa, scalable ? (unsigned)t->vscale_lanes : (unsigned)t->lanes, scalable, t->unroll, LX_MINMAX_SELECT};
-    if (strcmp(t->llvm_minmax, "x86") == 0)
-        s.minmax = t->lanes == 16 ? LX_MINMAX_X86_512 : LX_MINMAX_X86_256;
-    else if (strcmp(t->llvm_minmax, "minimum") == 0)
-        s.minmax = LX_MINMAX_MINIMUM;
-    else if (strcmp(t->llvm_minmax, "minnum") == 0)
-        s.minmax = LX_MINMAX_MINNUM;
-    return s;
-}
-
 int qg_llvm_elements_per_iteration(qg_isa isa, int vlen) {
-    const lx_isa s = shape_of(isa);
+    lx_isa s;
+    if (lx_isa_of(isa, &s, NULL))
+        return 0;
     return (int)s.lanes * s.unroll * (s.scalable ? vlen / 64 : 1);
 }
 
@@ -223,6 +210,9 @@ qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, con
     qg_status st = check_target(target, err);
     if (st)
         return st;
+    lx_isa shape;
+    if ((st = lx_isa_of(target->isa, &shape, err)))
+        return st;
     LLVMTargetMachineRef tm = target_machine(target, err);
     if (!tm)
         return err ? err->code : QG_ERR_BACKEND;
@@ -236,7 +226,6 @@ qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, con
     x.b = LLVMCreateBuilderInContext(x.c);
     x.sp = spec;
     x.target = target;
-    const lx_isa shape = shape_of(target->isa);
     x.isa = &shape;
     x.prefix = prefix;
     x.ops = ops;

@@ -49,7 +49,7 @@ typedef struct span_args {
 LLVMValueRef lx_mask_helper(lx *x, bool pack);
 void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
 LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
-void lx_store_mask_bytes_avx2(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValueRef at);
+void lx_store_mask_bytes_pdep(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValueRef at);
 
 /* llvm_span.c: spans */
 LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vector);

@@ -102,8 +102,8 @@ LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, 
     return LLVMBuildBitCast(x->b, LLVMBuildTrunc(x->b, bits, iL, ""), x->vm, "");
 }
 
-/* AVX2: a full vector's lane mask as bytes through the bit mask and pdep. */
-void lx_store_mask_bytes_avx2(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValueRef at) {
+/* x86_pdep: a full vector's lane mask as bytes through its bits and BMI2's pdep. */
+void lx_store_mask_bytes_pdep(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValueRef at) {
     LLVMValueRef bits = LLVMBuildZExt(x->b, LLVMBuildBitCast(x->b, m, x->i8, ""), x->i64, "");
     LLVMValueRef args[2] = {bits, LLVMConstInt(x->i64, 0x0101010101010101ull, 0)};
     LLVMValueRef bytes = lx_intrinsic(x, "llvm.x86.bmi.pdep.64", NULL, 0, args, 2);

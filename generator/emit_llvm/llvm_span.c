@@ -7,17 +7,12 @@
 
 #include "llvm_kernel.h"
 
-/* The plan on the vector at element `at` (count lanes valid; `active`
- * masks the loads and stores of a partial vector, NULL for a full one). */
 /* x86, int8 outputs: four vectors narrowed with two rounds of saturating
  * packs and one lane permutation, as the C backend's store4 helpers do. */
-static bool packs_four(const lx *x) {
-    /* where the ISA's C spelling has a four-vector store (templates/<isa>.def) */
-    return x->lp->group_store && (x->isa->isa == QG_ISA_AVX2 || x->isa->isa == QG_ISA_AVX512);
-}
+static bool packs_four(const lx *x) { return x->lp->group_store && x->isa->narrow4 != LX_NARROW4_NONE; }
 
 static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef out, LLVMValueRef at) {
-    const bool avx512 = x->isa->isa == QG_ISA_AVX512;
+    const bool avx512 = x->isa->narrow4 == LX_NARROW4_X86_512;
     const bool is_unsigned = x->sp->dtype == QG_QUINT8;
     const char *dw = avx512 ? "llvm.x86.avx512.packssdw.512" : "llvm.x86.avx2.packssdw";
     const char *wb = avx512 ? (is_unsigned ? "llvm.x86.avx512.packuswb.512" : "llvm.x86.avx512.packsswb.512")
@@ -77,8 +72,8 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
             lx_store(x, bytes, x->i8, 1, s->lane_bytes, lx_i64(x, 0), NULL);
             LLVMValueRef args[4] = {s->mask, at, s->lane_bytes, count};
             lx_call(x, lx_mask_helper(x, true), args, 4);
-        } else if (!active && x->isa->isa == QG_ISA_AVX2) {
-            lx_store_mask_bytes_avx2(x, mres, s->mask, at);
+        } else if (!active && x->isa->mask_bytes == LX_MASK_BYTES_PDEP) {
+            lx_store_mask_bytes_pdep(x, mres, s->mask, at);
         } else {
             lx_store(x, bytes, x->i8, 1, s->mask, at, active);
         }

@@ -21,11 +21,19 @@ typedef struct qg_target {
     const char *needs;        /* compiler condition the file cannot do without; "" = any C11 compiler */
     const char *cflags;       /* whole-file flags with the same effect (optional) */
     const char *llvm_features;
-    const char *llvm_minmax; /* the LLVM spelling of min/max: x86, minimum, minnum, select */
-    const char *mca_cpus;    /* llvm-mca models, comma-separated */
-    const char *qemu_cpu;    /* qemu -cpu value, BITS/BYTES standing for the vector width; "" = default */
-    const char *test_widths; /* vector widths in bits the tests run a scalable ISA at, comma-separated */
-    int compare_bits;        /* scalable: the width `qgen compare` runs and models it at (its mca CPU's) */
+    /* How the LLVM backend spells the operations whose portable IR lowers
+     * badly or not at all on the ISA (docs/llvm-backend.md, "ISA spellings"). */
+    const char *llvm_minmax;     /* min/max: x86_256/_512, minimum, minnum, select */
+    const char *llvm_round_cvt;  /* fp32 -> int32 nearest-even: x86_cvtps2dq_256/_512, aarch64_fcvtns,
+                                    riscv_vfcvt, roundeven */
+    const char *llvm_trunc;      /* round toward zero: trunc; no_rtz: never the ISA's
+                                    round-toward-zero conversion (floor and the sign) */
+    const char *llvm_narrow4;    /* four int32 vectors to int8 at once: x86_packs_256/_512, "" = one by one */
+    const char *llvm_mask_bytes; /* a full vector's lane mask to bytes: x86_pdep, "" = zext and store */
+    const char *mca_cpus;        /* llvm-mca models, comma-separated */
+    const char *qemu_cpu;        /* qemu -cpu value, BITS/BYTES standing for the vector width; "" = default */
+    const char *test_widths;     /* vector widths in bits the tests run a scalable ISA at, comma-separated */
+    int compare_bits;            /* scalable: the width `qgen compare` runs and models it at (its mca CPU's) */
 } qg_target;
 
 typedef struct qg_arch {

@@ -10,6 +10,7 @@
 #include "../test_json.h"
 #include "../test_util.h"
 #include "emit_llvm/emit_llvm.h"
+#include "emit_llvm/llvm_builder.h"
 #include "targets/target_table.h"
 
 static const char *root; /* the source tree */
@@ -61,6 +62,12 @@ static void test_table_matches_files(void) {
             CU_ASSERT_STRING_EQUAL(lt->features, t->llvm_features);
             CU_ASSERT_STRING_EQUAL(lt->triple, qg_arch_of(isa)->triple);
         }
+        /* every LLVM spelling is one the backend knows */
+        lx_isa shape;
+        qg_error err = {0};
+        CU_ASSERT_EQUAL(lx_isa_of(isa, &shape, &err), QG_OK);
+        if (err.code)
+            fprintf(stderr, "\n  %s\n", err.message);
         json_decref(d);
     }
     /* the scalar file follows the architecture asked for */
@@ -139,10 +146,37 @@ static void test_facts_only_in_targets(void) {
     CU_ASSERT_EQUAL(offenders, 0);
 }
 
+/* The backends and plans decide by the table's fields (llvm_round_cvt,
+ * lanes, ...), never by which vector ISA they build for: an ISA is a row. */
+static void test_no_backend_branches_on_an_isa(void) {
+    static const char *const files[] = {"generator/plan/kernel_plan.c",       "generator/plan/kernel_loops.c",
+                                        "generator/emit_llvm/llvm_builder.c", "generator/emit_llvm/llvm_span.c",
+                                        "generator/emit_llvm/llvm_entry.c",   "generator/emit_llvm/llvm_mask.c",
+                                        "generator/emit_llvm/llvm_observe.c", "generator/emit_llvm/llvm_compile.c",
+                                        "generator/emit_c/c_span.c",          "generator/emit_c/c_entry.c",
+                                        "generator/emit_c/c_body.c",          "generator/emit_c/c_observe.c"};
+    static char text[1 << 20];
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", root, files[f]);
+        qg_test_slurp(path, text, sizeof text);
+        CU_ASSERT_TRUE_FATAL(text[0] != 0);
+        for (qg_isa isa = QG_ISA_SCALAR + 1; isa < QG_ISA_COUNT; isa++) {
+            char name[32] = "QG_ISA_";
+            for (const char *c = qg_isa_name(isa); *c; c++)
+                name[strlen(name)] = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+            if (strstr(text, name))
+                fprintf(stderr, "\n  %s branches on %s", files[f], name);
+            CU_ASSERT_PTR_NULL(strstr(text, name));
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     root = argc > 1 ? argv[1] : ".";
     static const qg_test tests[] = {
         {"the compiled-in table is targets/", test_table_matches_files},
-        {"ISA facts are spelled only in targets/ and templates/", test_facts_only_in_targets}};
+        {"ISA facts are spelled only in targets/ and templates/", test_facts_only_in_targets},
+        {"no backend branches on a vector ISA", test_no_backend_branches_on_an_isa}};
     return QG_RUN("targets", tests);
 }

@@ -1,0 +1,46 @@
+/* An ISA's vector shape and LLVM spellings, read from its targets/ row:
+ * the backend branches on these, never on which ISA it builds for. */
+#include <string.h>
+
+#include "../targets/target_table.h"
+#include "llvm_builder.h"
+
+/* The index of `value` among `names`, or -1. */
+static int pick(const char *value, const char *const *names, int n) {
+    for (int k = 0; k < n; k++)
+        if (strcmp(value, names[k]) == 0)
+            return k;
+    return -1;
+}
+
+#define PICK(field, ...)                                                                                               \
+    do {                                                                                                               \
+        static const char *const names[] = {__VA_ARGS__};                                                              \
+        const int k = pick(t->field, names, (int)(sizeof names / sizeof names[0]));                                    \
+        if (k < 0)                                                                                                     \
+            return qg_error_set(err, QG_ERR_BACKEND, "targets/%s.json: %s \"%s\" is not a known spelling", t->name,    \
+                                #field, t->field);                                                                     \
+        k_##field = k;                                                                                                 \
+    } while (0)
+
+qg_status lx_isa_of(qg_isa isa, lx_isa *out, qg_error *err) {
+    const qg_target *t = qg_target_of(isa);
+    int k_llvm_minmax, k_llvm_round_cvt, k_llvm_trunc, k_llvm_narrow4, k_llvm_mask_bytes;
+    /* in the order of the enums in llvm_builder.h */
+    PICK(llvm_minmax, "select", "x86_256", "x86_512", "minimum", "minnum");
+    PICK(llvm_round_cvt, "roundeven", "x86_cvtps2dq_256", "x86_cvtps2dq_512", "aarch64_fcvtns", "riscv_vfcvt");
+    PICK(llvm_trunc, "trunc", "no_rtz");
+    PICK(llvm_narrow4, "", "x86_packs_256", "x86_packs_512");
+    PICK(llvm_mask_bytes, "", "x86_pdep");
+    const bool scalable = t->lanes == 0;
+    *out = (lx_isa){isa,
+                    scalable ? (unsigned)t->vscale_lanes : (unsigned)t->lanes,
+                    scalable,
+                    t->unroll,
+                    (lx_minmax)k_llvm_minmax,
+                    (lx_round_cvt)k_llvm_round_cvt,
+                    (lx_trunc)k_llvm_trunc,
+                    (lx_narrow4)k_llvm_narrow4,
+                    (lx_mask_bytes)k_llvm_mask_bytes};
+    return QG_OK;
+}
