@@ -91,6 +91,7 @@ def _declare(lib):
         "qg_observer_enable": (None, [vp, c.c_bool, c.c_bool]),
         "qg_observer_minmax": (None, [vp, vp, vp]),
         "qg_observer_train_qparams": (None, [vp, vp, vp]),
+        "qg_observer_qparams": (c.c_int, [vp, vp, vp, vp, E]),
         "qg_observer_restore": (c.c_int, [vp, vp, vp, vp, vp, E]),
         "qg_fused_train_step_with": (c.c_int, [vp, vp, vp, vp, vp, vp, sz, sz, vp, vp, E]),
         "qg_qparams_validate": (c.c_int, [vp, c.POINTER(QParams), E]),

@@ -11,7 +11,10 @@ changing one import:
 Inputs must be float32 CPU tensors; non-contiguous ones (channels-last,
 transposed) are made contiguous first, which copies them. Observers:
 the min/max family (HistogramObserver is not served: its state is more
-than torch's buffers show the runtime)."""
+than torch's buffers show the runtime).
+
+qgen.torch.horizon.FakeQuantize takes the arguments of Horizon's QAT
+module (docs/python.md)."""
 
 from .fake_quantize import FakeQuantize, FixedQParamsFakeQuantize, FusedMovingAvgObsFakeQuantize
 from .learnable import LearnableFakeQuantize
