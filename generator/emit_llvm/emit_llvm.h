@@ -47,6 +47,15 @@ void qg_llvm_blob_free(qg_llvm_blob *b);
 qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, const char *prefix, unsigned ops,
                           qg_llvm_output out, qg_llvm_blob *result, qg_error *err);
 
+/* For the unit tests: an object (for `target`, in memory) with
+ * void <prefix>_probe(const void *a, const void *b, const void *c, void *out)
+ * applying `plan`'s one step (operands are values 0, 1, 2 of the kinds
+ * plan->kind gives) to one vector of each operand and storing one vector
+ * of the result. Lane masks travel as int32 lanes: nonzero in, -1 out. */
+struct qg_plan;
+qg_status qg_llvm_compile_probe(const struct qg_plan *plan, const qg_llvm_target *target, const char *prefix,
+                                qg_llvm_blob *result, qg_error *err);
+
 /* Elements one main-loop iteration of `isa`'s kernels covers (vectors per
  * iteration x lanes; a scalable ISA at VLEN `vlen`). */
 int qg_llvm_elements_per_iteration(qg_isa isa, int vlen);

@@ -61,6 +61,7 @@ typedef struct lx {
     LLVMTypeRef qe, vq;         /* quantized element and its vector */
     unsigned qsize;             /* bytes per quantized element */
     LLVMValueRef fn;            /* function being built */
+    const qg_plan *probe;       /* qg_llvm_compile_probe's one-step plan, else NULL */
 } lx;
 
 LLVMTypeRef lx_vec(const lx *x, LLVMTypeRef elt);
@@ -108,5 +109,7 @@ LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT]
 
 /* The kernels of x->sp, all of them, into x->m. */
 qg_status lx_build_kernels(lx *x, qg_error *err);
+/* llvm_probe.c: x->probe's step as <prefix>_probe (qg_llvm_compile_probe). */
+qg_status lx_build_probe(lx *x, qg_error *err);
 
 #endif

@@ -168,7 +168,7 @@ static qg_status emit(LLVMModuleRef m, LLVMTargetMachineRef tm, qg_llvm_output o
 }
 
 static qg_status build_and_emit(lx *x, LLVMTargetMachineRef tm, qg_llvm_output out, qg_llvm_blob *res, qg_error *err) {
-    qg_status st = lx_build_kernels(x, err);
+    qg_status st = x->probe ? lx_build_probe(x, err) : lx_build_kernels(x, err);
     if (st)
         return st;
     char *msg = NULL;
@@ -203,8 +203,8 @@ const char *qg_llvm_version(void) {
 
 void qg_llvm_init(void) { pthread_once(&llvm_once, init_llvm); }
 
-qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, const char *prefix, unsigned ops,
-                          qg_llvm_output out, qg_llvm_blob *result, qg_error *err) {
+static qg_status compile(const qg_spec *spec, const qg_plan *probe, const qg_llvm_target *target, const char *prefix,
+                         unsigned ops, qg_llvm_output out, qg_llvm_blob *result, qg_error *err) {
     memset(result, 0, sizeof *result);
     pthread_once(&llvm_once, init_llvm);
     qg_status st = check_target(target, err);
@@ -229,6 +229,7 @@ qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, con
     x.isa = &shape;
     x.prefix = prefix;
     x.ops = ops;
+    x.probe = probe;
     LLVMSetTarget(x.m, target->triple);
     LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
     LLVMSetModuleDataLayout(x.m, dl);
@@ -257,4 +258,16 @@ qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, con
     if (st)
         qg_llvm_blob_free(result);
     return st;
+}
+
+qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, const char *prefix, unsigned ops,
+                          qg_llvm_output out, qg_llvm_blob *result, qg_error *err) {
+    return compile(spec, NULL, target, prefix, ops, out, result, err);
+}
+
+qg_status qg_llvm_compile_probe(const qg_plan *plan, const qg_llvm_target *target, const char *prefix,
+                                qg_llvm_blob *result, qg_error *err) {
+    qg_spec spec;
+    qg_status st = qg_spec_load_string("{\"name\": \"probe\"}", "probe", NULL, 0, &spec, err);
+    return st ? st : compile(&spec, plan, target, prefix, 0, QG_LLVM_OBJ, result, err);
 }

@@ -10,22 +10,37 @@
 #include <string.h>
 
 static const char *const op_names[] = {
-#define QG_OPCODE_NAME(name, kind, arity) #name,
+#define QG_OPCODE_NAME(name, kind, arity, operands) #name,
     QG_PLAN_OPS(QG_OPCODE_NAME)
 #undef QG_OPCODE_NAME
 };
 static const qg_vkind op_kinds[] = {
-#define QG_OPCODE_KIND(name, kind, arity) kind,
+#define QG_OPCODE_KIND(name, kind, arity, operands) kind,
     QG_PLAN_OPS(QG_OPCODE_KIND)
 #undef QG_OPCODE_KIND
 };
 static const int op_arities[] = {
-#define QG_OPCODE_ARITY(name, kind, arity) arity,
+#define QG_OPCODE_ARITY(name, kind, arity, operands) arity,
     QG_PLAN_OPS(QG_OPCODE_ARITY)
 #undef QG_OPCODE_ARITY
 };
 
+static const char *const op_operands[] = {
+#define QG_OPCODE_OPERANDS(name, kind, arity, operands) operands,
+    QG_PLAN_OPS(QG_OPCODE_OPERANDS)
+#undef QG_OPCODE_OPERANDS
+};
+
 int qg_opcode_arity(qg_opcode op) { return op < QG_OP_COUNT ? op_arities[op] : 0; }
+
+qg_vkind qg_opcode_result_kind(qg_opcode op) { return op < QG_OP_COUNT ? op_kinds[op] : QG_VF; }
+
+int qg_opcode_operand_kind(qg_opcode op, int k) {
+    if (op >= QG_OP_COUNT || k < 0 || k >= (int)strlen(op_operands[op]))
+        return -1;
+    const char c = op_operands[op][k];
+    return c == 'f' ? QG_VF : c == 'i' ? QG_VI : QG_VM;
+}
 
 const char *qg_opcode_name(qg_opcode op) { return op < QG_OP_COUNT ? op_names[op] : "?"; }
 

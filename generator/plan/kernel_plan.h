@@ -11,37 +11,38 @@
 /* Value kinds: fp32 lanes, int32 lanes, lane masks. */
 typedef enum qg_vkind { QG_VF, QG_VI, QG_VM } qg_vkind;
 
-/* The operations: (name, kind of the result, operands). */
+/* The operations: (name, kind of the result, operands, the operands' kinds:
+ * f fp32, i int32, m lane mask; SPLAT_F's one operand is its immediate). */
 #define QG_PLAN_OPS(X)                                                                                                 \
-    X(ADD_F, QG_VF, 2)                                                                                                 \
-    X(SUB_F, QG_VF, 2)                                                                                                 \
-    X(MUL_F, QG_VF, 2)                                                                                                 \
-    X(DIV_F, QG_VF, 2)                                                                                                 \
-    X(MIN_F, QG_VF, 2)                                                                                                 \
-    X(MAX_F, QG_VF, 2)                                                                                                 \
-    X(ROUND_EVEN, QG_VF, 1)                                                                                            \
-    X(FLOOR, QG_VF, 1)                                                                                                 \
-    X(TRUNC, QG_VF, 1)                                                                                                 \
-    X(COPYSIGN, QG_VF, 2)                                                                                              \
-    X(SPLAT_F, QG_VF, 1)                                                                                               \
-    X(CMP_GE, QG_VM, 2)                                                                                                \
-    X(CMP_LE, QG_VM, 2)                                                                                                \
-    X(CMP_EQ, QG_VM, 2)                                                                                                \
-    X(ORDERED, QG_VM, 1)                                                                                               \
-    X(AND_M, QG_VM, 2)                                                                                                 \
-    X(SELECT_F, QG_VF, 3)                                                                                              \
-    X(MASK_F, QG_VF, 2)                                                                                                \
-    X(MASKZ_MUL_F, QG_VF, 3)                                                                                           \
-    X(CVT_F2I, QG_VI, 1)                                                                                               \
-    X(ROUND_CVT, QG_VI, 1)                                                                                             \
-    X(MASKZ_I, QG_VI, 2)                                                                                               \
-    X(CVT_I2F, QG_VF, 1)                                                                                               \
-    X(ADD_I, QG_VI, 2)                                                                                                 \
-    X(SUB_I, QG_VI, 2)                                                                                                 \
-    X(SAT_ADD_I, QG_VI, 2)
+    X(ADD_F, QG_VF, 2, "ff")                                                                                           \
+    X(SUB_F, QG_VF, 2, "ff")                                                                                           \
+    X(MUL_F, QG_VF, 2, "ff")                                                                                           \
+    X(DIV_F, QG_VF, 2, "ff")                                                                                           \
+    X(MIN_F, QG_VF, 2, "ff")                                                                                           \
+    X(MAX_F, QG_VF, 2, "ff")                                                                                           \
+    X(ROUND_EVEN, QG_VF, 1, "f")                                                                                       \
+    X(FLOOR, QG_VF, 1, "f")                                                                                            \
+    X(TRUNC, QG_VF, 1, "f")                                                                                            \
+    X(COPYSIGN, QG_VF, 2, "ff")                                                                                        \
+    X(SPLAT_F, QG_VF, 1, "")                                                                                           \
+    X(CMP_GE, QG_VM, 2, "ff")                                                                                          \
+    X(CMP_LE, QG_VM, 2, "ff")                                                                                          \
+    X(CMP_EQ, QG_VM, 2, "ff")                                                                                          \
+    X(ORDERED, QG_VM, 1, "f")                                                                                          \
+    X(AND_M, QG_VM, 2, "mm")                                                                                           \
+    X(SELECT_F, QG_VF, 3, "mff")                                                                                       \
+    X(MASK_F, QG_VF, 2, "mf")                                                                                          \
+    X(MASKZ_MUL_F, QG_VF, 3, "mff")                                                                                    \
+    X(CVT_F2I, QG_VI, 1, "f")                                                                                          \
+    X(ROUND_CVT, QG_VI, 1, "f")                                                                                        \
+    X(MASKZ_I, QG_VI, 2, "mi")                                                                                         \
+    X(CVT_I2F, QG_VF, 1, "i")                                                                                          \
+    X(ADD_I, QG_VI, 2, "ii")                                                                                           \
+    X(SUB_I, QG_VI, 2, "ii")                                                                                           \
+    X(SAT_ADD_I, QG_VI, 2, "ii")
 
 typedef enum qg_opcode {
-#define QG_OPCODE_ENUM(name, kind, arity) QG_OP_##name,
+#define QG_OPCODE_ENUM(name, kind, arity, operands) QG_OP_##name,
     QG_PLAN_OPS(QG_OPCODE_ENUM)
 #undef QG_OPCODE_ENUM
         QG_OP_COUNT
@@ -63,6 +64,10 @@ const char *qg_opcode_name(qg_opcode op);
 /* Operands the operation takes (a, b, c in that order; SPLAT_F: its
  * immediate, which the C spellings receive as $a). */
 int qg_opcode_arity(qg_opcode op);
+/* The kind of a vector operation's result. */
+qg_vkind qg_opcode_result_kind(qg_opcode op);
+/* The kind of operand k (0..2) of a vector operation; -1 past its operands. */
+int qg_opcode_operand_kind(qg_opcode op, int k);
 
 /* Named inputs a plan reads (per vector, or per channel for parameters). */
 typedef enum qg_plan_input {

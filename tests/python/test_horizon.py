@@ -110,7 +110,8 @@ class AgainstTranscription(unittest.TestCase):
             fq = horizon.FakeQuantize(dtype=dtype, compat_mask=compat)
             fq.disable_observer()
             fq.set_qparams(0.0625)
-            ks = torch.tensor([qmin - 2, qmin - 1, qmin, -3, -1, 0, 1, 2, qmax - 1, qmax, qmax + 1], dtype=torch.float32)
+            ks = torch.tensor([qmin - 2, qmin - 1, qmin, -3, -1, 0, 1, 2, qmax - 1, qmax, qmax + 1],
+                              dtype=torch.float32)
             x = torch.cat([(ks + 0.5) * 0.0625, (ks - 0.5) * 0.0625, ks * 0.0625, torch.tensor([-0.0, 1e30, -1e30])])
             leaf = x.clone().requires_grad_(True)
             fq(leaf).backward(torch.ones_like(x))

@@ -157,9 +157,13 @@ static void test_no_dead_steps(void) {
         bool used[QG_PLAN_MAX_VALUES] = {false};
         for (int k = 0; k < p.nsteps; k++) {
             int operands = 0;
-            for (const int *a = &p.steps[k].a; a <= &p.steps[k].c; a++)
-                if (*a >= 0)
-                    used[*a] = true, operands++;
+            for (const int *a = &p.steps[k].a; a <= &p.steps[k].c; a++) {
+                if (*a < 0)
+                    continue;
+                /* of the kinds the operation takes */
+                CU_ASSERT_EQUAL((int)p.kind[*a], qg_opcode_operand_kind(p.steps[k].op, operands));
+                used[*a] = true, operands++;
+            }
             /* each step has the operands its operation is spelled with (a
              * splat's one is its immediate) */
             CU_ASSERT_EQUAL(operands + (p.steps[k].op == QG_OP_SPLAT_F), qg_opcode_arity(p.steps[k].op));
