@@ -22,6 +22,7 @@ from torch.ao import quantization as tq
 from torch.ao.quantization import _learnable_fake_quantize as tl
 
 import qgen.torch as qt
+from qgen.torch import horizon
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples" / "torch-qat"))
 import qat_cnn  # noqa: E402
@@ -61,6 +62,25 @@ def fwd_bwd(module, shape):
     return step, x.numel()
 
 
+class HorizonFormulaInTorch(torch.nn.Module):
+    """The peer of qgen.torch.horizon.FakeQuantize: Horizon's documented
+    formula in torch 1.13 ops (its plugin does not install here): torch's
+    symmetric observer, clamp(floor(x / s + 0.5), -128, 127) * s, the
+    gradient passed where the rounded value was in range."""
+
+    def __init__(self):
+        super().__init__()
+        self.obs = tq.MovingAverageMinMaxObserver(dtype=torch.qint8, qscheme=torch.per_tensor_symmetric,
+                                                  quant_min=-128, quant_max=127)
+
+    def forward(self, x):
+        self.obs(x.detach())
+        s = self.obs.calculate_qparams()[0]
+        t = torch.floor(x.detach() / s + 0.5)
+        mask = ((t >= -128) & (t <= 127)).to(x.dtype)
+        return torch.clamp(t, -128, 127) * s + (x - x.detach()) * mask
+
+
 def module_rows():
     act, w = (1 << 20,), (64, 64, 3, 3)
     cases = [
@@ -75,6 +95,8 @@ def module_rows():
         ("LearnableFakeQuantize, activation", act,
          lambda: tl._LearnableFakeQuantize(observer=tq.MovingAverageMinMaxObserver, quant_min=0, quant_max=255),
          lambda: qt.LearnableFakeQuantize(observer=tq.MovingAverageMinMaxObserver, quant_min=0, quant_max=255)),
+        ("horizon FakeQuantize qint8, activation (torch: its formula in torch ops)", act,
+         HorizonFormulaInTorch, horizon.FakeQuantize),
     ]
     steps = [(name, fwd_bwd(ref_f(), shape), fwd_bwd(our_f(), shape)) for name, shape, ref_f, our_f in cases]
     for _ in range(2):  # warm up: JIT kernels, the heap at its working size
