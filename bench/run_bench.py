@@ -5,12 +5,12 @@ the same sizes, single thread, and prints a markdown table with the ratios.
 usage: bench/run_bench.py BUILD_DIR [--quick] [--write docs/performance.md]
 """
 import json
-import statistics
 import subprocess
 import sys
-import time
 
 import torch
+
+import timing
 
 build = sys.argv[1]
 quick = "--quick" in sys.argv
@@ -20,22 +20,9 @@ RUNS = 7
 
 
 def rate(fn, n):
-    """Median over RUNS of elements per second, each run >= ~20 ms."""
-    reps = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        if time.perf_counter() - t0 > 0.02 or reps > (1 << 16):
-            break
-        reps *= 2
-    rates = []
-    for _ in range(RUNS):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        rates.append(n * reps / (time.perf_counter() - t0))
-    return statistics.median(rates)
+    """Elements per second: n over the median time of RUNS runs, each >= ~20 ms
+    (RUNS is odd, so this is also the median of the runs' rates)."""
+    return n / timing.median_seconds(fn, RUNS, 0.02)
 
 
 proc = subprocess.run([build + "/bin/bench_kernels"] + (["--quick"] if quick else []), capture_output=True, text=True,

@@ -13,15 +13,14 @@ the page faults. The table says which environment it was measured in.
 """
 import os
 import pathlib
-import statistics
 import sys
-import time
 
 import torch
 from torch.ao import quantization as tq
 from torch.ao.quantization import _learnable_fake_quantize as tl
 
 import qgen.torch as qt
+import timing
 from qgen.torch import horizon
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples" / "torch-qat"))
@@ -34,21 +33,7 @@ RUNS = 3 if QUICK else 7
 
 def median_seconds(fn):
     """Median over RUNS of the time of one call, each run >= ~50 ms."""
-    reps = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        if time.perf_counter() - t0 > 0.05 or reps > (1 << 14):
-            break
-        reps *= 2
-    times = []
-    for _ in range(RUNS):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        times.append((time.perf_counter() - t0) / reps)
-    return statistics.median(times)
+    return timing.median_seconds(fn, RUNS, 0.05, max_reps=1 << 14)
 
 
 def fwd_bwd(module, shape):

@@ -102,6 +102,19 @@ class AgainstTranscription(unittest.TestCase):
                           fast_training=fast)
                 self.run_steps(fq, Transcription(dtype, per_channel, axis, sat), gen, shape, in_place)
 
+    def test_fast_training_switched_between_batches(self):
+        gen = torch.Generator().manual_seed(16)
+        for dtype, per_channel, shape, axis in CASES[:3]:
+            fq = make(dtype, per_channel, shape, axis)
+            ref = Transcription(dtype, per_channel, axis, True)
+            for fast in (True, False, True, False):
+                fq.fast_training = fast
+                self.run_steps(fq, ref, gen, shape, False, steps=1)
+            fq.disable_observer()  # the qparams the last (separate) step took serve the fused one
+            fq.fast_training = True
+            x = data(gen, shape)
+            self.assertTrue(torch.equal(fq(x), ref.step(x, observe=False)[0]), f"{dtype} {shape}")
+
     def test_ties_and_range_edges(self):
         """Fixed qparams (observer off): exact ties k + 1/2 round up, the
         ends of the range and one step past them."""

@@ -59,9 +59,10 @@ static const int32_t ints[] = {0,
 static bool in_contract(qg_opcode op, const lane *v) {
     switch (op) {
     case QG_OP_MIN_F:
-    case QG_OP_MAX_F: return !isnan(v[0].f) && !isnan(v[1].f) && !(v[0].f == 0 && v[1].f == 0);
+    case QG_OP_MAX_F:
+        return !isnan(v[0].f) && !isnan(v[1].f) && !(v[0].f == 0 && v[1].f == 0 && signbit(v[0].f) != signbit(v[1].f));
     case QG_OP_CVT_F2I: return v[0].f == truncf(v[0].f) && v[0].f >= -2147483648.0f && v[0].f < 2147483648.0f;
-    case QG_OP_ROUND_CVT: return v[0].f >= -2147483648.0f && v[0].f < 2147483520.0f + 64;
+    case QG_OP_ROUND_CVT: return v[0].f >= -2147483648.0f && v[0].f < 2147483648.0f;
     default: return true;
     }
 }
@@ -109,7 +110,7 @@ static lane expect(qg_opcode op, const lane *v, float imm) {
     return r;
 }
 
-/* The value-th test value of an operand of `kind` (masks: 0 and 1). */
+/* Test value k of an operand of `kind` (masks: 0 and 1). */
 static lane value_of(int kind, size_t k) {
     lane v = {0};
     if (kind == QG_VF)

@@ -97,6 +97,46 @@ class Step:
         _lib.check(_lib.lib().qg_observer_restore(self.obs, self.mn.data_ptr(), self.mx.data_ptr(), self.s.data_ptr(),
                                                   self.z.data_ptr(), ctypes.byref(self.err)), self.err)
 
+    def sync(self, obs, scale, zero_point):
+        """Pushes the module's buffers into the runtime observer when
+        something other than this step wrote them since."""
+        buffers = (obs.min_val, obs.max_val, scale, zero_point)
+        if self.stamp != self.stamp_of(buffers):
+            self.push(*buffers)
+
+    def observe(self, x, inner):
+        """The generated observe kernel on x (the runtime observer's min/max)."""
+        observe = _lib.OBSERVE(self.kernels._k.observe)
+        _lib.check(observe(x.data_ptr(), x.numel(), inner, self.obs, ctypes.addressof(self.err)), self.err)
+
+    def qparams(self):
+        """The observer's qparams (its calculate_qparams) into self.s, self.z."""
+        _lib.check(_lib.lib().qg_observer_qparams(self.obs, self.s.data_ptr(), self.z.data_ptr(), None,
+                                                  ctypes.byref(self.err)), self.err)
+
+    def fused(self, x, y, mask, inner, observe_on, fake_quant_on):
+        """qg_fused_train_step_with on the JIT kernels (docs/semantics.md,
+        "The fused training step"): y and mask may be x and None when fake
+        quant is off. The new qparams land in self.s and self.z."""
+        L = _lib.lib()
+        L.qg_observer_enable(self.obs, observe_on, fake_quant_on)
+        k = self.kernels._k
+        _lib.check(L.qg_fused_train_step_with(self.obs, k.observe, k.fake_quant, x.data_ptr(), y.data_ptr(),
+                                              mask.data_ptr() if mask is not None else None, x.numel(), inner,
+                                              self.s.data_ptr(), self.z.data_ptr(), ctypes.byref(self.err)), self.err)
+
+    def pull(self, obs, scale, zero_point, observed):
+        """The runtime's values back into the module's buffers (min/max only
+        when the step observed), and the stamp of what it now holds."""
+        with torch.no_grad():
+            if observed:
+                _lib.lib().qg_observer_minmax(self.obs, self.mn.data_ptr(), self.mx.data_ptr())
+                store(obs.min_val, self.mn)
+                store(obs.max_val, self.mx)
+            store(scale, self.s)
+            store(zero_point, self.z)
+        self.stamp = self.stamp_of((obs.min_val, obs.max_val, scale, zero_point))
+
     def __reduce__(self):  # deepcopy and pickle build a fresh one: the state is in torch's buffers
         return (Step, (self.fields,))
 

@@ -2,12 +2,9 @@
 on qgen's kernels, subclassing torch's so that constructors, with_args,
 buffers, state_dict keys, switches and repr are torch's own."""
 
-import ctypes
-
 import torch
 from torch.ao import quantization as tq
 
-from .. import _lib
 from ..kernels import Kernels
 from . import _step
 
@@ -23,26 +20,12 @@ class _TrainStep:
         obs = self.activation_post_process
         C, inner = _step.layout_of(x, self.is_per_channel, self.ch_axis)
         step = _step.cached_step(self, C, lambda: _step.spec_fields(obs, C, self._qgen_train_qparams))
-        L = _lib.lib()
-        buffers = (obs.min_val, obs.max_val, self.scale, self.zero_point)
-        if step.stamp != step.stamp_of(buffers):
-            step.push(*buffers)
+        step.sync(obs, self.scale, self.zero_point)
         observe_on = self.observer_enabled.item() == 1
-        L.qg_observer_enable(step.obs, observe_on, self.fake_quant_enabled.item() == 1)
         y = torch.empty_like(x)
         mask = torch.empty(x.shape, dtype=torch.uint8)
-        k = step.kernels._k
-        _lib.check(L.qg_fused_train_step_with(step.obs, k.observe, k.fake_quant, x.data_ptr(), y.data_ptr(),
-                                              mask.data_ptr(), x.numel(), inner, step.s.data_ptr(),
-                                              step.z.data_ptr(), ctypes.byref(step.err)), step.err)
-        with torch.no_grad():
-            if observe_on:
-                L.qg_observer_minmax(step.obs, step.mn.data_ptr(), step.mx.data_ptr())
-                _step.store(obs.min_val, step.mn)
-                _step.store(obs.max_val, step.mx)
-            _step.store(self.scale, step.s)
-            _step.store(self.zero_point, step.z)
-        step.stamp = step.stamp_of((obs.min_val, obs.max_val, self.scale, self.zero_point))
+        step.fused(x, y, mask, inner, observe_on, self.fake_quant_enabled.item() == 1)
+        step.pull(obs, self.scale, self.zero_point, observe_on)
         return y, mask, step.kernels
 
     def forward(self, X):

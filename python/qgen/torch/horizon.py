@@ -7,12 +7,9 @@ the dtype as "qint8" / "qint16" (or torch.qint8) and keeps qint16's
 observer as torch's qint32 observer over -32768..32767, whose formulas are
 the same."""
 
-import ctypes
-
 import torch
 from torch.ao import quantization as tq
 
-from .. import _lib
 from . import _step
 from .observer import MovingAverageMinMaxObserver
 
@@ -129,44 +126,29 @@ class FakeQuantize(tq.FakeQuantizeBase):
             raise ValueError(f"channel_len: {self.channel_len}; the input has {C} channels along axis {self.ch_axis}")
         return inner
 
-    def _qgen_run(self, x, y):
-        """(mask, kernels): y = fake_quant(x), after observing x and taking
-        new qparams when the observer is on."""
+    def _qgen_run(self, x, y=None):
+        """(mask, kernels): observes x and takes new qparams when the
+        observer is on; with y, also y = fake_quant(x) and the mask for
+        backward (else the mask is None)."""
         inner = self._qgen_layout(x)
-        step = _step.cached_step(self, "step", self._qgen_fields)
+        # one runtime observer per way of stepping: each is pushed the
+        # buffers when the other (or anything else) changed them
+        step = _step.cached_step(self, "fused" if self.fast_training else "separate", self._qgen_fields)
         obs = self.activation_post_process
-        buffers = (obs.min_val, obs.max_val, self.scale, self.zero_point)
-        if step.stamp != step.stamp_of(buffers):
-            step.push(*buffers)
+        step.sync(obs, self.scale, self.zero_point)
         observe_on = self.observer_enabled[0] == 1
-        mask = torch.empty((x.numel() + 7) // 8 if self.compat_mask else x.numel(), dtype=torch.uint8)
-        L = _lib.lib()
+        mask = None
         if self.fast_training:
-            L.qg_observer_enable(step.obs, observe_on, True)
-            k = step.kernels._k
-            _lib.check(L.qg_fused_train_step_with(step.obs, k.observe, k.fake_quant, x.data_ptr(), y.data_ptr(),
-                                                  mask.data_ptr(), x.numel(), inner, step.s.data_ptr(),
-                                                  step.z.data_ptr(), ctypes.byref(step.err)), step.err)
+            if y is not None:
+                mask = torch.empty((x.numel() + 7) // 8 if self.compat_mask else x.numel(), dtype=torch.uint8)
+            step.fused(x, x if y is None else y, mask, inner, observe_on, y is not None)
         else:
             if observe_on:
-                observe = _lib.OBSERVE(step.kernels._k.observe)
-                _lib.check(observe(x.data_ptr(), x.numel(), inner, step.obs, ctypes.addressof(step.err)), step.err)
-                _lib.check(L.qg_observer_qparams(step.obs, step.s.data_ptr(), step.z.data_ptr(), None,
-                                                 ctypes.byref(step.err)), step.err)
-            qp, keep = step.kernels._qparams(step.s, step.z, inner)
-            _lib.FAKE_QUANT(step.kernels._k.fake_quant)(x.data_ptr(), y.data_ptr(), mask.data_ptr(), x.numel(),
-                                                        ctypes.addressof(qp))
-        with torch.no_grad():
-            if observe_on:
-                L.qg_observer_minmax(step.obs, step.mn.data_ptr(), step.mx.data_ptr())
-                _step.store(obs.min_val, step.mn)
-                _step.store(obs.max_val, step.mx)
-            _step.store(self.scale, step.s)
-            _step.store(self.zero_point, step.z)
-        # the fused step keeps the last qparams in the runtime observer; the
-        # separate calls only read them, so the next step pushes them again
-        fresh = self.fast_training
-        step.stamp = step.stamp_of((obs.min_val, obs.max_val, self.scale, self.zero_point)) if fresh else None
+                step.observe(x, inner)
+                step.qparams()
+            if y is not None:
+                mask = step.kernels.fake_quant(x, step.s, step.z, inner=inner, out=y)[1]
+        step.pull(obs, self.scale, self.zero_point, observe_on)
         return mask, step.kernels
 
     # ---- the module -------------------------------------------------------
@@ -174,21 +156,10 @@ class FakeQuantize(tq.FakeQuantizeBase):
     def forward(self, X):
         _step.check_input(X)
         if self.fake_quant_enabled[0] != 1:
-            if self.observer_enabled[0] == 1:
-                self._qgen_observe(X.detach().contiguous())
+            if self.observer_enabled[0] == 1:  # the observer and qparams move, the data passes
+                self._qgen_run(X.detach().contiguous())
             return X
         return _HorizonFakeQuant.apply(X, self._qgen_run, self.in_place)
-
-    def _qgen_observe(self, x):
-        """Observer on, fake quant off: the observer and the qparams move,
-        the data passes through."""
-        y = torch.empty_like(x)
-        saved = self.fast_training
-        self.fast_training = False  # observe and qparams without the fused step's copy
-        try:
-            self._qgen_run(x, y)
-        finally:
-            self.fast_training = saved
 
     def calculate_qparams(self):
         return self.activation_post_process.calculate_qparams()

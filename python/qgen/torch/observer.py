@@ -2,8 +2,6 @@
 observe kernel and the running state folded by the runtime
 (docs/semantics.md, "Observers"); calculate_qparams stays torch's."""
 
-import ctypes
-
 import torch
 from torch.ao import quantization as tq
 
@@ -21,8 +19,7 @@ class _Observe:
         step = _step.cached_step(self, C, lambda: _step.spec_fields(self, C))
         if step.stamp != step.stamp_of((self.min_val, self.max_val)):
             step.push(self.min_val, self.max_val, torch.ones(1), torch.zeros(1, dtype=torch.int32))
-        observe = _lib.OBSERVE(step.kernels._k.observe)
-        _lib.check(observe(x.data_ptr(), x.numel(), inner, step.obs, ctypes.addressof(step.err)), step.err)
+        step.observe(x, inner)
         _lib.lib().qg_observer_minmax(step.obs, step.mn.data_ptr(), step.mx.data_ptr())
         with torch.no_grad():
             _step.store(self.min_val, step.mn)
