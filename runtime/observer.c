@@ -13,16 +13,11 @@ static bool is_per_channel_observer(qg_observer_type t) {
     return t == QG_OBS_PER_CHANNEL_MINMAX || t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
 }
 
-qg_status qg_observer_create(const qg_spec *spec, qg_observer **out, qg_error *err) {
-    QG_NEED(out, err, "a place for the observer");
-    *out = NULL;
-    QG_NEED(spec, err, "a spec from qg_spec_load_file or qg_spec_validate");
-    qg_status st = qg_spec_validate(spec, err);
-    if (st)
-        return st;
+/* A reset observer of `spec`, unchecked; NULL when out of memory. */
+static qg_observer *observer_new(const qg_spec *spec) {
     qg_observer *o = calloc(1, sizeof *o);
     if (!o)
-        return qg_error_set(err, QG_ERR_NOMEM, "observer: out of memory");
+        return NULL;
     o->spec = *spec;
     o->channels = is_per_channel_observer(spec->observer.type) ? spec->channel_len : 1;
     o->min = malloc(o->channels * sizeof(float));
@@ -35,11 +30,29 @@ qg_status qg_observer_create(const qg_spec *spec, qg_observer **out, qg_error *e
     if (!o->min || !o->max || !o->train_scale || !o->train_zpf || !o->train_zp ||
         (spec->observer.type == QG_OBS_HISTOGRAM && !o->hist)) {
         qg_observer_destroy(o);
-        return qg_error_set(err, QG_ERR_NOMEM, "observer: out of memory");
+        return NULL;
     }
     qg_observer_reset(o);
-    *out = o;
-    return QG_OK;
+    return o;
+}
+
+qg_status qg_observer_create(const qg_spec *spec, qg_observer **out, qg_error *err) {
+    QG_NEED(out, err, "a place for the observer");
+    *out = NULL;
+    QG_NEED(spec, err, "a spec from qg_spec_load_file or qg_spec_validate");
+    qg_status st = qg_spec_validate(spec, err);
+    if (st)
+        return st;
+    *out = observer_new(spec);
+    return *out ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "observer: out of memory");
+}
+
+qg_observer *qg_observer_reducer(const qg_spec *spec, size_t channels) {
+    qg_spec s = *spec;
+    const bool per_channel = is_per_channel_observer(spec->observer.type);
+    s.observer.type = per_channel ? QG_OBS_PER_CHANNEL_MINMAX : QG_OBS_MINMAX;
+    s.channel_len = per_channel ? channels : spec->channel_len;
+    return observer_new(&s);
 }
 
 void qg_observer_destroy(qg_observer *o) {

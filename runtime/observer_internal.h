@@ -22,6 +22,34 @@ struct qg_observer {
     bool observe_on, fake_quant_on;
 };
 
+/* An observer that only reduces: MinMax over `channels` channels when
+ * `spec`'s observer is per channel, else per tensor; its min/max after one
+ * update are the batch's. For the pieces of qg_parallel_observe; NULL when
+ * out of memory. */
+qg_observer *qg_observer_reducer(const qg_spec *spec, size_t channels);
+
+/* The fused training step with its two kernels as calls with a context
+ * (train_step.c): the one driver of qg_fused_train_step_with and
+ * qg_parallel_fused_train_step. A NULL call is the reference's. */
+typedef struct qg_step_calls {
+    qg_status (*observe)(void *ctx, qg_observer *obs, const float *x, size_t n, size_t inner, qg_error *err);
+    void (*fake_quant)(void *ctx, const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp);
+    void *ctx;
+} qg_step_calls;
+qg_status qg_fused_train_step_calls(qg_observer *obs, const qg_step_calls *calls, const float *x, float *y,
+                                    uint8_t *mask, size_t n, size_t inner, float *scale, int32_t *zero_point,
+                                    qg_error *err);
+
+/* The pointer checks of the public training-step functions (arg_check.h). */
+#define QG_NEED_TRAIN_STEP_ARGS(o, x, y, n, scale, zero_point, err)                                                    \
+    do {                                                                                                               \
+        QG_NEED(o, err, "an observer from qg_observer_create");                                                        \
+        QG_NEED_DATA(x, n, err);                                                                                       \
+        QG_NEED_DATA(y, n, err);                                                                                       \
+        QG_NEED(scale, err, "room for one scale per channel");                                                         \
+        QG_NEED(zero_point, err, "room for one zero point per channel");                                               \
+    } while (0)
+
 /* Histogram observer (histogram.c). */
 void qg_hist_update(qg_observer *obs, const float *x, size_t n, float batch_min, float batch_max);
 void qg_hist_search(const qg_observer *obs, float *new_min, float *new_max);

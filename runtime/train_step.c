@@ -106,14 +106,9 @@ static void fake_quant_off(const qg_spec *sp, const float *x, float *y, uint8_t 
         mask[n / 8] = (uint8_t)((1u << (n % 8)) - 1u);
 }
 
-qg_status qg_fused_train_step_with(qg_observer *o, qg_observe_fn observe, qg_fake_quant_fn fake_quant, const float *x,
-                                   float *y, uint8_t *mask, size_t n, size_t inner, float *scale, int32_t *zero_point,
-                                   qg_error *err) {
-    QG_NEED(o, err, "an observer from qg_observer_create");
-    QG_NEED_DATA(x, n, err);
-    QG_NEED_DATA(y, n, err);
-    QG_NEED(scale, err, "room for one scale per channel");
-    QG_NEED(zero_point, err, "room for one zero point per channel");
+qg_status qg_fused_train_step_calls(qg_observer *o, const qg_step_calls *calls, const float *x, float *y, uint8_t *mask,
+                                    size_t n, size_t inner, float *scale, int32_t *zero_point, qg_error *err) {
+    QG_NEED_TRAIN_STEP_ARGS(o, x, y, n, scale, zero_point, err);
     const qg_spec *sp = &o->spec;
     if (sp->observer.type == QG_OBS_PLACEHOLDER)
         return qg_error_set(err, QG_ERR_STATE,
@@ -131,7 +126,7 @@ qg_status qg_fused_train_step_with(qg_observer *o, qg_observe_fn observe, qg_fak
         memcpy(keep_min, o->min, o->channels * sizeof(float));
         memcpy(keep_min + o->channels, o->max, o->channels * sizeof(float));
         const uint64_t batches = o->batches;
-        st = observe ? observe(x, n, inner, o, err) : qg_observer_update(o, x, n, inner, err);
+        st = calls->observe ? calls->observe(calls->ctx, o, x, n, inner, err) : qg_observer_update(o, x, n, inner, err);
         if (!st && (st = update_train_qparams(o, err)) != QG_OK) {
             memcpy(o->min, keep_min, o->channels * sizeof(float));
             memcpy(o->max, keep_min + o->channels, o->channels * sizeof(float));
@@ -147,8 +142,8 @@ qg_status qg_fused_train_step_with(qg_observer *o, qg_observe_fn observe, qg_fak
         const qg_qparams qp = {o->train_scale, o->train_zp,
                                sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS ? o->train_zpf : NULL, o->channels,
                                inner ? inner : 1};
-        if (fake_quant)
-            fake_quant(x, y, mask, n, &qp);
+        if (calls->fake_quant)
+            calls->fake_quant(calls->ctx, x, y, mask, n, &qp);
         else
             qg_ref_fake_quant(sp, x, y, mask, n, &qp);
     } else {
@@ -158,12 +153,31 @@ qg_status qg_fused_train_step_with(qg_observer *o, qg_observe_fn observe, qg_fak
     return QG_OK;
 }
 
+/* The step's kernels as plain function pointers (qg_fused_train_step_with). */
+typedef struct plain_kernels {
+    qg_observe_fn observe;
+    qg_fake_quant_fn fake_quant;
+} plain_kernels;
+
+static qg_status plain_observe(void *ctx, qg_observer *o, const float *x, size_t n, size_t inner, qg_error *err) {
+    return ((const plain_kernels *)ctx)->observe(x, n, inner, o, err);
+}
+
+static void plain_fake_quant(void *ctx, const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
+    ((const plain_kernels *)ctx)->fake_quant(x, y, mask, n, qp);
+}
+
+qg_status qg_fused_train_step_with(qg_observer *o, qg_observe_fn observe, qg_fake_quant_fn fake_quant, const float *x,
+                                   float *y, uint8_t *mask, size_t n, size_t inner, float *scale, int32_t *zero_point,
+                                   qg_error *err) {
+    QG_NEED_TRAIN_STEP_ARGS(o, x, y, n, scale, zero_point, err);
+    plain_kernels k = {observe, fake_quant};
+    const qg_step_calls calls = {observe ? plain_observe : NULL, fake_quant ? plain_fake_quant : NULL, &k};
+    return qg_fused_train_step_calls(o, &calls, x, y, mask, n, inner, scale, zero_point, err);
+}
+
 qg_status qg_ref_fused_train_step(qg_observer *o, const float *x, float *y, uint8_t *mask, size_t n, size_t inner,
                                   float *scale, int32_t *zero_point, qg_error *err) {
-    QG_NEED(o, err, "an observer from qg_observer_create");
-    QG_NEED_DATA(x, n, err);
-    QG_NEED_DATA(y, n, err);
-    QG_NEED(scale, err, "room for one scale per channel");
-    QG_NEED(zero_point, err, "room for one zero point per channel");
+    QG_NEED_TRAIN_STEP_ARGS(o, x, y, n, scale, zero_point, err);
     return qg_fused_train_step_with(o, NULL, NULL, x, y, mask, n, inner, scale, zero_point, err);
 }

@@ -15,7 +15,7 @@ rm -rf "$out" && mkdir -p "$out"
 "$qgen" generate --spec "$spec" --targets all -o "$out/gen"
 echo "generated: $(cd "$out/gen" && ls | tr '\n' ' ')"
 
-flags=(-std=c11 -D_POSIX_C_SOURCE=200809L -O2 -ffp-contract=off -Iinclude -I"$out/gen" -DDEMO_SPEC="$name" -DDEMO_HEADER="\"$name.h\"")
+flags=(-std=c11 -D_POSIX_C_SOURCE=200809L -O2 -pthread -ffp-contract=off -Iinclude -I"$out/gen" -DDEMO_SPEC="$name" -DDEMO_HEADER="\"$name.h\"")
 runtime=(runtime/*.c)
 xx=(-I"$out/xxhash")
 mkdir -p "$out/xxhash" && cp "$(dirname "$(find /usr/include -maxdepth 1 -name xxhash.h)")/xxhash.h" "$out/xxhash/"
