@@ -11,6 +11,8 @@
 
 #include <xnnpack.h>
 
+#include "qgen/parallel.h"
+
 #include "bench_timer.h"
 
 #include "bench_act.h"
@@ -23,6 +25,7 @@ static uint8_t *mask;
 static qg_qparams qp_act, qp_w;
 static xnn_operator_t xq, xdq;
 static qg_observer *obs;
+static qg_parallel par; /* two threads of the built-in pool */
 
 typedef void (*bench_fn)(void);
 static void fq_act(void) { bench_act_fake_quant(x, y, mask, n_cur, &qp_act); }
@@ -33,6 +36,19 @@ static void dequant(void) { bench_act_dequantize(q, y, n_cur, &qp_act); }
 static void observe(void) {
     qg_error err;
     bench_act_observe(x, n_cur, 1, obs, &err);
+}
+static void fq_act_t(void) {
+    qg_parallel_fake_quant(&par, &bench_act_spec, bench_act_fake_quant, x, y, mask, n_cur, &qp_act);
+}
+static void fq_w_t(void) { qg_parallel_fake_quant(&par, &bench_w_spec, bench_w_fake_quant, x, y, mask, n_cur, &qp_w); }
+/* the generated quantize types q by the spec's dtype; the threaded entry takes void * */
+static void quant_kernel(const float *in, void *out, size_t n, const qg_qparams *qp) {
+    bench_act_quantize(in, out, n, qp);
+}
+static void quant_t(void) { qg_parallel_quantize(&par, &bench_act_spec, quant_kernel, x, q, n_cur, &qp_act); }
+static void observe_t(void) {
+    qg_error err;
+    qg_parallel_observe(&par, bench_act_observe, obs, x, n_cur, 1, &err);
 }
 static void copy(void) { memcpy(y, x, n_cur * sizeof(float)); }
 static void xnn_quant(void) {
@@ -74,6 +90,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench: setup failed\n");
         return 2;
     }
+    qg_pool *pool;
+    if (qg_pool_create(2, &pool, &err)) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        return 2;
+    }
+    par = qg_pool_parallel(pool);
     fprintf(stderr, "bench: dispatch picked %s\n", bench_act_isa());
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0] && sizes[k] <= nmax; k++) {
         n_cur = sizes[k];
@@ -88,9 +110,17 @@ int main(int argc, char **argv) {
         report("dequantize_qs8", "xnnpack", measure(xnn_dequant));
         report("observe_minmax", bench_act_isa(), measure(observe));
         report("memcpy", "memcpy", measure(copy));
+        if (n_cur < (1 << 20))
+            continue;
+        /* the same kernels cut across the pool's two threads (qgen/parallel.h) */
+        report("fake_quant_per_tensor_2threads", bench_act_isa(), measure(fq_act_t));
+        report("fake_quant_per_channel_2threads", bench_w_isa(), measure(fq_w_t));
+        report("quantize_qs8_2threads", bench_act_isa(), measure(quant_t));
+        report("observe_minmax_2threads", bench_act_isa(), measure(observe_t));
     }
     xnn_delete_operator(xq);
     xnn_delete_operator(xdq);
     qg_observer_destroy(obs);
+    qg_pool_destroy(pool);
     return 0;
 }

@@ -10,6 +10,7 @@
 #include "qgen/generate.h"
 #include "qgen/jit.h"
 #include "qgen/kernel_support.h"
+#include "qgen/parallel.h"
 #include "qgen/runtime.h"
 
 static char dir[900];
@@ -177,6 +178,35 @@ static void test_jit(void) {
     qg_jit_destroy(jit);
 }
 
+static void test_parallel(void) {
+    float x[4] = {1, 2, 3, 4}, y[4], s = 0.1f;
+    int32_t z = 0;
+    uint8_t q[4], m[4];
+    qg_qparams qp = {&s, &z, NULL, 1, 1};
+    const qg_parallel one = {NULL, NULL, 2, 1};
+    REFUSED(qg_pool_create(2, NULL, &err), "qg_pool_create", "out");
+    qg_pool_destroy(NULL);
+    CU_ASSERT_EQUAL(qg_pool_threads(NULL), 0);
+    qg_pool_parallel_for(NULL, 3, NULL, NULL);
+    CU_ASSERT_PTR_NULL(qg_pool_parallel(NULL).parallel_for);
+    qg_parallel_quantize(&one, NULL, NULL, x, q, 4, &qp);
+    qg_parallel_quantize(&one, &sp, NULL, NULL, q, 4, &qp);
+    qg_parallel_dequantize(&one, &sp, NULL, q, y, 4, NULL);
+    qg_parallel_fake_quant(&one, &sp, NULL, x, NULL, m, 4, &qp);
+    qg_parallel_fake_quant_backward(&one, &sp, NULL, NULL, m, y, 4);
+    qg_parallel_requantize(&one, &sp, NULL, NULL, q, 4, NULL);
+    qg_parallel_fake_quant(NULL, &sp, NULL, NULL, NULL, NULL, 0, &qp); /* n == 0: NULL data is fine */
+    qg_observer *o = NULL;
+    CU_ASSERT_EQUAL_FATAL(qg_observer_create(&sp, &o, &err), QG_OK);
+    REFUSED(qg_parallel_observe(&one, NULL, NULL, x, 4, 1, &err), "qg_parallel_observe", "obs");
+    REFUSED(qg_parallel_observe(&one, NULL, o, NULL, 4, 1, &err), "qg_parallel_observe", "x");
+    REFUSED(qg_parallel_fused_train_step(&one, NULL, NULL, NULL, x, y, m, 4, 1, &s, &z, &err),
+            "qg_parallel_fused_train_step", "obs");
+    REFUSED(qg_parallel_fused_train_step(&one, NULL, NULL, o, x, y, m, 4, 1, NULL, &z, &err),
+            "qg_parallel_fused_train_step", "scale");
+    qg_observer_destroy(o);
+}
+
 int main(int argc, char **argv) {
     if (!qg_test_tmpdir(argc, argv, dir, sizeof dir))
         return 2;
@@ -192,6 +222,7 @@ int main(int argc, char **argv) {
         {"quantizer", test_quantizer},
         {"generate", test_generator},
         {"jit", test_jit},
+        {"parallel", test_parallel},
     };
     return QG_RUN("null_args", tests);
 }
