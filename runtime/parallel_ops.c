@@ -31,14 +31,17 @@ typedef struct job {
     qg_rotation rot;
 } job;
 
+/* p + bytes; NULL stays NULL (data may be NULL when n is 0). */
+static const void *advanced(const void *p, size_t bytes) { return p ? (const char *)p + bytes : NULL; }
+
 static void run_piece(void *ctx, size_t i) {
     const job *j = ctx;
     const size_t at = i * j->step, n = j->n - at < j->step ? j->n - at : j->step;
-    const void *in = (const char *)j->in + at * j->in_size;
-    void *out = (char *)j->out + at * j->out_size;
+    const void *in = advanced(j->in, at * j->in_size);
+    void *out = j->out ? (char *)j->out + at * j->out_size : NULL;
     const size_t mask_at = j->packed_mask ? at / 8 : at;
     uint8_t *mask_out = j->mask_out ? j->mask_out + mask_at : NULL;
-    const uint8_t *mask_in = j->mask_in ? j->mask_in + mask_at : NULL;
+    const uint8_t *mask_in = advanced(j->mask_in, mask_at);
     qg_qparams qp;
     qg_requant_params rp;
     if (j->qp)
