@@ -61,7 +61,10 @@ static void mask_in_expr(emitter *e, const char *at, const char *count, char *ou
 
 void qg_c_mask_store_full(emitter *e, const char *at, const char *count, const char *mres, const char *indent) {
     P("%sif (mask)\n%s    ", indent, indent);
-    if (packed_mask(e)) {
+    if (packed_mask(e) && e->is->store_mask_packed) {
+        spell(e, e->is->store_mask_packed, at, mres, count);
+        S(";\n");
+    } else if (packed_mask(e)) {
         P("qg_ks_put_bits(mask, %s, ", at);
         spell(e, e->is->mask_to_bits, mres, NULL, NULL);
         P(", (unsigned)%s);\n", count);

@@ -36,6 +36,9 @@ typedef struct qg_isa_spelling {
     const char *bits_to_mask;          /* uint64_t -> vm */
     const char *store_mask_bytes;      /* $a uint8_t*, $b vm: one full vector; NULL = via bits */
     const char *load_mask_bytes;       /* $a const uint8_t* -> vm; NULL = via bits */
+    /* A packed mask (`mask`) stored straight from a mask register; NULL =
+     * via mask_to_bits and qg_ks_put_bits. */
+    const char *store_mask_packed; /* $a bit position, $b vm, $c count */
     /* Strips of a scalable ISA (all NULL for fixed widths). */
     const char *strip_type, *strip_name; /* the control's C type and name */
     const char *strip_open;              /* $a position, $b end -> the control of the strip at $a */

@@ -11,7 +11,7 @@
 /* How an ISA shapes its vectors and spells the few operations whose
  * portable IR would lower badly or not at all: each a name in
  * targets/<isa>.json (llvm_minmax, llvm_round_cvt, llvm_trunc,
- * llvm_narrow4, llvm_mask_bytes), listed in that order in lx_spellings. */
+ * llvm_narrow4, llvm_mask_bytes, llvm_mask_bits), listed in that order in lx_spellings. */
 typedef enum lx_minmax {
     LX_MINMAX_SELECT,
     LX_MINMAX_X86_256,
@@ -29,6 +29,7 @@ typedef enum lx_round_cvt {
 typedef enum lx_trunc { LX_TRUNC, LX_TRUNC_NO_RTZ } lx_trunc;
 typedef enum lx_narrow4 { LX_NARROW4_NONE, LX_NARROW4_X86_256, LX_NARROW4_X86_512 } lx_narrow4;
 typedef enum lx_mask_bytes { LX_MASK_BYTES_ZEXT, LX_MASK_BYTES_PDEP } lx_mask_bytes;
+typedef enum lx_mask_bits { LX_MASK_BITS_HELPER, LX_MASK_BITS_RISCV_VSM } lx_mask_bits;
 
 typedef struct lx_isa {
     qg_isa isa;
@@ -40,6 +41,7 @@ typedef struct lx_isa {
     lx_trunc trunc;
     lx_narrow4 narrow4;
     lx_mask_bytes mask_bytes;
+    lx_mask_bits mask_bits;
 } lx_isa;
 
 /* The shape and spellings of `isa` from its targets/ row; QG_ERR_BACKEND

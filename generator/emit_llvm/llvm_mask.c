@@ -109,3 +109,54 @@ void lx_store_mask_bytes_pdep(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValue
     LLVMValueRef bytes = lx_intrinsic(x, "llvm.x86.bmi.pdep.64", NULL, 0, args, 2);
     LLVMSetAlignment(LLVMBuildStore(x->b, bytes, lx_gep(x, x->i8, out, at)), 1);
 }
+
+/* <prefix>_mask_bits(mask, at, m, count): the lane mask m of `count` lanes
+ * into the packed mask at bit `at`, through lane bytes and the runtime's
+ * helper; out of line (a strip off the byte grid is rare), so a loop that
+ * calls it keeps no bit-by-bit code or scratch of its own. */
+static LLVMValueRef mask_bits_function(lx *x) {
+    char name[QG_NAME_MAX + 32];
+    snprintf(name, sizeof name, "%s_mask_bits", x->prefix);
+    LLVMValueRef fn = LLVMGetNamedFunction(x->m, name);
+    if (fn)
+        return fn;
+    LLVMBasicBlockRef caller_block = LLVMGetInsertBlock(x->b);
+    LLVMValueRef caller = x->fn;
+    LLVMTypeRef params[4] = {x->ptr, x->i64, x->vm, x->i64};
+    fn = lx_define(x, name, x->vd, params, 4, false);
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    const unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(x->c, noinline, 0));
+    LLVMValueRef lane_bytes = lx_alloca(x, x->vb);
+    lx_store(x, LLVMBuildZExt(x->b, LLVMGetParam(fn, 2), x->vb, ""), x->i8, 1, lane_bytes, lx_i64(x, 0), NULL);
+    LLVMValueRef args[4] = {LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), lane_bytes, LLVMGetParam(fn, 3)};
+    lx_call(x, lx_mask_helper(x, true), args, 4);
+    LLVMBuildRetVoid(x->b);
+    x->fn = caller;
+    LLVMPositionBuilderAtEnd(x->b, caller_block);
+    return fn;
+}
+
+/* A scalable strip's lane mask into the packed mask at bit `at`; where the
+ * ISA stores mask registers as bits (llvm_mask_bits), a strip that starts
+ * and ends on a byte is one store, and only a run's first strip or the
+ * last one takes the out-of-line way. */
+void lx_store_mask_bits_scalable(lx *x, const span_args *s, LLVMValueRef m, LLVMValueRef at, LLVMValueRef count) {
+    LLVMValueRef args[4] = {s->mask, at, m, count};
+    if (x->isa->mask_bits != LX_MASK_BITS_RISCV_VSM) {
+        lx_call(x, mask_bits_function(x), args, 4);
+        return;
+    }
+    LLVMValueRef odd = LLVMBuildAnd(x->b, LLVMBuildOr(x->b, at, count, ""), lx_i64(x, 7), "");
+    LLVMBasicBlockRef whole = lx_block(x, "mask_whole_bytes"), bits = lx_block(x, "mask_bits");
+    LLVMBasicBlockRef done = lx_block(x, "mask_stored");
+    LLVMBuildCondBr(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, odd, lx_i64(x, 0), ""), whole, bits);
+    LLVMPositionBuilderAtEnd(x->b, whole);
+    LLVMValueRef ptr = lx_gep(x, x->i8, s->mask, LLVMBuildLShr(x->b, at, lx_i64(x, 3), ""));
+    lx_intrinsic(x, "llvm.riscv.vsm", (LLVMTypeRef[]){x->vm, x->i64}, 2, (LLVMValueRef[]){m, ptr, count}, 3);
+    LLVMBuildBr(x->b, done);
+    LLVMPositionBuilderAtEnd(x->b, bits);
+    lx_call(x, mask_bits_function(x), args, 4);
+    LLVMBuildBr(x->b, done);
+    LLVMPositionBuilderAtEnd(x->b, done);
+}

@@ -69,9 +69,7 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
         if (lx_packed_mask(x) && !x->isa->scalable) {
             lx_pack_bits_inline(x, mres, s->mask, at, count);
         } else if (lx_packed_mask(x)) {
-            lx_store(x, bytes, x->i8, 1, s->lane_bytes, lx_i64(x, 0), NULL);
-            LLVMValueRef args[4] = {s->mask, at, s->lane_bytes, count};
-            lx_call(x, lx_mask_helper(x, true), args, 4);
+            lx_store_mask_bits_scalable(x, s, mres, at, count);
         } else if (!active && x->isa->mask_bytes == LX_MASK_BYTES_PDEP) {
             lx_store_mask_bytes_pdep(x, mres, s->mask, at);
         } else {
