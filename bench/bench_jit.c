@@ -156,7 +156,7 @@ int main(void) {
            median_compile(&bench_w_spec, 0, false) * 1e3);
     compile_time(&bench_act_spec, 0, true); /* fills the disk cache */
     printf("| disk-cache hit, full pack | %.2f |\n", median_compile(&bench_act_spec, 0, true) * 1e3);
-    printf("| in-process hit | %.4f |\n\n", memory_hit_time(&bench_act_spec) * 1e3);
+    printf("| in-process hit | %.6f |\n\n", memory_hit_time(&bench_act_spec) * 1e3);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
     if (system(cmd) != 0)

@@ -285,6 +285,34 @@ static void test_threads(void) {
     qg_jit_destroy(shared_jit);
 }
 
+/* An in-process hit needs the same spec: a copy that differs only past the
+ * name's NUL is the same pack; one changed field, or other ops, is not. */
+static void test_memory_hits(void) {
+    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true};
+    qg_spec sp = act_spec(), copy = sp, other = sp;
+    qg_error err;
+    qg_jit *j;
+    const qg_kernels *k, *k2, *k3, *k4;
+    qg_jit_stats st;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &sp, QG_JIT_FAKE_QUANT, &k, &err), QG_OK);
+    copy.name[sizeof copy.name - 1] = 'x'; /* a byte no field reads */
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &copy, QG_JIT_FAKE_QUANT, &k2, &err), QG_OK);
+    CU_ASSERT_PTR_EQUAL(k, k2);
+    other.scale_op = other.scale_op == QG_SCALE_DIV ? QG_SCALE_MUL_INV : QG_SCALE_DIV;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &other, QG_JIT_FAKE_QUANT, &k3, &err), QG_OK);
+    CU_ASSERT_PTR_NOT_EQUAL(k, k3);
+    CU_ASSERT_NOT_EQUAL(k3->spec->scale_op, sp.scale_op);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &sp, QG_JIT_QUANTIZE, &k4, &err), QG_OK);
+    CU_ASSERT_PTR_NOT_EQUAL(k, k4);
+    CU_ASSERT_PTR_NULL(k4->fake_quant);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &sp, QG_JIT_FAKE_QUANT, &k2, &err), QG_OK);
+    CU_ASSERT_PTR_EQUAL(k, k2);
+    qg_jit_get_stats(j, &st);
+    CU_ASSERT_TRUE(st.compiled == 3 && st.memory_hits == 2);
+    qg_jit_destroy(j);
+}
+
 int main(int argc, char **argv) {
     snprintf(root, sizeof root, "%s", argc > 1 ? argv[1] : "/tmp/qgen-test-jit");
     char cmd[600];
@@ -298,6 +326,7 @@ int main(int argc, char **argv) {
         {"default directory under XDG_CACHE_HOME, mode 0700", test_default_dir},
         {"two processes, one spec, one cache", test_two_processes},
         {"threads compiling one spec get one pack", test_threads},
+        {"in-process hits: the same spec only", test_memory_hits},
     };
     return QG_RUN("jit", tests);
 }
