@@ -8,12 +8,8 @@
 
 #include "qgen/kernel_support.h"
 #include "qgen/runtime.h"
+#include "observer_internal.h"
 #include "arg_check.h"
-
-static bool min_max_observer(qg_observer_type t) {
-    return t == QG_OBS_MINMAX || t == QG_OBS_MOVING_AVERAGE_MINMAX || t == QG_OBS_PER_CHANNEL_MINMAX ||
-           t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
-}
 
 qg_status qg_observe_with(qg_observer *obs, const float *x, size_t n, size_t inner, qg_minmax_span_fn span,
                           qg_error *err) {
@@ -21,7 +17,7 @@ qg_status qg_observe_with(qg_observer *obs, const float *x, size_t n, size_t inn
     QG_NEED_DATA(x, n, err);
     const qg_spec *sp = qg_observer_spec_of(obs);
     const qg_observer_type t = sp->observer.type;
-    if (!span || !min_max_observer(t))
+    if (!span || !qg_observer_keeps_min_max(t))
         return qg_observer_update(obs, x, n, inner, err);
     if (n == 0)
         return QG_OK;

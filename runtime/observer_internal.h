@@ -8,6 +8,13 @@
 
 #include "qgen/runtime.h"
 
+/* The observers whose state is a running min/max (per tensor or per
+ * channel), which a vectorized reduction serves. */
+static inline bool qg_observer_keeps_min_max(qg_observer_type t) {
+    return t == QG_OBS_MINMAX || t == QG_OBS_MOVING_AVERAGE_MINMAX || t == QG_OBS_PER_CHANNEL_MINMAX ||
+           t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
+}
+
 struct qg_observer {
     qg_spec spec;
     size_t channels; /* channel_len, 1 for per-tensor observers */

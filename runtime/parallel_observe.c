@@ -27,16 +27,11 @@ static void reduce_piece(void *ctx, size_t i) {
                              : qg_observer_update(j->part[i], j->x + at, n, j->inner, &err);
 }
 
-static bool records_min_max(qg_observer_type t) {
-    return t == QG_OBS_MINMAX || t == QG_OBS_MOVING_AVERAGE_MINMAX || t == QG_OBS_PER_CHANNEL_MINMAX ||
-           t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
-}
-
 /* How to cut: *pieces and job->step, and *by_channel when the pieces are
  * channel ranges of one period; 1 piece when the data is not cut. */
 static size_t plan_cut(const qg_parallel *par, const qg_observer *o, reduce_job *j, bool *by_channel) {
     *by_channel = false;
-    if (!records_min_max(o->spec.observer.type))
+    if (!qg_observer_keeps_min_max(o->spec.observer.type))
         return 1;
     if (o->channels == 1)
         return qg_cut(par, j->n, qg_cut_grain(1, 1), &j->step);

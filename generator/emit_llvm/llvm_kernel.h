@@ -42,7 +42,7 @@ static inline bool lx_is_signed_q(const lx *x) { return x->sp->dtype != QG_QUINT
 typedef struct span_args {
     LLVMValueRef in, out, mask, base, len;
     LLVMValueRef param[QG_IN_COUNT];
-    LLVMValueRef lane_bytes; /* scratch for packed masks */
+    LLVMValueRef lane_bytes; /* scratch for a packed mask input on scalable ISAs */
 } span_args;
 
 /* llvm_mask.c: gradient masks */

@@ -107,7 +107,7 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         if (p->uses[k])
             s.param[k] = LLVMGetParam(fn, np++);
-    if (lx_packed_mask(x) && x->isa->scalable && (io->mask_in || io->mask_out))
+    if (lx_packed_mask(x) && x->isa->scalable && io->mask_in) /* a packed output goes out of line */
         s.lane_bytes = lx_alloca(x, x->vb);
     LLVMValueRef vl = lx_vl(x);
     if (one_vector) {

@@ -20,8 +20,10 @@ static const size_t lengths[] = {0, 1, 63, 64, 65, 127, 128, 129, 200, 1000, 409
 
 /* Runs the tasks last to first on this thread: results must not depend on
  * the order pieces run in. */
+static size_t pieces_run; /* by the last reversed_for call */
 static void reversed_for(void *pool, size_t count, qg_task_fn task, void *ctx) {
     (void)pool;
+    pieces_run = count;
     for (size_t i = count; i-- > 0;)
         task(ctx, i);
 }
@@ -86,7 +88,10 @@ static void check_elementwise(const qg_spec *sp, const qg_kernels *k, layout lay
             qg_fake_quant_fn fq = ref ? NULL : k->fake_quant;
             memset(m1, 0xA5, mb), memset(m2, 0xA5, mb);
             fq ? fq(x, y1, m1, n, &qp) : qg_ref_fake_quant(sp, x, y1, m1, n, &qp);
+            pieces_run = 0;
             qg_parallel_fake_quant(&par, sp, fq, x, y2, m2, n, &qp);
+            if (par.parallel_for == reversed_for && n > 20000) /* the comparison is of pieces, not one call */
+                CU_ASSERT_TRUE(pieces_run >= 7);
             CU_ASSERT_TRUE(same(y1, y2, 4 * n, "fake_quant y", n, w));
             CU_ASSERT_TRUE(same(m1, m2, mb, "fake_quant mask", n, w));
             qg_parallel_fake_quant(&par, sp, fq, x, y2, NULL, n, &qp);
@@ -156,7 +161,9 @@ static void test_requantize(void) {
                 const qg_requant_params rp = {0.05f, s_w, b ? bias : NULL, 0.07f, 3, shapes[s][0], shapes[s][1]};
                 const qg_parallel par = cut_way(w);
                 k->requantize(acc, q1, n, &rp);
+                pieces_run = 0;
                 qg_parallel_requantize(&par, &sp, k->requantize, acc, q2, n, &rp);
+                CU_ASSERT_TRUE(par.parallel_for != reversed_for || pieces_run >= 7);
                 CU_ASSERT_TRUE(same(q1, q2, n, "requantize q", n, w));
                 qg_parallel_requantize(&par, &sp, NULL, acc, q2, n, &rp);
                 CU_ASSERT_TRUE(same(q1, q2, n, "reference requantize q", n, w));
@@ -198,7 +205,10 @@ static void check_observer(const char *json, size_t C, size_t inner, size_t n) {
                 if (n > 2)
                     x[n / 2] = -0.0f, x[n - 1] = 0.0f;
                 const qg_status s1 = ob ? ob(x, n, inner, one, &err) : qg_observer_update(one, x, n, inner, &err);
+                pieces_run = 0;
                 CU_ASSERT_EQUAL(qg_parallel_observe(&par, ob, cut, x, n, inner, &err), s1);
+                if (par.parallel_for == reversed_for && n > 20000 && s1 == QG_OK)
+                    CU_ASSERT_TRUE(pieces_run >= 2);
                 CU_ASSERT_TRUE(same_state(one, cut, C));
             }
             if (n > 100) { /* NaN: the one call's error, the state kept */
@@ -252,9 +262,11 @@ static void test_fused_step(void) {
                 int32_t z1[8], z2[8];
                 qg_error e1, e2;
                 CU_ASSERT_EQUAL(qg_kernels_fused_train_step(k, one, x, y1, m1, n, inner, s1, z1, &e1), QG_OK);
+                pieces_run = 0;
                 CU_ASSERT_EQUAL(qg_parallel_fused_train_step(&par, k->observe, k->fake_quant, cut, x, y2, m2, n, inner,
                                                              s2, z2, &e2),
                                 QG_OK);
+                CU_ASSERT_TRUE(par.parallel_for != reversed_for || pieces_run >= 2);
                 CU_ASSERT_TRUE(same(y1, y2, 4 * n, "fused step y", n, w));
                 CU_ASSERT_TRUE(same(m1, m2, qg_mask_bytes(&sp, n), "fused step mask", n, w));
                 CU_ASSERT_TRUE(same(s1, s2, 4 * C, "fused step scale", n, w) && same(z1, z2, 4 * C, "zp", n, w));
@@ -298,20 +310,13 @@ int main(void) {
         fprintf(stderr, "%s\n", err.message);
         return 1;
     }
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("parallel", NULL, NULL);
-    CU_add_test(s, "per tensor", test_per_tensor);
-    CU_add_test(s, "per channel", test_per_channel);
-    CU_add_test(s, "requantize", test_requantize);
-    CU_add_test(s, "observers", test_observers);
-    CU_add_test(s, "fused step", test_fused_step);
-    CU_add_test(s, "pool", test_pool);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    const unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    static const qg_test tests[] = {
+        {"per tensor", test_per_tensor}, {"per channel", test_per_channel}, {"requantize", test_requantize},
+        {"observers", test_observers},   {"fused step", test_fused_step},   {"pool", test_pool},
+    };
+    const int status = QG_RUN("parallel", tests);
     qg_pool_destroy(pool2);
     qg_pool_destroy(pool3);
     qg_jit_destroy(jit);
-    return failed ? 1 : 0;
+    return status;
 }
