@@ -43,8 +43,8 @@ qg_status qg_calculate_qparams(const qg_spec *sp, const float *min, const float 
             float m = -min_neg > max_pos ? -min_neg : max_pos;
             s = m / half_range;
             s = s > eps ? s : eps;
-            if (sp->dtype == QG_QUINT8)
-                z = sp->custom_range ? (qmin + qmax) / 2 : 128;
+            if (qg_dtype_is_unsigned(sp->dtype))
+                z = sp->custom_range ? (qmin + qmax) / 2 : (qmax + 1) / 2;
         } else if (sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS) {
             s = (hi - lo) / range;
             s = s > eps ? s : 1.0f;

@@ -40,6 +40,7 @@ static void store_q(qg_dtype d, void *q, size_t i, int64_t v) {
     case QG_QINT8: ((int8_t *)q)[i] = (int8_t)v; break;
     case QG_QUINT8: ((uint8_t *)q)[i] = (uint8_t)v; break;
     case QG_QINT16: ((int16_t *)q)[i] = (int16_t)v; break;
+    case QG_QUINT16: ((uint16_t *)q)[i] = (uint16_t)v; break;
     case QG_QINT32: ((int32_t *)q)[i] = (int32_t)v; break;
     }
 }
@@ -49,6 +50,7 @@ static int64_t load_q(qg_dtype d, const void *q, size_t i) {
     case QG_QINT8: return ((const int8_t *)q)[i];
     case QG_QUINT8: return ((const uint8_t *)q)[i];
     case QG_QINT16: return ((const int16_t *)q)[i];
+    case QG_QUINT16: return ((const uint16_t *)q)[i];
     case QG_QINT32:
     default: return ((const int32_t *)q)[i];
     }

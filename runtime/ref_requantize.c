@@ -119,6 +119,7 @@ void qg_ref_requantize(const qg_spec *sp, const int32_t *acc, void *y, size_t n,
         case QG_QINT8: ((int8_t *)y)[i] = (int8_t)q; break;
         case QG_QUINT8: ((uint8_t *)y)[i] = (uint8_t)q; break;
         case QG_QINT16: ((int16_t *)y)[i] = (int16_t)q; break;
+        case QG_QUINT16: ((uint16_t *)y)[i] = (uint16_t)q; break;
         case QG_QINT32: ((int32_t *)y)[i] = (int32_t)q; break;
         }
     }

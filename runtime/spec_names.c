@@ -4,7 +4,7 @@
 
 #define NAME_OF(table, v) ((unsigned)(v) < sizeof(table) / sizeof(table[0]) ? table[v] : NULL)
 
-static const char *const dtype_names[] = {"qint8", "quint8", "qint16", "qint32"};
+static const char *const dtype_names[] = {"qint8", "quint8", "qint16", "qint32", "quint16"};
 static const char *const qscheme_names[] = {"per_tensor_affine", "per_tensor_symmetric", "per_channel_affine",
                                             "per_channel_symmetric", "per_channel_affine_float_qparams"};
 static const char *const rounding_names[] = {"half_even", "half_up", "half_away"};
@@ -42,6 +42,10 @@ void qg_dtype_range(qg_dtype d, int64_t *qmin, int64_t *qmax) {
         *qmin = -32768;
         *qmax = 32767;
         return;
+    case QG_QUINT16:
+        *qmin = 0;
+        *qmax = 65535;
+        return;
     case QG_QINT32:
     default:
         *qmin = INT32_MIN;
@@ -54,8 +58,11 @@ size_t qg_dtype_size(qg_dtype d) {
     switch (d) {
     case QG_QINT8:
     case QG_QUINT8: return 1;
-    case QG_QINT16: return 2;
+    case QG_QINT16:
+    case QG_QUINT16: return 2;
     case QG_QINT32:
     default: return 4;
     }
 }
+
+bool qg_dtype_is_unsigned(qg_dtype d) { return d == QG_QUINT8 || d == QG_QUINT16; }

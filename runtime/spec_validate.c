@@ -44,10 +44,11 @@ static qg_status validate_range(const qg_spec *sp, qg_error *err) {
                             (long long)sp->given_quant_max);
     if (sp->reduce_range && sp->dtype == QG_QINT32)
         return qg_error_set(err, QG_ERR_INVALID, "reduce_range: got true; expected false for qint32");
-    if (sp->reduce_range && sp->dtype == QG_QUINT8 && qg_qscheme_is_symmetric(sp->qscheme))
-        return qg_error_set(
-            err, QG_ERR_INVALID,
-            "reduce_range: got true; expected false for symmetric quint8 (torch cannot reduce that range)");
+    if (sp->reduce_range && qg_dtype_is_unsigned(sp->dtype) && qg_qscheme_is_symmetric(sp->qscheme))
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "reduce_range: got true; expected false for symmetric %s (its zero point, the middle of "
+                            "the full range, would fall outside the reduced one)",
+                            qg_dtype_name(sp->dtype));
     int64_t emin = sp->given_quant_min, emax = sp->given_quant_max;
     if (sp->reduce_range) {
         /* Python's floor division, as torch halves the range. */
@@ -131,7 +132,7 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
         return qg_error_set(err, QG_ERR_INVALID, "name: got \"%s\"; expected a C identifier ([A-Za-z_][A-Za-z0-9_]*)",
                             sp->name);
     if (!qg_dtype_name(sp->dtype))
-        return qg_error_set(err, QG_ERR_INVALID, "dtype: got %d; expected qint8, quint8, qint16 or qint32",
+        return qg_error_set(err, QG_ERR_INVALID, "dtype: got %d; expected qint8, quint8, qint16, quint16 or qint32",
                             (int)sp->dtype);
     qg_status st = validate_range(sp, err);
     if (st)

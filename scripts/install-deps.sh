@@ -14,6 +14,8 @@ packages=(
   qemu-user
   # reference and benchmark peers
   python3 python3-numpy python3-torch libxnnpack-dev libpthreadpool-dev
+  # ONNX models for the ONNX Runtime conformance tests (the runtime itself: npm, below)
+  python3-onnx
   # qgen compare's html report, rendered in a headless browser by the tests
   chromium fonts-dejavu-core
 )
@@ -26,6 +28,12 @@ for f in "$here"/targets/arch/*.json; do
   done
 done
 
+# Node.js and npm for onnxruntime-node, unless the machine has them already
+# (a NodeSource nodejs carries its own npm and conflicts with Debian's)
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -33,20 +41,20 @@ for p in "${packages[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo=(sudo)
+    else
+      echo "install-deps: missing packages (${missing[*]}) and not root; install them as root" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -q
+  "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${missing[*]}"
-sudo=()
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
-    sudo=(sudo)
-  else
-    echo "install-deps: missing packages (${missing[*]}) and not root; install them as root" >&2
-    exit 1
-  fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -q
-"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+"$here/scripts/install-onnxruntime.sh"

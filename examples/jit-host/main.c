@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
         k->quantize(x, q, N, &qp);
     t = now() - t0;
     qg_ref_quantize(&spec, x, rq, N, &qp);
-    const size_t qbytes = spec.dtype == QG_QINT32 ? 4 : spec.dtype == QG_QINT16 ? 2 : 1;
+    const size_t qbytes = qg_dtype_size(spec.dtype);
     ok &= report("quantize", memcmp(q, rq, N * qbytes) == 0, t);
 
     t0 = now();

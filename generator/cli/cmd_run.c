@@ -107,6 +107,7 @@ static qg_npy_dtype npy_of(qg_dtype d) {
     case QG_QINT8: return QG_NPY_I8;
     case QG_QUINT8: return QG_NPY_U8;
     case QG_QINT16: return QG_NPY_I16;
+    case QG_QUINT16: return QG_NPY_U16;
     case QG_QINT32:
     default: return QG_NPY_I32;
     }

@@ -1,5 +1,5 @@
 /* Reading and writing NumPy .npy files (format 1.0-3.0, little-endian, C
- * order): float32, int8, uint8, int16, int32. */
+ * order): float32, int8, uint8, int16, int32, uint16. */
 #ifndef QGEN_NPY_H
 #define QGEN_NPY_H
 
@@ -7,7 +7,7 @@
 
 #include "qgen/status.h"
 
-typedef enum qg_npy_dtype { QG_NPY_F32, QG_NPY_I8, QG_NPY_U8, QG_NPY_I16, QG_NPY_I32 } qg_npy_dtype;
+typedef enum qg_npy_dtype { QG_NPY_F32, QG_NPY_I8, QG_NPY_U8, QG_NPY_I16, QG_NPY_I32, QG_NPY_U16 } qg_npy_dtype;
 
 #define QG_NPY_MAX_DIMS 8
 

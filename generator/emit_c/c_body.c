@@ -63,7 +63,7 @@ void qg_c_float_literal(float f, char *out, size_t cap) {
 }
 
 const char *qg_q_type(qg_dtype d) {
-    static const char *const names[] = {"int8_t", "uint8_t", "int16_t", "int32_t"};
+    static const char *const names[] = {"int8_t", "uint8_t", "int16_t", "int32_t", "uint16_t"};
     return names[d];
 }
 

@@ -15,27 +15,27 @@ typedef struct qg_isa_spelling {
     const char *vf, *vi, *vm;
     const char *op[QG_OP_COUNT];
     const char *splat_i;
-    const char *load_f, *store_f; /* $a pointer, $b value */
-    const char *load_i;           /* $a const int32_t * -> vi */
-    const char *load_q[4];        /* by qg_dtype; $a pointer -> vi */
-    const char *store_q[4];       /* $a pointer, $b vi */
-    const char *store_q4[4];      /* $a pointer, $b "v0, v1, v2, v3": four vectors at once; NULL = one by one */
+    const char *load_f, *store_f;         /* $a pointer, $b value */
+    const char *load_i;                   /* $a const int32_t * -> vi */
+    const char *load_q[QG_DTYPE_COUNT];   /* by qg_dtype; $a pointer -> vi */
+    const char *store_q[QG_DTYPE_COUNT];  /* $a pointer, $b vi */
+    const char *store_q4[QG_DTYPE_COUNT]; /* $a pointer, $b "v0, v1, v2, v3": four vectors at once; NULL = one by one */
     /* Masked tails (tail_mask NULL: the whole tail goes through stack
      * buffers; any other NULL: that operand does). $a is the pointer, $b
      * the tail mask made by tail_mask from the count $a. */
-    const char *tail_mask;             /* $a count -> tail mask */
-    const char *tail_mask_type;        /* its C type; NULL = vm */
-    const char *load_f_tail;           /* $a ptr, $b tail mask -> vf */
-    const char *load_i_tail;           /* $a ptr, $b tail mask -> vi (int32) */
-    const char *store_f_tail;          /* $a ptr, $b tail mask, $c vf */
-    const char *load_q_tail[4];        /* $a ptr, $b tail mask -> vi */
-    const char *store_q_tail[4];       /* $a ptr, $b tail mask, $c vi */
-    const char *load_mask_bytes_tail;  /* $a ptr, $b tail mask -> vm */
-    const char *store_mask_bytes_tail; /* $a ptr, $b tail mask, $c vm */
-    const char *mask_to_bits;          /* vm -> uint64_t */
-    const char *bits_to_mask;          /* uint64_t -> vm */
-    const char *store_mask_bytes;      /* $a uint8_t*, $b vm: one full vector; NULL = via bits */
-    const char *load_mask_bytes;       /* $a const uint8_t* -> vm; NULL = via bits */
+    const char *tail_mask;                    /* $a count -> tail mask */
+    const char *tail_mask_type;               /* its C type; NULL = vm */
+    const char *load_f_tail;                  /* $a ptr, $b tail mask -> vf */
+    const char *load_i_tail;                  /* $a ptr, $b tail mask -> vi (int32) */
+    const char *store_f_tail;                 /* $a ptr, $b tail mask, $c vf */
+    const char *load_q_tail[QG_DTYPE_COUNT];  /* $a ptr, $b tail mask -> vi */
+    const char *store_q_tail[QG_DTYPE_COUNT]; /* $a ptr, $b tail mask, $c vi */
+    const char *load_mask_bytes_tail;         /* $a ptr, $b tail mask -> vm */
+    const char *store_mask_bytes_tail;        /* $a ptr, $b tail mask, $c vm */
+    const char *mask_to_bits;                 /* vm -> uint64_t */
+    const char *bits_to_mask;                 /* uint64_t -> vm */
+    const char *store_mask_bytes;             /* $a uint8_t*, $b vm: one full vector; NULL = via bits */
+    const char *load_mask_bytes;              /* $a const uint8_t* -> vm; NULL = via bits */
     /* A packed mask (`mask`) stored straight from a mask register; NULL =
      * via mask_to_bits and qg_ks_put_bits. */
     const char *store_mask_packed; /* $a bit position, $b vm, $c count */

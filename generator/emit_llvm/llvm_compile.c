@@ -134,7 +134,7 @@ static void init_types(lx *x) {
     x->vi = lx_vec(x, x->i32);
     x->vm = lx_vec(x, x->i1);
     x->vb = lx_vec(x, x->i8);
-    x->qsize = x->sp->dtype == QG_QINT16 ? 2 : x->sp->dtype == QG_QINT32 ? 4 : 1;
+    x->qsize = (unsigned)qg_dtype_size(x->sp->dtype);
     x->qe = x->qsize == 2 ? x->i16 : x->qsize == 4 ? x->i32 : x->i8;
     x->vq = lx_vec(x, x->qe);
 }

@@ -258,7 +258,7 @@ static qg_status convert(const ctx *c, json_t *m, qg_spec *sp) {
     int dtype = QG_QUINT8, qscheme = QG_PER_TENSOR_AFFINE, rounding = QG_ROUND_HALF_EVEN, scale_op = QG_SCALE_MUL_INV,
         nan = QG_NAN_ZERO_POINT, requant = QG_REQUANT_FP32, train_qparams = QG_TRAIN_QPARAMS_OBSERVER;
     long long ch_axis = 0, channel_len = 1;
-    if ((st = get_enum(c, m, "dtype", "dtype", dtype_n, 4, &dtype)) ||
+    if ((st = get_enum(c, m, "dtype", "dtype", dtype_n, QG_DTYPE_COUNT, &dtype)) ||
         (st = get_enum(c, m, "qscheme", "qscheme", qscheme_n, 5, &qscheme)) ||
         (st = get_enum(c, m, "rounding", "rounding", rounding_n, 3, &rounding)) ||
         (st = get_enum(c, m, "scale_op", "scale_op", scale_op_n, 2, &scale_op)) ||

@@ -4,7 +4,10 @@
  * FusedMovingAvgObsFakeQuantize (train_qparams "fused_op");
  * torch.<backend>.v0.* are version 0, FakeQuantize (train_qparams
  * "observer"). The test suite checks them against torch itself. Horizon's are its documented symmetric
- * FakeQuantize: clamp(floor(x / scale + 0.5), qmin, qmax) * scale. */
+ * FakeQuantize: clamp(floor(x / scale + 0.5), qmin, qmax) * scale. The onnx ones
+ * are QuantizeLinear/DequantizeLinear of opset 21 (x / y_scale rounded half to
+ * even, then the zero point, saturated to the dtype), per tensor; the
+ * conformance suite runs them against ONNX Runtime (docs/onnx.md). */
 #include <stddef.h>
 #include <string.h>
 
@@ -29,6 +32,10 @@
     "{\"dtype\":\"" dt "\",\"qscheme\":\"per_tensor_symmetric\",\"rounding\":\"half_up\",\"scale_op\":\"div\","        \
     "\"observer\":{\"type\":\"moving_average_minmax\",\"averaging_constant\":0.01}}"
 
+#define ONNX(dt)                                                                                                       \
+    "{\"dtype\":\"" dt "\",\"qscheme\":\"per_tensor_affine\",\"rounding\":\"half_even\",\"scale_op\":\"div\","         \
+    "\"observer\":{\"type\":\"minmax\"}}"
+
 static const struct {
     const char *name;
     const char *json;
@@ -51,6 +58,10 @@ static const struct {
     {"torch.onednn.v0.weight", TORCH_WEIGHT_PER_CHANNEL("observer")},
     {"horizon.qint8", HORIZON("qint8")},
     {"horizon.qint16", HORIZON("qint16")},
+    {"onnx.int8", ONNX("qint8")},
+    {"onnx.uint8", ONNX("quint8")},
+    {"onnx.int16", ONNX("qint16")},
+    {"onnx.uint16", ONNX("quint16")},
 };
 
 #define N_PRESETS (sizeof presets / sizeof presets[0])

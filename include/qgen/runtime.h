@@ -49,7 +49,7 @@ qg_status qg_calculate_qparams(const qg_spec *spec, const float *min, const floa
 
 /* ---- reference ops ---------------------------------------------------- */
 
-/* q[i] has the spec's dtype: int8_t, uint8_t, int16_t or int32_t. */
+/* q[i] has the spec's dtype: int8_t, uint8_t, int16_t, uint16_t or int32_t. */
 void qg_ref_quantize(const qg_spec *spec, const float *x, void *q, size_t n, const qg_qparams *qp);
 void qg_ref_dequantize(const qg_spec *spec, const void *q, float *x, size_t n, const qg_qparams *qp);
 /* mask may be NULL; byte or packed (compat_mask) per spec. y may equal x. */

@@ -23,7 +23,9 @@
 extern "C" {
 #endif
 
-typedef enum qg_dtype { QG_QINT8, QG_QUINT8, QG_QINT16, QG_QINT32 } qg_dtype;
+/* New dtypes go at the end: the values are part of the ABI. */
+typedef enum qg_dtype { QG_QINT8, QG_QUINT8, QG_QINT16, QG_QINT32, QG_QUINT16 } qg_dtype;
+#define QG_DTYPE_COUNT 5
 
 typedef enum qg_qscheme {
     QG_PER_TENSOR_AFFINE,
@@ -129,9 +131,10 @@ const char *qg_train_qparams_name(qg_train_qparams r);
 const char *qg_observer_type_name(qg_observer_type t);
 const char *qg_isa_name(qg_isa isa);
 
-/* The dtype's full range, and its element size in bytes. */
+/* The dtype's full range, its element size in bytes, and whether it is unsigned. */
 void qg_dtype_range(qg_dtype d, int64_t *qmin, int64_t *qmax);
 size_t qg_dtype_size(qg_dtype d);
+bool qg_dtype_is_unsigned(qg_dtype d);
 
 /* Checks the cross-field rules (range inside the dtype, 0 inside the range,
  * observer matching the qscheme, ...). Parsing calls it; so should anyone who

@@ -3,7 +3,7 @@ drop-ins for torch.ao.quantization's fake-quant modules. The formulas are
 those of docs/semantics.md, bit-exact with PyTorch 1.13."""
 
 from ._lib import QgenError
-from .kernels import Kernels
+from .kernels import Kernels, Reference
 from .spec import Spec
 
-__all__ = ["QgenError", "Kernels", "Spec"]
+__all__ = ["QgenError", "Kernels", "Reference", "Spec"]

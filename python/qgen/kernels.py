@@ -10,7 +10,7 @@ import threading
 from . import _lib
 from .spec import Spec
 
-_Q_NUMPY = {"qint8": "int8", "quint8": "uint8", "qint16": "int16", "qint32": "int32"}
+_Q_NUMPY = {"qint8": "int8", "quint8": "uint8", "qint16": "int16", "qint32": "int32", "quint16": "uint16"}
 _jit = None
 _jit_lock = threading.Lock()
 
@@ -142,7 +142,7 @@ class Kernels:
         mask = _empty_like(x, "uint8", (nmask,) if self.spec["compat_mask"] else shape)
         pm = _array_info(mask, "mask", "uint8")[0]
         qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner))
-        _lib.FAKE_QUANT(self._k.fake_quant)(px, py, pm, n, ctypes.addressof(qp))
+        self._fake_quant(px, py, pm, n, qp)
         return y, mask
 
     def fake_quant_backward(self, dy, mask, out=None):
@@ -156,22 +156,60 @@ class Kernels:
         pdx, ndx, _ = _array_info(dx, "out", "float32")
         if ndx != n:
             raise ValueError(f"out: {ndx} elements; expected {n} as dy")
-        _lib.BACKWARD(self._k.fake_quant_backward)(pdy, pm, pdx, n)
+        self._backward(pdy, pm, pdx, n)
         return dx
 
     def quantize(self, x, scale, zero_point, inner=None):
         px, n, shape = _array_info(x, "x", "float32")
         q = _empty_like(x, self.q_dtype, shape)
         qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner))
-        _lib.QUANTIZE(self._k.quantize)(px, _array_info(q, "q", self.q_dtype)[0], n, ctypes.addressof(qp))
+        self._quantize(px, _array_info(q, "q", self.q_dtype)[0], n, qp)
         return q
 
     def dequantize(self, q, scale, zero_point, inner=None):
         pq, n, shape = _array_info(q, "q", self.q_dtype)
         x = _empty_like(q, "float32", shape)
         qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner))
-        _lib.QUANTIZE(self._k.dequantize)(pq, _array_info(x, "x", "float32")[0], n, ctypes.addressof(qp))
+        self._dequantize(pq, _array_info(x, "x", "float32")[0], n, qp)
         return x
+
+    # ---- the entry points the ops call -----------------------------------
+
+    def _fake_quant(self, px, py, pm, n, qp):
+        _lib.FAKE_QUANT(self._k.fake_quant)(px, py, pm, n, ctypes.addressof(qp))
+
+    def _backward(self, pdy, pm, pdx, n):
+        _lib.BACKWARD(self._k.fake_quant_backward)(pdy, pm, pdx, n)
+
+    def _quantize(self, px, pq, n, qp):
+        _lib.QUANTIZE(self._k.quantize)(px, pq, n, ctypes.addressof(qp))
+
+    def _dequantize(self, pq, px, n, qp):
+        _lib.QUANTIZE(self._k.dequantize)(pq, px, n, ctypes.addressof(qp))
+
+
+class Reference(Kernels):
+    """The same ops computed by the runtime's scalar reference functions
+    (qg_ref_*), the formulas of docs/semantics.md with no code generated:
+    what the generated kernels are checked against, and what a conformance
+    test compares a peer with."""
+
+    def __init__(self, spec):
+        self.spec = spec if isinstance(spec, Spec) else Spec.from_dict(spec)
+        self.isa = "reference"
+        self.q_dtype = _Q_NUMPY[self.spec["dtype"]]
+
+    def _fake_quant(self, px, py, pm, n, qp):
+        _lib.lib().qg_ref_fake_quant(self.spec._ptr, px, py, pm, n, ctypes.byref(qp))
+
+    def _backward(self, pdy, pm, pdx, n):
+        _lib.lib().qg_ref_fake_quant_backward(self.spec._ptr, pdy, pm, pdx, n)
+
+    def _quantize(self, px, pq, n, qp):
+        _lib.lib().qg_ref_quantize(self.spec._ptr, px, pq, n, ctypes.byref(qp))
+
+    def _dequantize(self, pq, px, n, qp):
+        _lib.lib().qg_ref_dequantize(self.spec._ptr, pq, px, n, ctypes.byref(qp))
 
 
 def _to_numpy(v):

@@ -153,6 +153,25 @@ static void test_run_matches_library(void) {
     CU_ASSERT_EQUAL(memcmp(dq.data, want, sizeof want), 0); /* dequantize(quantize(x)) == fake_quant(x) */
     free(dq.data);
 
+    /* quint16: a uint16 .npy out, equal to the reference */
+    CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--set", "dtype=quint16", "--op", "quantize", "--in",
+                               tmp("x.npy"), "--scale", "0.001", "--zero-point", "40000", "--out", tmp("q16.npy"),
+                               NULL),
+                          0);
+    qg_npy q16;
+    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("q16.npy"), &q16, &err), QG_OK);
+    CU_ASSERT_TRUE(q16.dtype == QG_NPY_U16 && q16.count == 10);
+    qg_spec sp16;
+    const char *set16 = "dtype=quint16";
+    CU_ASSERT_EQUAL_FATAL(qg_spec_load_file(tmp("act.json"), &set16, 1, &sp16, &err), QG_OK);
+    const float s16 = 0.001f;
+    const int32_t z16 = 40000;
+    qg_qparams qp16 = {&s16, &z16, NULL, 1, 1};
+    uint16_t want16[10];
+    qg_ref_quantize(&sp16, X, want16, 10, &qp16);
+    CU_ASSERT_EQUAL(memcmp(q16.data, want16, sizeof want16), 0);
+    free(q16.data);
+
     /* observe with a state file, then run from that state */
     unlink(tmp("st.bin"));
     CU_ASSERT_EQUAL(qgen("observe", "--spec", tmp("act.json"), "--in", tmp("x.npy"), "--state", tmp("st.bin"), NULL),

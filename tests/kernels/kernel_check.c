@@ -462,8 +462,7 @@ static int jit_setup(const char *isa_name) {
         fprintf(stderr, "kernel_check: %s\n", err.message);
         return 2;
     }
-    static const size_t q_size[] = {[QG_QINT8] = 1, [QG_QUINT8] = 1, [QG_QINT16] = 2, [QG_QINT32] = 4};
-    if (q_size[SP->dtype] != sizeof(KC_Q) || (SP->dtype == QG_QUINT8) != ((KC_Q)-1 > 0)) {
+    if (qg_dtype_size(SP->dtype) != sizeof(KC_Q) || qg_dtype_is_unsigned(SP->dtype) != ((KC_Q)-1 > 0)) {
         fprintf(stderr, "kernel_check: built with KC_QTYPE for another dtype than %s's\n", SP->name);
         return 2;
     }

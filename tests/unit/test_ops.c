@@ -170,6 +170,9 @@ static void test_calculate_qparams(void) {
         "{\"name\":\"a\",\"dtype\":\"quint8\",\"qscheme\":\"per_tensor_symmetric\",\"quant_min\":0,\"quant_max\":255}");
     qg_calculate_qparams(&symu8c, &lo, &hi, 1, &s, &z, NULL, &err);
     CU_ASSERT_EQUAL(z, 127); /* custom range: (qmin + qmax) // 2 */
+    qg_spec symu16 = spec_of("{\"name\":\"a\",\"dtype\":\"quint16\",\"qscheme\":\"per_tensor_symmetric\"}");
+    qg_calculate_qparams(&symu16, &lo, &hi, 1, &s, &z, NULL, &err);
+    CU_ASSERT_TRUE(s == 2.0f / 32767.5f && z == 32768);
     float zero = 0.0f;
     qg_calculate_qparams(&aff, &zero, &zero, 1, &s, &z, NULL, &err);
     CU_ASSERT_EQUAL(s, 0x1p-23f); /* eps floor */

@@ -96,13 +96,19 @@ static void test_presets_and_layers(void) {
     CU_ASSERT_EQUAL_FATAL(load("{\"name\": \"h\", \"base\": \"horizon.qint16\"}", &sp, &err), QG_OK);
     CU_ASSERT_TRUE(sp.dtype == QG_QINT16 && sp.rounding == QG_ROUND_HALF_UP && sp.scale_op == QG_SCALE_DIV &&
                    sp.qscheme == QG_PER_TENSOR_SYMMETRIC);
+    /* ONNX QuantizeLinear: x / scale, ties to even, the dtype's whole range */
+    CU_ASSERT_EQUAL_FATAL(load("{\"name\": \"o\", \"base\": \"onnx.uint16\"}", &sp, &err), QG_OK);
+    CU_ASSERT_TRUE(sp.dtype == QG_QUINT16 && sp.rounding == QG_ROUND_HALF_EVEN && sp.scale_op == QG_SCALE_DIV &&
+                   sp.qscheme == QG_PER_TENSOR_AFFINE && sp.quant_min == 0 && sp.quant_max == 65535);
+    CU_ASSERT_EQUAL_FATAL(load("{\"name\": \"o\", \"base\": \"onnx.int8\"}", &sp, &err), QG_OK);
+    CU_ASSERT_TRUE(sp.dtype == QG_QINT8 && sp.quant_min == -128 && sp.quant_max == 127 && !sp.reduce_range);
     size_t n = 0;
     for (const char *const *p = qg_spec_preset_names(); *p; p++, n++) {
         char json[200];
         snprintf(json, sizeof json, "{\"name\": \"p\", \"base\": \"%s\"}", *p);
         CU_ASSERT_EQUAL(load(json, &sp, &err), QG_OK);
     }
-    CU_ASSERT_EQUAL(n, 18);
+    CU_ASSERT_EQUAL(n, 22);
 }
 
 typedef struct bad_case {
@@ -165,6 +171,9 @@ static void test_bad_specs(void) {
         {"[1, 2]", NULL, {"s.json:1:1", "array", "expected an object"}},
         {"{\"name\": \"a\", \"name\": \"b\"}", NULL, {"malformed JSON", "duplicate"}},
         {"{\"name\": \"a\", \"dtype\": \"qint32\", \"reduce_range\": true}", NULL, {"reduce_range", "qint32"}},
+        {"{\"name\": \"a\", \"dtype\": \"quint16\", \"qscheme\": \"per_tensor_symmetric\", \"reduce_range\": true}",
+         NULL,
+         {"reduce_range", "symmetric quint16", "zero point"}},
         {"{\"name\": \"a\"}", "dtype", {"--set dtype", "key=value"}},
         {"{\"name\": \"a\"}", "dtpe=qint8", {"--set", "unknown field \"dtpe\"", "did you mean \"dtype\""}},
         {"{\"name\": \"a\"}", "dtype=qint3", {"--set dtype=qint3", "dtype", "\"qint3\""}},

@@ -1,0 +1,213 @@
+"""Conformance with ONNX Runtime: QuantizeLinear and DequantizeLinear
+(opset 21) run by ONNX Runtime's CPU provider, as npm's onnxruntime-node
+ships it, against qgen's onnx.* presets: the reference functions and the
+JIT kernels of every ISA this CPU runs, compared bit for bit
+(docs/onnx.md). Models are built with Debian's python3-onnx; the data are
+random, of varied scale and zero point, with ties, near-ties, saturation,
+infinities, signed zeros and subnormals.
+
+Usage: onnx_runtime.py <onnxruntime-node dir> [work dir]
+Exit status 0 when every case agrees, 1 at the first list of differences."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+import qgen
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# qgen dtype -> (ONNX element type, numpy dtype, onnxruntime-node type name)
+DTYPES = {
+    "qint8": (TensorProto.INT8, np.int8, "int8"),
+    "quint8": (TensorProto.UINT8, np.uint8, "uint8"),
+    "qint16": (TensorProto.INT16, np.int16, "int16"),
+    "quint16": (TensorProto.UINT16, np.uint16, "uint16"),
+}
+PRESETS = {"qint8": "onnx.int8", "quint8": "onnx.uint8", "qint16": "onnx.int16", "quint16": "onnx.uint16"}
+# (name, shape, axis): per tensor, and per axis along the first, a middle
+# and the last dimension
+LAYOUTS = [("tensor", (1031,), None), ("axis0", (4, 67), 0), ("axis1", (2, 5, 23), 1), ("last", (3, 7, 9), 2)]
+ROUNDS = 3  # random draws of scales, zero points and data per dtype and layout
+HOST_ISAS = ("scalar", "avx2", "avx512")
+F32 = np.float32
+
+
+def model(dtype, shape, axis, channels):
+    """x -> QuantizeLinear -> q and qin -> DequantizeLinear -> y, with the
+    scale and zero point as inputs (so nothing is folded ahead of the run)."""
+    et = DTYPES[dtype][0]
+    pshape = [] if axis is None else [channels]
+    attrs = {} if axis is None else {"axis": axis}
+    graph = helper.make_graph(
+        [
+            helper.make_node("QuantizeLinear", ["x", "scale", "zero_point"], ["q"], **attrs),
+            helper.make_node("DequantizeLinear", ["qin", "scale", "zero_point"], ["y"], **attrs),
+        ],
+        "qdq",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape)),
+            helper.make_tensor_value_info("qin", et, list(shape)),
+            helper.make_tensor_value_info("scale", TensorProto.FLOAT, pshape),
+            helper.make_tensor_value_info("zero_point", et, pshape),
+        ],
+        [helper.make_tensor_value_info("q", et, list(shape)), helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))],
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], producer_name="qgen-conformance")
+    m.ir_version = 10  # opset 21's IR; python3-onnx 1.12 would write 8
+    return m
+
+
+def scales(rng, channels):
+    """Powers of two (so x = (k + 0.5) * s is an exact tie of x / s) and
+    arbitrary floats over eight decades."""
+    out = np.empty(channels, F32)
+    for c in range(channels):
+        if rng.random() < 0.4:
+            out[c] = F32(2.0 ** -int(rng.integers(-2, 14)))
+        else:
+            out[c] = F32(10.0 ** rng.uniform(-5, 3))
+    return out
+
+
+def data(rng, shape, axis, s, z, qmin, qmax):
+    """x of `shape` whose element at channel c is drawn around channel c's
+    grid: uniform over the range and past it, ties and their neighbours,
+    small values, and special values."""
+    n = int(np.prod(shape))
+    inner = 1 if axis is None else int(np.prod(shape[axis + 1 :]))
+    ch = np.zeros(n, np.int64) if axis is None else (np.arange(n) // inner) % shape[axis]
+    sc, zc = s[ch].astype(np.float64), z[ch].astype(np.float64)
+    lo, hi = qmin - zc, qmax - zc
+    kind = rng.random(n)
+    t = rng.uniform(lo - 20, hi + 20)
+    tie = np.floor(rng.uniform(lo - 2, hi + 2)) + 0.5
+    t = np.where(kind < 0.35, tie, t)
+    t = np.where((kind >= 0.35) & (kind < 0.45), rng.uniform(-3, 3, n), t)
+    x = (t * sc).astype(F32)
+    near = (kind >= 0.45) & (kind < 0.6)
+    x[near] = np.nextafter((tie[near] * sc[near]).astype(F32), np.where(rng.random(near.sum()) < 0.5, -np.inf, np.inf).astype(F32))
+    special = np.array([0.0, -0.0, np.inf, -np.inf, 3.4028235e38, -3.4028235e38, 1e30, -1e30, 1e-40, -1e-40, 1.4e-45, -1.4e-45], F32)
+    pick = kind >= 0.96
+    x[pick] = rng.choice(special, pick.sum())
+    x[: len(special)] = special  # every special value in every case
+    return x.reshape(shape)
+
+
+def qgen_ops(dtype, shape, axis, **changes):
+    """qgen's onnx preset for this layout (with `changes`): its reference,
+    and its kernels on each ISA this CPU runs."""
+    over = dict(changes)
+    if axis is not None:
+        over.update({"qscheme": "per_channel_affine", "ch_axis": axis, "channel_len": shape[axis],
+                     "observer.type": "per_channel_minmax"})
+    spec = qgen.Spec.from_dict({"name": "onnx_conf", "base": PRESETS[dtype]}, **over)
+    ops = [qgen.Reference(spec)]
+    if changes:
+        return ops
+    for isa in HOST_ISAS:
+        try:
+            ops.append(qgen.Kernels(spec, isa=isa))
+        except qgen.QgenError as e:
+            print(f"onnx_runtime: {isa} not run ({e})")
+    return ops
+
+
+def differences(what, got, want, x, limit=5):
+    g, w = np.ascontiguousarray(got).view(np.uint8), np.ascontiguousarray(want).view(np.uint8)
+    if g.shape == w.shape and np.array_equal(g, w):
+        return []
+    gf, wf = np.ravel(got), np.ravel(want)
+    bad = np.nonzero(gf.view(np.uint8 if gf.itemsize == 1 else f"u{gf.itemsize}") !=
+                     wf.view(np.uint8 if wf.itemsize == 1 else f"u{wf.itemsize}"))[0]
+    return [f"{what}[{i}]: input {np.ravel(x)[i]!r}: got {gf[i]!r}, ONNX Runtime {wf[i]!r}" for i in bad[:limit]] + (
+        [f"{what}: {len(bad)} elements differ"] if len(bad) > limit else [])
+
+
+def main():
+    ort_dir = sys.argv[1]
+    if not os.path.isfile(os.path.join(ort_dir, "package.json")):
+        print(f"onnx_runtime: {ort_dir}: no onnxruntime-node here; expected scripts/install-deps.sh to have installed it",
+              file=sys.stderr)
+        return 1
+    work = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp(prefix="qgen-onnx-")
+    os.makedirs(work, exist_ok=True)
+    rng = np.random.default_rng(20261123)
+    cases, manifest = [], []
+    for dtype, (et, npt, ort_type) in DTYPES.items():
+        qmin, qmax = np.iinfo(npt).min, np.iinfo(npt).max
+        for lname, shape, axis in LAYOUTS:
+            channels = 1 if axis is None else shape[axis]
+            path = os.path.join(work, f"{dtype}_{lname}.onnx")
+            onnx.save(model(dtype, shape, axis, channels), path)
+            for r in range(ROUNDS):
+                tag = f"{dtype}_{lname}_{r}"
+                s = scales(rng, channels)
+                z = rng.integers(qmin, qmax, channels, endpoint=True).astype(npt)
+                if r == 0:
+                    z[0] = qmin if channels > 1 else z[0]
+                    z[-1] = qmax if channels > 2 else z[-1]
+                x = data(rng, shape, axis, s, z, qmin, qmax)
+                qin = rng.integers(qmin, qmax, shape, endpoint=True).astype(npt)
+                qin.reshape(-1)[:2] = (qmin, qmax)
+                files = {k: os.path.join(work, f"{tag}.{k}") for k in ("x", "qin", "scale", "zp", "q", "y")}
+                x.tofile(files["x"]), qin.tofile(files["qin"]), s.tofile(files["scale"]), z.tofile(files["zp"])
+                pdims = [] if axis is None else [channels]
+                manifest.append({
+                    "model": path,
+                    "inputs": {"x": {"type": "float32", "dims": list(shape), "file": files["x"]},
+                               "qin": {"type": ort_type, "dims": list(shape), "file": files["qin"]},
+                               "scale": {"type": "float32", "dims": pdims, "file": files["scale"]},
+                               "zero_point": {"type": ort_type, "dims": pdims, "file": files["zp"]}},
+                    "outputs": {"q": files["q"], "y": files["y"]},
+                })
+                cases.append((tag, dtype, shape, axis, s, z, x, qin, files))
+    with open(os.path.join(work, "manifest.json"), "w") as f:
+        json.dump({"cases": manifest}, f)
+    run = subprocess.run([os.environ.get("QGEN_NODE", "node"), os.path.join(HERE, "ort_run.js"), os.path.abspath(ort_dir),
+                          os.path.join(work, "manifest.json")], capture_output=True, text=True)
+    if run.returncode != 0:
+        print(run.stdout + run.stderr, file=sys.stderr)
+        return 1
+    print(run.stdout.strip())
+
+    failures, compared = [], 0
+    # Controls: the data must tell the preset's choices apart, or agreeing
+    # would prove nothing. Each changed spec must differ from ONNX Runtime
+    # somewhere in the run.
+    controls = {"scale_op mul_inv": {"scale_op": "mul_inv"}, "rounding half_away": {"rounding": "half_away"},
+                "rounding half_up": {"rounding": "half_up"}}
+    told_apart = dict.fromkeys(controls, 0)
+    for tag, dtype, shape, axis, s, z, x, qin, files in cases:
+        npt = DTYPES[dtype][1]
+        q_ort = np.fromfile(files["q"], npt).reshape(shape)
+        y_ort = np.fromfile(files["y"], F32).reshape(shape)
+        inner = 1 if axis is None else int(np.prod(shape[axis + 1 :]))
+        for ops in qgen_ops(dtype, shape, axis):
+            q = ops.quantize(x, s, z.astype(np.int32), inner=inner)
+            y = ops.dequantize(qin, s, z.astype(np.int32), inner=inner)
+            diffs = differences("q", q, q_ort, x) + differences("y", y, y_ort, qin)
+            compared += 2
+            if diffs:
+                failures.append(f"{tag} ({ops.isa}):\n  " + "\n  ".join(diffs))
+        for name, change in controls.items():
+            (ref,) = qgen_ops(dtype, shape, axis, **change)
+            told_apart[name] += int(np.count_nonzero(ref.quantize(x, s, z.astype(np.int32), inner=inner) != q_ort))
+    for name, count in told_apart.items():
+        print(f"onnx_runtime: control {name}: {count} elements differ from ONNX Runtime")
+        if count == 0:
+            failures.append(f"control {name}: no element differs; expected the data to tell it from the preset")
+    for f in failures:
+        print(f"onnx_runtime: {f}", file=sys.stderr)
+    print(f"onnx_runtime: {len(cases)} cases, {compared} comparisons of qgen (reference and kernels) with ONNX Runtime, "
+          f"{len(failures)} with differences")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
