@@ -39,6 +39,12 @@ static void emit_spec_literal(const qg_spec *sp, qg_text *t) {
 
 static size_t channels_of(const qg_spec *sp) { return qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1; }
 
+/* The specs qg_quantize_dynamic serves (docs/semantics.md, "Dynamic quantization"). */
+static bool has_dynamic(const qg_spec *sp) {
+    return !qg_qscheme_is_per_channel(sp->qscheme) && sp->dtype != QG_QINT32 &&
+           sp->observer.type != QG_OBS_FIXED_QPARAMS;
+}
+
 static void declare_ops(qg_text *t, const char *n, const char *suffix) {
     for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
         qg_c_prototype(t, qg_op_info_of(op), n, suffix);
@@ -69,6 +75,14 @@ qg_status qg_emit_header(const qg_spec *sp, const char *banner, qg_text *t, qg_e
     P("qg_status %s_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,\n"
       "    size_t inner, float *scale, int32_t *zero_point, qg_error *err);\n",
       n);
+    if (has_dynamic(sp))
+        P("#define %s_HAS_QUANTIZE_DYNAMIC 1\n"
+          "/* x quantized per row of row_len elements with the qparams of the row's\n"
+          " * own min/max (rows = 1: the whole tensor); scale and zero_point receive\n"
+          " * one value per row. See qg_quantize_dynamic in qgen/runtime.h. */\n"
+          "qg_status %s_quantize_dynamic(const float *x, %s_q_t *q, size_t rows, size_t row_len, float *scale,\n"
+          "    int32_t *zero_point, qg_error *err);\n",
+          n, n, n);
     P("/* The ISA the dispatcher chose, e.g. \"avx2\". */\nconst char *%s_isa(void);\n", n);
     P("/* The resolved spec, for qg_observer_create() and friends. */\nextern const qg_spec %s_spec;\n\n", n);
     S("/* Per-ISA variants, for tests and benchmarks. */\n");
@@ -164,6 +178,18 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
     P("    return qg_fused_train_step_with(obs, %s_observe, %s_fake_quant, x, y, mask, n, inner, scale, zero_point,\n"
       "                                    err);\n}\n",
       n, n);
+    if (has_dynamic(sp)) {
+        /* an adapter, so that the kernel is called through its own type */
+        P("static void %s_quantize_any(const float *x, void *q, size_t n, const qg_qparams *qp) {\n"
+          "    %s_quantize(x, (%s_q_t *)q, n, qp);\n}\n",
+          n, n, n);
+        P("qg_status %s_quantize_dynamic(const float *x, %s_q_t *q, size_t rows, size_t row_len, float *scale,\n"
+          "    int32_t *zero_point, qg_error *err) {\n"
+          "    return qg_quantize_dynamic(&%s_spec, %s_observe, %s_quantize_any, x, q, rows, row_len, scale, "
+          "zero_point,\n"
+          "                               err);\n}\n",
+          n, n, n, n, n);
+    }
     P("const char *%s_isa(void) { return %s_pick()->isa; }\n\n", n, n);
     emit_spec_literal(sp, t);
     return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");

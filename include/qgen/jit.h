@@ -70,6 +70,13 @@ static inline qg_status qg_kernels_fused_train_step(const qg_kernels *k, qg_obse
     return qg_fused_train_step_with(obs, k->observe, k->fake_quant, x, y, mask, n, inner, scale, zero_point, err);
 }
 
+/* Dynamic quantization on JIT kernels compiled with at least
+ * QG_JIT_OBSERVE | QG_JIT_QUANTIZE (see qg_quantize_dynamic). */
+static inline qg_status qg_kernels_quantize_dynamic(const qg_kernels *k, const float *x, void *q, size_t rows,
+                                                    size_t row_len, float *scale, int32_t *zero_point, qg_error *err) {
+    return qg_quantize_dynamic(k->spec, k->observe, k->quantize, x, q, rows, row_len, scale, zero_point, err);
+}
+
 /* NULL options: best ISA, default cache directory. */
 qg_status qg_jit_create(const qg_jit_options *opt, qg_jit **out, qg_error *err);
 

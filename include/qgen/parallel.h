@@ -66,7 +66,6 @@ qg_parallel qg_pool_parallel(qg_pool *pool);
  * for generated files); a NULL kernel runs the runtime's reference. A NULL
  * `par` runs one call. Arguments as the kernels take them (qgen/jit.h). */
 
-typedef void (*qg_quantize_fn)(const float *x, void *q, size_t n, const qg_qparams *qp);
 typedef void (*qg_dequantize_fn)(const void *q, float *x, size_t n, const qg_qparams *qp);
 typedef void (*qg_backward_fn)(const float *dy, const uint8_t *mask, float *dx, size_t n);
 typedef void (*qg_requantize_fn)(const int32_t *acc, void *q, size_t n, const qg_requant_params *rp);

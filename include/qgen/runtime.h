@@ -150,6 +150,20 @@ qg_status qg_fused_train_step_with(qg_observer *obs, qg_observe_fn observe, qg_f
                                    float *y, uint8_t *mask, size_t n, size_t inner, float *scale, int32_t *zero_point,
                                    qg_error *err);
 
+/* ---- dynamic quantization (docs/semantics.md) -------------------------
+ *
+ * Each of `rows` rows of `row_len` consecutive elements is quantized with
+ * qparams of its own: its min/max, qg_choose_qparams_fused_op (ATen's rule,
+ * which torch's dynamic quantize uses), then quantize.
+ * rows = 1 is torch.quantize_per_tensor_dynamic; one row per token is
+ * per-token quantization. scale/zero_point receive one value per row. The
+ * spec is per tensor (affine or symmetric), 8 or 16 bits; observe and
+ * quantize are its kernels (NULL: the reference). NaN or inf is refused
+ * naming the row and element; the rows before it are written. */
+typedef void (*qg_quantize_fn)(const float *x, void *q, size_t n, const qg_qparams *qp);
+qg_status qg_quantize_dynamic(const qg_spec *spec, qg_observe_fn observe, qg_quantize_fn quantize, const float *x,
+                              void *q, size_t rows, size_t row_len, float *scale, int32_t *zero_point, qg_error *err);
+
 /* torch's enable/disable_observer and enable/disable_fake_quant; both on
  * after create and reset. */
 void qg_observer_enable(qg_observer *obs, bool observe, bool fake_quant);

@@ -95,6 +95,7 @@ def _declare(lib):
         "qg_observer_restore": (c.c_int, [vp, vp, vp, vp, vp, E]),
         "qg_fused_train_step_with": (c.c_int, [vp, vp, vp, vp, vp, vp, sz, sz, vp, vp, E]),
         "qg_qparams_validate": (c.c_int, [vp, c.POINTER(QParams), E]),
+        "qg_quantize_dynamic": (c.c_int, [vp, vp, vp, vp, vp, sz, sz, vp, vp, E]),
         "qg_ref_quantize": (None, [vp, vp, vp, sz, c.POINTER(QParams)]),
         "qg_ref_dequantize": (None, [vp, vp, vp, sz, c.POINTER(QParams)]),
         "qg_ref_fake_quant": (None, [vp, vp, vp, vp, sz, c.POINTER(QParams)]),

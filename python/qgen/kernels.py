@@ -173,7 +173,28 @@ class Kernels:
         self._dequantize(pq, _array_info(x, "x", "float32")[0], n, qp)
         return x
 
+    def quantize_dynamic(self, x, per_token=False):
+        """(q, scale, zero_point): x quantized with qparams from its own
+        min/max (docs/semantics.md, "Dynamic quantization"), one scale and
+        zero point for the tensor, or with per_token one per row along the
+        last dimension. Per tensor this is torch.quantize_per_tensor_dynamic."""
+        px, n, shape = _array_info(x, "x", "float32")
+        row_len = (shape[-1] if shape else 1) if per_token else n
+        rows = (n // row_len if row_len else 0) if per_token else 1
+        q = _empty_like(x, self.q_dtype, shape)
+        scale, zero_point = _empty_like(x, "float32", (rows,)), _empty_like(x, "int32", (rows,))
+        err = _lib.Error()
+        st = _lib.lib().qg_quantize_dynamic(self.spec._ptr, *self._dynamic_kernels(), px,
+                                            _array_info(q, "q", self.q_dtype)[0], rows, row_len,
+                                            _array_info(scale, "scale", "float32")[0],
+                                            _array_info(zero_point, "zero_point", "int32")[0], ctypes.byref(err))
+        _lib.check(st, err)
+        return q, scale, zero_point
+
     # ---- the entry points the ops call -----------------------------------
+
+    def _dynamic_kernels(self):
+        return self._k.observe, self._k.quantize
 
     def _fake_quant(self, px, py, pm, n, qp):
         _lib.FAKE_QUANT(self._k.fake_quant)(px, py, pm, n, ctypes.addressof(qp))
@@ -198,6 +219,9 @@ class Reference(Kernels):
         self.spec = spec if isinstance(spec, Spec) else Spec.from_dict(spec)
         self.isa = "reference"
         self.q_dtype = _Q_NUMPY[self.spec["dtype"]]
+
+    def _dynamic_kernels(self):
+        return None, None
 
     def _fake_quant(self, px, py, pm, n, qp):
         _lib.lib().qg_ref_fake_quant(self.spec._ptr, px, py, pm, n, ctypes.byref(qp))

@@ -241,6 +241,48 @@ static void test_quantize_dequantize(void) {
     CHECK_EQ(mismatches, 0);
 }
 
+/* Dynamic quantization (docs/semantics.md): this ISA's observe and quantize
+ * kernels in qg_quantize_dynamic against the reference's, per tensor and in
+ * three rows. Non-finite values are refused alike; one row gets a NaN. */
+static void kc_quantize_any(const float *x, void *q, size_t n, const qg_qparams *qp) {
+    K->quantize(x, (KC_QP *)q, n, qp);
+}
+
+static void test_quantize_dynamic(void) {
+    if (qg_qscheme_is_per_channel(SP->qscheme) || SP->dtype == QG_QINT32 || SP->observer.type == QG_OBS_FIXED_QPARAMS) {
+        qg_error err;
+        int32_t z;
+        CHECK_EQ(qg_quantize_dynamic(SP, NULL, NULL, xbuf, rqbuf, 1, 4, rbuf, &z, &err), QG_ERR_INVALID);
+        return;
+    }
+    params p;
+    make_params(&p);
+    size_t refused = 0;
+    FOR_CASES(len, inner) {
+        const size_t rows = len >= 3 ? 3 : 1, row_len = len / rows;
+        fill(xbuf, len, &p, inner);
+        for (size_t i = 0; i < len; i++)
+            xbuf[i] = isfinite(xbuf[i]) ? xbuf[i] : p.scale[0] * (float)(i % 7);
+        if (len % 5 == 4)
+            xbuf[rows * row_len - 1] = NAN;
+        float s[3], rs[3];
+        int32_t z[3], rz[3];
+        qg_error err, rerr;
+        qg_status st = qg_quantize_dynamic(SP, K->observe, kc_quantize_any, xbuf, qbuf, rows, row_len, s, z, &err);
+        qg_status rst = qg_quantize_dynamic(SP, NULL, NULL, xbuf, rqbuf, rows, row_len, rs, rz, &rerr);
+        CHECK_EQ(st, rst);
+        refused += st != QG_OK;
+        const size_t done = st == QG_OK ? rows : rows - 1; /* a NaN is in the last row */
+        if (st == rst && st != QG_OK)
+            CHECK(strcmp(err.message, rerr.message) == 0);
+        count("quantize_dynamic q", done * row_len, qbuf, rqbuf, sizeof(KC_Q), len, inner);
+        count("quantize_dynamic scale", done, s, rs, sizeof(float), len, inner);
+        count("quantize_dynamic zero_point", done, z, rz, sizeof(int32_t), len, inner);
+    }
+    CHECK(refused > 0);
+    CHECK_EQ(mismatches, 0);
+}
+
 static void test_backward(void) {
     FOR_CASES(len, inner) {
         (void)inner;
@@ -446,6 +488,17 @@ static void test_dispatch(void) {
     KC_CAT(KC_SPEC, _fake_quant)(xbuf, ybuf, NULL, 1000, &qp);
     qg_ref_fake_quant(SP, xbuf, rbuf, NULL, 1000, &qp);
     count("dispatch fake_quant", 1000, ybuf, rbuf, 4, 1000, 1);
+#if KC_CAT(KC_SPEC, _HAS_QUANTIZE_DYNAMIC)
+    for (size_t i = 0; i < 1000; i++)
+        xbuf[i] = isfinite(xbuf[i]) ? xbuf[i] : 0.25f;
+    float s[4], rs[4];
+    int32_t z[4], rz[4];
+    qg_error err;
+    CHECK_EQ(KC_CAT(KC_SPEC, _quantize_dynamic)(xbuf, qbuf, 4, 250, s, z, &err), QG_OK);
+    CHECK_EQ(qg_quantize_dynamic(SP, NULL, NULL, xbuf, rqbuf, 4, 250, rs, rz, &err), QG_OK);
+    count("dispatch quantize_dynamic", 1000, qbuf, rqbuf, sizeof(KC_Q), 1000, 1);
+    count("dispatch quantize_dynamic scale", 4, s, rs, sizeof(float), 1000, 1);
+#endif
     CHECK_EQ(mismatches, 0);
 }
 #endif
@@ -547,6 +600,7 @@ int main(int argc, char **argv) {
                  {"requantize", test_requantize},
                  {"observe", test_observe},
                  {"fused_train_step", test_fused_train_step},
+                 {"quantize_dynamic", test_quantize_dynamic},
 #ifdef KC_JIT
                  {"jit: same spec, same kernels", test_dispatch}};
 #else

@@ -83,6 +83,12 @@ static void test_reference_ops(void) {
     REFUSED(qg_calculate_qparams(&sp, &mn, &mx, 1, NULL, &z, NULL, &err), "qg_calculate_qparams", "scale");
     REFUSED(qg_calculate_qparams(&sp, &mn, &mx, 1, &sc, NULL, NULL, &err), "qg_calculate_qparams", "zero_point");
     REFUSED(qg_choose_qparams_fused_op(&sp, &mn, NULL, 1, &sc, &z, &err), "qg_choose_qparams_fused_op", "max");
+    REFUSED(qg_quantize_dynamic(NULL, NULL, NULL, x, q, 1, 4, &sc, &z, &err), "qg_quantize_dynamic", "spec");
+    REFUSED(qg_quantize_dynamic(&sp, NULL, NULL, NULL, q, 1, 4, &sc, &z, &err), "qg_quantize_dynamic", "x");
+    REFUSED(qg_quantize_dynamic(&sp, NULL, NULL, x, NULL, 1, 4, &sc, &z, &err), "qg_quantize_dynamic", "q");
+    REFUSED(qg_quantize_dynamic(&sp, NULL, NULL, x, q, 1, 4, NULL, &z, &err), "qg_quantize_dynamic", "scale");
+    REFUSED(qg_quantize_dynamic(&sp, NULL, NULL, x, q, 1, 4, &sc, NULL, &err), "qg_quantize_dynamic", "zero_point");
+    CU_ASSERT_EQUAL(qg_quantize_dynamic(&sp, NULL, NULL, NULL, NULL, 0, 4, NULL, NULL, &err), QG_OK);
     qg_mask_pack_bits(NULL, 0, m, 4);
     qg_mask_unpack_bits(NULL, m, 0, 4);
 }
