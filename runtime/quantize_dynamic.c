@@ -2,8 +2,10 @@
  * quantize, in one call (docs/semantics.md, "Dynamic quantization"). One
  * driver serves the reference and the generated kernels of every backend
  * and ISA: the spec's observe kernel reduces a row into a MinMax observer,
- * ATen's ChooseQuantizationParams (what torch's dynamic quantize calls)
- * gives the row's qparams, and the spec's quantize kernel writes the row.
+ * the spec's train_qparams rule gives the row's qparams (the observers'
+ * fp32 formula, as ONNX's DynamicQuantizeLinear; or ATen's
+ * ChooseQuantizationParams, as torch's dynamic quantize), and the spec's
+ * quantize kernel writes the row.
  * Specs with fixed qparams are refused: their kernels have them built in. */
 #include <stdint.h>
 #include <stdio.h>
@@ -65,7 +67,9 @@ qg_status qg_quantize_dynamic(const qg_spec *spec, qg_observe_fn observe, qg_qua
         float lo, hi;
         if (st == QG_OK) {
             qg_observer_minmax(obs, &lo, &hi);
-            st = qg_choose_qparams_fused_op(spec, &lo, &hi, 1, scale + r, zero_point + r, err);
+            st = spec->train_qparams == QG_TRAIN_QPARAMS_FUSED_OP
+                     ? qg_choose_qparams_fused_op(spec, &lo, &hi, 1, scale + r, zero_point + r, err)
+                     : qg_calculate_qparams(spec, &lo, &hi, 1, scale + r, zero_point + r, NULL, err);
         }
         if (st) {
             st = in_row(err, st, r);

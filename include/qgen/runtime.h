@@ -153,8 +153,9 @@ qg_status qg_fused_train_step_with(qg_observer *obs, qg_observe_fn observe, qg_f
 /* ---- dynamic quantization (docs/semantics.md) -------------------------
  *
  * Each of `rows` rows of `row_len` consecutive elements is quantized with
- * qparams of its own: its min/max, qg_choose_qparams_fused_op (ATen's rule,
- * which torch's dynamic quantize uses), then quantize.
+ * qparams of its own: its min/max, the qparams of the spec's train_qparams
+ * rule (qg_calculate_qparams; with "fused_op" qg_choose_qparams_fused_op,
+ * as torch's dynamic quantize), then quantize.
  * rows = 1 is torch.quantize_per_tensor_dynamic; one row per token is
  * per-token quantization. scale/zero_point receive one value per row. The
  * spec is per tensor (affine or symmetric), 8 or 16 bits; observe and

@@ -175,9 +175,11 @@ class Kernels:
 
     def quantize_dynamic(self, x, per_token=False):
         """(q, scale, zero_point): x quantized with qparams from its own
-        min/max (docs/semantics.md, "Dynamic quantization"), one scale and
-        zero point for the tensor, or with per_token one per row along the
-        last dimension. Per tensor this is torch.quantize_per_tensor_dynamic."""
+        min/max by the spec's train_qparams rule (docs/semantics.md, "Dynamic
+        quantization"), one scale and zero point for the tensor, or with
+        per_token one per row along the last dimension. Per tensor with
+        "fused_op" this is torch.quantize_per_tensor_dynamic; with onnx.uint8,
+        ONNX's DynamicQuantizeLinear."""
         px, n, shape = _array_info(x, "x", "float32")
         row_len = (shape[-1] if shape else 1) if per_token else n
         rows = (n // row_len if row_len else 0) if per_token else 1

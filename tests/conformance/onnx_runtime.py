@@ -1,6 +1,7 @@
-"""Conformance with ONNX Runtime: QuantizeLinear and DequantizeLinear
-(opset 21) run by ONNX Runtime's CPU provider, as npm's onnxruntime-node
-ships it, against qgen's onnx.* presets: the reference functions and the
+"""Conformance with ONNX Runtime: QuantizeLinear, DequantizeLinear and
+DynamicQuantizeLinear (opset 21) run by ONNX Runtime's CPU provider, as
+npm's onnxruntime-node ships it, against qgen's onnx.* presets (dynamic
+quantization with onnx.uint8): the reference functions and the
 JIT kernels of every ISA this CPU runs, compared bit for bit
 (docs/onnx.md). Models are built with Debian's python3-onnx; the data are
 random, of varied scale and zero point, with ties, near-ties, saturation,
@@ -61,6 +62,41 @@ def model(dtype, shape, axis, channels):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], producer_name="qgen-conformance")
     m.ir_version = 10  # opset 21's IR; python3-onnx 1.12 would write 8
     return m
+
+
+def dynamic_model(shape):
+    """x -> DynamicQuantizeLinear -> (y, y_scale, y_zero_point): uint8, per
+    tensor, the scale and zero point from x's own min/max."""
+    graph = helper.make_graph(
+        [helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "y_scale", "y_zero_point"])],
+        "dynamic",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, list(shape)),
+         helper.make_tensor_value_info("y_scale", TensorProto.FLOAT, []),
+         helper.make_tensor_value_info("y_zero_point", TensorProto.UINT8, [])],
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], producer_name="qgen-conformance")
+    m.ir_version = 10
+    return m
+
+
+def dynamic_data(rng, n, kind):
+    """Data for DynamicQuantizeLinear: of one sign or both, of a random
+    magnitude and offset, a constant tensor, with or without exact zeros."""
+    mag = 10.0 ** rng.uniform(-4, 3)
+    x = rng.standard_normal(n) * mag
+    if kind == 1:
+        x = np.abs(x) + mag
+    elif kind == 2:
+        x = -np.abs(x) - mag
+    elif kind == 3:
+        x = np.full(n, rng.uniform(-1, 1) * mag)
+    elif kind == 4:
+        x = x + rng.uniform(-5, 5) * mag
+        x[:: 7] = 0.0
+    elif kind == 5:
+        x = np.zeros(n)
+    return x.astype(F32)
 
 
 def scales(rng, channels):
@@ -167,6 +203,19 @@ def main():
                     "outputs": {"q": files["q"], "y": files["y"]},
                 })
                 cases.append((tag, dtype, shape, axis, s, z, x, qin, files))
+    # DynamicQuantizeLinear against qgen's dynamic quantization with onnx.uint8
+    dyn_cases = []
+    for r in range(18):
+        shape = (int(rng.integers(1, 3000)),)
+        tag = f"dynamic_{r}"
+        path = os.path.join(work, f"{tag}.onnx")
+        onnx.save(dynamic_model(shape), path)
+        x = dynamic_data(rng, shape[0], r % 6)
+        files = {k: os.path.join(work, f"{tag}.{k}") for k in ("x", "y", "s", "z")}
+        x.tofile(files["x"])
+        manifest.append({"model": path, "inputs": {"x": {"type": "float32", "dims": list(shape), "file": files["x"]}},
+                         "outputs": {"y": files["y"], "y_scale": files["s"], "y_zero_point": files["z"]}})
+        dyn_cases.append((tag, x, files))
     with open(os.path.join(work, "manifest.json"), "w") as f:
         json.dump({"cases": manifest}, f)
     run = subprocess.run([os.environ.get("QGEN_NODE", "node"), os.path.join(HERE, "ort_run.js"), os.path.abspath(ort_dir),
@@ -198,13 +247,29 @@ def main():
         for name, change in controls.items():
             (ref,) = qgen_ops(dtype, shape, axis, **change)
             told_apart[name] += int(np.count_nonzero(ref.quantize(x, s, z.astype(np.int32), inner=inner) != q_ort))
+    for tag, x, files in dyn_cases:
+        q_ort = np.fromfile(files["y"], np.uint8)
+        s_ort, z_ort = np.fromfile(files["s"], F32), np.fromfile(files["z"], np.uint8).astype(np.int32)
+        for ops in qgen_ops("quint8", x.shape, None):
+            q, s, z = ops.quantize_dynamic(x)
+            diffs = differences("y", q, q_ort, x) + differences("y_zero_point", z, z_ort, [x.min()])
+            if not x.any():
+                # all zeros: ONNX's formula divides by zero; ORT answers 1.0,
+                # qgen the observers' eps floor (docs/onnx.md)
+                if not (s[0] == np.finfo(F32).eps and s_ort[0] == 1.0):
+                    diffs.append(f"y_scale of zeros: got {s[0]!r}, ONNX Runtime {s_ort[0]!r}; expected eps and 1.0")
+            else:
+                diffs += differences("y_scale", s, s_ort, [x.min()])
+            compared += 3
+            if diffs:
+                failures.append(f"{tag} ({ops.isa}):\n  " + "\n  ".join(diffs))
     for name, count in told_apart.items():
         print(f"onnx_runtime: control {name}: {count} elements differ from ONNX Runtime")
         if count == 0:
             failures.append(f"control {name}: no element differs; expected the data to tell it from the preset")
     for f in failures:
         print(f"onnx_runtime: {f}", file=sys.stderr)
-    print(f"onnx_runtime: {len(cases)} cases, {compared} comparisons of qgen (reference and kernels) with ONNX Runtime, "
+    print(f"onnx_runtime: {len(cases) + len(dyn_cases)} cases, {compared} comparisons of qgen (reference and kernels) with ONNX Runtime, "
           f"{len(failures)} with differences")
     return 1 if failures else 0
 

@@ -32,7 +32,8 @@ def data(rng, shape):
 
 def ops_for(dtype, reduce_range):
     spec = qgen.Spec.from_dict({"name": "dyn", "dtype": dtype, "reduce_range": reduce_range,
-                                "observer": {"type": "minmax"}})
+                                "train_qparams": "fused_op",
+                                "observer": {"type": "moving_average_minmax"}})
     out = [qgen.Reference(spec)]
     for isa in ISAS:
         try:
@@ -75,10 +76,23 @@ class DynamicQuantization(unittest.TestCase):
         # torch keeps the scale as a double; qgen's float32 scale is that
         # double rounded to float32, and quantizing with either gives the same q
         x = np.array([-1.0, 2.0], np.float32)
-        q, s, z = qgen.Reference({"dtype": "qint8", "observer": {"type": "minmax"}}).quantize_dynamic(x)
+        spec = {"dtype": "qint8", "train_qparams": "fused_op", "observer": {"type": "moving_average_minmax"}}
+        q, s, z = qgen.Reference(spec).quantize_dynamic(x)
         t = torch.quantize_per_tensor_dynamic(torch.from_numpy(x), torch.qint8, False)
         self.assertEqual((float(s[0]), int(z[0])), (float(np.float32(t.q_scale())), t.q_zero_point()))
         np.testing.assert_array_equal(q, t.int_repr().numpy())
+
+    def test_rule_follows_train_qparams(self):
+        # the observers' fp32 rule (train_qparams "observer", ONNX's
+        # DynamicQuantizeLinear) and ATen's (torch's dynamic op) differ on
+        # tiny ranges: ATen raises scales below 6.1e-5 to 6.1e-5
+        x = np.array([-1e-3, 2e-3], np.float32)
+        fused = qgen.Reference({"dtype": "quint8", "train_qparams": "fused_op",
+                                "observer": {"type": "moving_average_minmax"}})
+        plain = qgen.Reference({"dtype": "quint8", "observer": {"type": "minmax"}})
+        self.assertEqual(float(fused.quantize_dynamic(x)[1][0]), float(np.float32(6.1e-5)))
+        want = (np.float32(2e-3) - np.float32(-1e-3)) / np.float32(255)  # fp32 throughout
+        self.assertEqual(float(plain.quantize_dynamic(x)[1][0]), float(want))
 
     def test_bad_input(self):
         k = qgen.Kernels({"dtype": "quint8", "observer": {"type": "minmax"}})
