@@ -19,6 +19,8 @@ static const char usage[] =
     "  fake_quant_backward  --in dy --mask m          --out dx\n"
     "  fused_train_step     --in x [--state F]        --out y [--mask m]; prints qparams\n"
     "                       [--observer on|off] [--fake-quant on|off] (saved in F)\n"
+    "  quantize_dynamic     --in x                    --out q; prints the qparams it took from x\n"
+    "                       [--per-token]: one scale and zero point per row of the last dimension\n"
     "  lsq_forward          --in x                    --out y (float --zero-point)\n"
     "  lsq_backward         --in x --grad dy          --out dx; prints ds, dz [--grad-factor g]\n"
     "  quantize_bias        --in b (float32, one per channel) --s-in S --s-w W,...  --out bq (int32)\n"
@@ -34,29 +36,22 @@ typedef struct run_args {
     const char *spec, *op, *in, *out, *mask, *state, *grad, *bias;
     const char *scale, *zero_point, *s_in, *s_w, *s_out, *grad_factor;
     int observer_on, fake_quant_on; /* -1: as the state has it */
+    bool per_token;
     qg_cli_sets sets;
 } run_args;
 
 static int parse_args(int argc, char **argv, run_args *a) {
-    static const struct option opts[] = {{"spec", required_argument, 0, 'S'},
-                                         {"op", required_argument, 0, 'o'},
-                                         {"in", required_argument, 0, 'i'},
-                                         {"out", required_argument, 0, 'O'},
-                                         {"mask", required_argument, 0, 'm'},
-                                         {"state", required_argument, 0, 't'},
-                                         {"grad", required_argument, 0, 'g'},
-                                         {"bias", required_argument, 0, 'b'},
-                                         {"scale", required_argument, 0, 'c'},
-                                         {"zero-point", required_argument, 0, 'z'},
-                                         {"s-in", required_argument, 0, '1'},
-                                         {"s-w", required_argument, 0, '2'},
-                                         {"s-out", required_argument, 0, '3'},
-                                         {"grad-factor", required_argument, 0, 'f'},
-                                         {"observer", required_argument, 0, 'B'},
-                                         {"fake-quant", required_argument, 0, 'F'},
-                                         {"set", required_argument, 0, 's'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0}};
+    static const struct option opts[] = {
+        {"spec", required_argument, 0, 'S'},     {"op", required_argument, 0, 'o'},
+        {"in", required_argument, 0, 'i'},       {"out", required_argument, 0, 'O'},
+        {"mask", required_argument, 0, 'm'},     {"state", required_argument, 0, 't'},
+        {"grad", required_argument, 0, 'g'},     {"bias", required_argument, 0, 'b'},
+        {"scale", required_argument, 0, 'c'},    {"zero-point", required_argument, 0, 'z'},
+        {"s-in", required_argument, 0, '1'},     {"s-w", required_argument, 0, '2'},
+        {"s-out", required_argument, 0, '3'},    {"grad-factor", required_argument, 0, 'f'},
+        {"observer", required_argument, 0, 'B'}, {"fake-quant", required_argument, 0, 'F'},
+        {"set", required_argument, 0, 's'},      {"per-token", no_argument, 0, 'P'},
+        {"help", no_argument, 0, 'h'},           {0}};
     int c;
     optind = 0; /* glibc: a full reset, for callers that run the command again in one process */
     a->observer_on = a->fake_quant_on = -1;
@@ -76,6 +71,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
         case '2': a->s_w = optarg; break;
         case '3': a->s_out = optarg; break;
         case 'f': a->grad_factor = optarg; break;
+        case 'P': a->per_token = true; break;
         case 'B':
         case 'F': {
             const bool on = strcmp(optarg, "on") == 0;
@@ -420,6 +416,26 @@ static int op_lsq_backward(const run_args *a, run_ctx *r, const run_out *o) {
     return write_out(a->out, QG_NPY_F32, &r->x, o->f);
 }
 
+/* q with qparams from x's own min/max: per tensor, or per row of the last
+ * dimension with --per-token (docs/semantics.md, "Dynamic quantization"). */
+static int op_dynamic(const run_args *a, run_ctx *r, const run_out *o) {
+    const size_t n = r->x.count, last = r->x.ndim ? r->x.shape[r->x.ndim - 1] : 1;
+    const size_t row_len = a->per_token ? last : n, rows = a->per_token ? (last ? n / last : 0) : 1;
+    float *s = malloc((rows + 1) * sizeof(float));
+    int32_t *z = malloc((rows + 1) * sizeof(int32_t));
+    qg_error err;
+    int rc = 0;
+    if (!s || !z)
+        rc = qg_cli_failf("out of memory");
+    else if (qg_quantize_dynamic(&r->sp, NULL, NULL, r->x.data, o->q, rows, row_len, s, z, &err))
+        rc = qg_cli_fail(&err);
+    else if (!(rc = write_out(a->out, npy_of(r->sp.dtype), &r->x, o->q)))
+        print_values("scale", s, "zero_point", z, rows);
+    free(s);
+    free(z);
+    return rc;
+}
+
 /* quantize, dequantize and fake_quant with the given qparams. */
 static int op_elementwise(const run_args *a, run_ctx *r, const qg_qparams *qp, const run_out *o) {
     const qg_spec *sp = &r->sp;
@@ -469,11 +485,14 @@ static int run_op(const run_args *a, run_ctx *r) {
     bool is_q = strcmp(op, "quantize") == 0, is_dq = strcmp(op, "dequantize") == 0,
          is_fq = strcmp(op, "fake_quant") == 0, is_bw = strcmp(op, "fake_quant_backward") == 0,
          is_fused = strcmp(op, "fused_train_step") == 0, is_lsqf = strcmp(op, "lsq_forward") == 0,
-         is_lsqb = strcmp(op, "lsq_backward") == 0;
-    if (!(is_q || is_dq || is_fq || is_bw || is_fused || is_lsqf || is_lsqb))
+         is_lsqb = strcmp(op, "lsq_backward") == 0, is_dyn = strcmp(op, "quantize_dynamic") == 0;
+    if (!(is_q || is_dq || is_fq || is_bw || is_fused || is_lsqf || is_lsqb || is_dyn))
         return qg_cli_failf("--op: got \"%s\"; expected quantize, dequantize, fake_quant, fake_quant_backward, "
-                            "fused_train_step, lsq_forward, lsq_backward, quantize_bias or requantize",
+                            "fused_train_step, quantize_dynamic, lsq_forward, lsq_backward, quantize_bias or "
+                            "requantize",
                             op);
+    if (a->per_token && !is_dyn)
+        return qg_cli_failf("--per-token: given with --op %s; expected --op quantize_dynamic", op);
     if ((rc = expect_dtype(a->in, &r->x, is_dq ? npy_of(sp->dtype) : QG_NPY_F32,
                            is_dq ? "the spec's dtype" : "float32 input")))
         return rc;
@@ -486,6 +505,8 @@ static int run_op(const run_args *a, run_ctx *r) {
         rc = op_backward(a, r, &o);
     else if (is_fused)
         rc = op_fused(a, r, &o);
+    else if (is_dyn)
+        rc = op_dynamic(a, r, &o);
     else
         rc = op_with_qparams(a, r, &o);
     free(o.f);

@@ -172,6 +172,24 @@ static void test_run_matches_library(void) {
     CU_ASSERT_EQUAL(memcmp(q16.data, want16, sizeof want16), 0);
     free(q16.data);
 
+    /* quantize_dynamic: the qparams printed, q equal to the runtime's */
+    CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--op", "quantize_dynamic", "--in", tmp("x.npy"),
+                               "--out", tmp("qd.npy"), NULL),
+                          0);
+    ASSERT_CONTAINS(out_text, "\"scale\": [", "\"zero_point\": [");
+    qg_npy qd;
+    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("qd.npy"), &qd, &err), QG_OK);
+    uint8_t wantd[10];
+    float sd;
+    int32_t zd;
+    CU_ASSERT_EQUAL(qg_quantize_dynamic(&sp, NULL, NULL, X, wantd, 1, 10, &sd, &zd, &err), QG_OK);
+    CU_ASSERT_TRUE(qd.count == 10 && memcmp(qd.data, wantd, 10) == 0);
+    free(qd.data);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "quantize", "--per-token", "--in", tmp("x.npy"),
+                         "--out", tmp("qd.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "--per-token", "quantize_dynamic");
+
     /* observe with a state file, then run from that state */
     unlink(tmp("st.bin"));
     CU_ASSERT_EQUAL(qgen("observe", "--spec", tmp("act.json"), "--in", tmp("x.npy"), "--state", tmp("st.bin"), NULL),
