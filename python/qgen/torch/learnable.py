@@ -1,6 +1,7 @@
 """LearnableFakeQuantize: torch's _LearnableFakeQuantize (LSQ, learnable
-scale and zero point) with the fake quant and its gradients computed by
-the runtime's LSQ (docs/semantics.md, "LSQ"). x's gradient is bit-exact;
+scale and zero point): the forward is the spec's JIT fake-quant kernel with
+the zero point rounded as torch rounds it, the gradients the runtime's LSQ
+(docs/semantics.md, "LSQ"). x's gradient is bit-exact;
 the scale and zero-point gradients are sums that torch takes in its own
 fp32 order, so they agree within the 1e-5 relative that page grants. Torch
 contracts `z + x * inv` into an FMA on CPUs that have one; qgen does not
@@ -12,19 +13,31 @@ import torch
 from torch.ao.quantization import _learnable_fake_quantize as tl
 
 from .. import _lib
+from ..kernels import Kernels
 from ..spec import Spec
 from . import _step
+
+
+def _kernels_of(spec):
+    """The spec's JIT kernels, compiled once per spec object."""
+    k = getattr(spec, "_qgen_kernels", None)
+    if k is None:
+        k = spec._qgen_kernels = Kernels(spec)
+    return k
 
 
 class _Lsq(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, scale, zero_point, spec, channels, inner, grad_factor):
-        L = _lib.lib()
         s = scale.detach().to(torch.float32).contiguous()
         zf = zero_point.detach().to(torch.float32).contiguous()
+        # torch's forward: the zero point rounded half to even, then clamped
+        # (qg_ref_lsq_forward does the same before its fake quant)
+        z = torch.round(zf).clamp(spec["quant_min"], spec["quant_max"]).to(torch.int32)
         y = torch.empty_like(x)
-        L.qg_ref_lsq_forward(spec._ptr, x.data_ptr(), y.data_ptr(), x.numel(), s.data_ptr(), zf.data_ptr(), channels,
-                             inner)
+        k = _kernels_of(spec)
+        qp, _keep = k._qparams(s, z, inner)
+        k._fake_quant(x.data_ptr(), y.data_ptr(), None, x.numel(), qp)
         ctx.save_for_backward(x, s, zf)
         ctx.meta = (spec, channels, inner, grad_factor, scale.shape, zero_point.shape)
         return y
