@@ -51,7 +51,7 @@ def _array_info(a, what, dtype):
 def layout(shape, per_channel, ch_axis, channels=None, what="x"):
     """(channels, inner) of an array of `shape`: per-channel data has
     `shape[ch_axis]` channels in runs of the product of the dims after it
-    (docs/semantics.md, layouts); per-tensor data is (1, 1). With `channels`
+    (docs/semantics.md, "Layouts"); per-tensor data is (1, 1). With `channels`
     the axis must have that many."""
     if not per_channel:
         return 1, 1
