@@ -35,6 +35,13 @@ struct qg_observer {
  * out of memory. */
 qg_observer *qg_observer_reducer(const qg_spec *spec, size_t channels);
 
+/* The qparams the spec's train_qparams rule gives for the observer's state:
+ * its calculate_qparams ("observer") or ATen's ChooseQuantizationParams on
+ * its min/max ("fused_op"); docs/semantics.md. The training step and
+ * dynamic quantization both take their qparams here. */
+qg_status qg_observer_rule_qparams(const qg_observer *o, float *scale, int32_t *zero_point, float *zero_point_float,
+                                   qg_error *err);
+
 /* The fused training step with its two kernels as calls with a context
  * (train_step.c): the one driver of qg_fused_train_step_with and
  * qg_parallel_fused_train_step. A NULL call is the reference's. */

@@ -23,7 +23,8 @@ static qg_status in_row(qg_error *err, qg_status st, size_t r) {
     return qg_error_set(err, st, "row %zu: %s", r, msg);
 }
 
-static qg_status check_spec(const qg_spec *sp, qg_error *err) {
+qg_status qg_quantize_dynamic_check(const qg_spec *sp, qg_error *err) {
+    QG_NEED(sp, err, "a spec");
     if (qg_qscheme_is_per_channel(sp->qscheme))
         return qg_error_set(err, QG_ERR_INVALID,
                             "qscheme: %s; expected per_tensor_affine or per_tensor_symmetric (dynamic quantization "
@@ -48,7 +49,7 @@ qg_status qg_quantize_dynamic(const qg_spec *spec, qg_observe_fn observe, qg_qua
     QG_NEED_DATA(q, rows * row_len, err);
     QG_NEED_DATA(scale, rows, err);
     QG_NEED_DATA(zero_point, rows, err);
-    qg_status st = check_spec(spec, err);
+    qg_status st = qg_quantize_dynamic_check(spec, err);
     if (st)
         return st;
     if (rows != 0 && row_len == 0)
@@ -64,13 +65,8 @@ qg_status qg_quantize_dynamic(const qg_spec *spec, qg_observe_fn observe, qg_qua
         const float *xr = x + r * row_len;
         qg_observer_reset(obs);
         st = observe ? observe(xr, row_len, 1, obs, err) : qg_observer_update(obs, xr, row_len, 1, err);
-        float lo, hi;
-        if (st == QG_OK) {
-            qg_observer_minmax(obs, &lo, &hi);
-            st = spec->train_qparams == QG_TRAIN_QPARAMS_FUSED_OP
-                     ? qg_choose_qparams_fused_op(spec, &lo, &hi, 1, scale + r, zero_point + r, err)
-                     : qg_calculate_qparams(spec, &lo, &hi, 1, scale + r, zero_point + r, NULL, err);
-        }
+        if (st == QG_OK)
+            st = qg_observer_rule_qparams(obs, scale + r, zero_point + r, NULL, err);
         if (st) {
             st = in_row(err, st, r);
             break;

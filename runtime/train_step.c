@@ -67,6 +67,13 @@ qg_status qg_observer_restore(qg_observer *o, const float *min, const float *max
     return QG_OK;
 }
 
+qg_status qg_observer_rule_qparams(const qg_observer *o, float *scale, int32_t *zero_point, float *zero_point_float,
+                                   qg_error *err) {
+    if (o->spec.train_qparams == QG_TRAIN_QPARAMS_FUSED_OP)
+        return qg_choose_qparams_fused_op(&o->spec, o->min, o->max, o->channels, scale, zero_point, err);
+    return qg_observer_qparams(o, scale, zero_point, zero_point_float, err);
+}
+
 /* New qparams into the module's buffers, by the spec's rule, when the rule
  * asks for them this step; on failure the buffers are left as they were. */
 static qg_status update_train_qparams(qg_observer *o, qg_error *err) {
@@ -81,8 +88,7 @@ static qg_status update_train_qparams(qg_observer *o, qg_error *err) {
     float *zf = s + C;
     int32_t *z = (int32_t *)(zf + C);
     memcpy(zf, o->train_zpf, C * sizeof(float));
-    qg_status st =
-        fused ? qg_choose_qparams_fused_op(sp, o->min, o->max, C, s, z, err) : qg_observer_qparams(o, s, z, zf, err);
+    qg_status st = qg_observer_rule_qparams(o, s, z, zf, err);
     if (!st) {
         memcpy(o->train_scale, s, C * sizeof(float));
         memcpy(o->train_zp, z, C * sizeof(int32_t));

@@ -3,6 +3,7 @@
 #include "emit_c.h"
 #include "c_signature.h"
 #include "isa_spelling.h"
+#include "qgen/runtime.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -40,10 +41,7 @@ static void emit_spec_literal(const qg_spec *sp, qg_text *t) {
 static size_t channels_of(const qg_spec *sp) { return qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1; }
 
 /* The specs qg_quantize_dynamic serves (docs/semantics.md, "Dynamic quantization"). */
-static bool has_dynamic(const qg_spec *sp) {
-    return !qg_qscheme_is_per_channel(sp->qscheme) && sp->dtype != QG_QINT32 &&
-           sp->observer.type != QG_OBS_FIXED_QPARAMS;
-}
+static bool has_dynamic(const qg_spec *sp) { return qg_quantize_dynamic_check(sp, NULL) == QG_OK; }
 
 static void declare_ops(qg_text *t, const char *n, const char *suffix) {
     for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {

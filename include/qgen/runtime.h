@@ -162,6 +162,8 @@ qg_status qg_fused_train_step_with(qg_observer *obs, qg_observe_fn observe, qg_f
  * quantize are its kernels (NULL: the reference). NaN or inf is refused
  * naming the row and element; the rows before it are written. */
 typedef void (*qg_quantize_fn)(const float *x, void *q, size_t n, const qg_qparams *qp);
+/* QG_OK when qg_quantize_dynamic serves the spec; else why not (the field). */
+qg_status qg_quantize_dynamic_check(const qg_spec *spec, qg_error *err);
 qg_status qg_quantize_dynamic(const qg_spec *spec, qg_observe_fn observe, qg_quantize_fn quantize, const float *x,
                               void *q, size_t rows, size_t row_len, float *scale, int32_t *zero_point, qg_error *err);
 

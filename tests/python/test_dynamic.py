@@ -13,7 +13,6 @@ import torch
 import qgen
 
 DTYPES = {"quint8": torch.quint8, "qint8": torch.qint8}
-ISAS = [None, "scalar", "avx2", "avx512"]
 
 
 def data(rng, shape):
@@ -34,12 +33,14 @@ def ops_for(dtype, reduce_range):
     spec = qgen.Spec.from_dict({"name": "dyn", "dtype": dtype, "reduce_range": reduce_range,
                                 "train_qparams": "fused_op",
                                 "observer": {"type": "moving_average_minmax"}})
-    out = [qgen.Reference(spec)]
-    for isa in ISAS:
+    out = [qgen.Reference(spec), qgen.Kernels(spec), qgen.Kernels(spec, isa="scalar")]
+    for isa in ("avx2", "avx512"):
         try:
             out.append(qgen.Kernels(spec, isa=isa))
-        except qgen.QgenError:
-            pass  # an ISA this CPU does not have
+        except qgen.QgenError as e:
+            if "cpu" not in str(e).lower():
+                raise
+            print(f"test_dynamic: {isa} not run: {e}")  # an ISA this CPU lacks; not counted
     return out
 
 
