@@ -43,6 +43,11 @@ qg_status qg_observer_create(const qg_spec *spec, qg_observer **out, qg_error *e
     qg_status st = qg_spec_validate(spec, err);
     if (st)
         return st;
+    if (qg_qscheme_is_per_group(spec->qscheme))
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "qscheme: %s keeps no observer state; expected qparams from the caller or from "
+                            "qg_quantize_dynamic",
+                            qg_qscheme_name(spec->qscheme));
     *out = observer_new(spec);
     return *out ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "observer: out of memory");
 }

@@ -23,6 +23,14 @@ static qg_status in_row(qg_error *err, qg_status st, size_t r) {
     return qg_error_set(err, st, "row %zu: %s", r, msg);
 }
 
+static qg_status in_group(qg_error *err, qg_status st, size_t g) {
+    if (!err)
+        return st;
+    char msg[sizeof err->message];
+    snprintf(msg, sizeof msg, "%s", err->message);
+    return qg_error_set(err, st, "group %zu: %s", g, msg);
+}
+
 qg_status qg_quantize_dynamic_check(const qg_spec *sp, qg_error *err) {
     QG_NEED(sp, err, "a spec");
     if (qg_qscheme_is_per_channel(sp->qscheme))
@@ -52,6 +60,11 @@ qg_status qg_quantize_dynamic(const qg_spec *spec, qg_observe_fn observe, qg_qua
     qg_status st = qg_quantize_dynamic_check(spec, err);
     if (st)
         return st;
+    if (qg_qscheme_is_per_group(spec->qscheme) && rows != 0 && row_len != spec->channel_len)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "row_len: got %zu; expected channel_len %zu (per-group dynamic quantization groups each "
+                            "row, the spec's grouped axis)",
+                            row_len, spec->channel_len);
     if (rows != 0 && row_len == 0)
         return qg_error_set(err, QG_ERR_INVALID,
                             "row_len: 0 with %zu rows; expected at least 1 element per row "
@@ -61,17 +74,25 @@ qg_status qg_quantize_dynamic(const qg_spec *spec, qg_observe_fn observe, qg_qua
     if (!obs)
         return qg_error_set(err, QG_ERR_NOMEM, "out of memory for a row's observer");
     const size_t qsize = qg_dtype_size(spec->dtype);
+    /* per group: a row is the grouped axis, cut into groups of group_size */
+    const size_t G = qg_qscheme_is_per_group(spec->qscheme) ? spec->group_size : row_len;
+    const size_t groups = row_len ? (row_len + G - 1) / G : 0;
     for (size_t r = 0; r < rows && st == QG_OK; r++) {
         const float *xr = x + r * row_len;
-        qg_observer_reset(obs);
-        st = observe ? observe(xr, row_len, 1, obs, err) : qg_observer_update(obs, xr, row_len, 1, err);
-        if (st == QG_OK)
-            st = qg_observer_rule_qparams(obs, scale + r, zero_point + r, NULL, err);
-        if (st) {
-            st = in_row(err, st, r);
-            break;
+        float *sr = scale + r * groups;
+        int32_t *zr = zero_point + r * groups;
+        for (size_t g = 0; g < groups && st == QG_OK; g++) {
+            const size_t len = row_len - g * G < G ? row_len - g * G : G;
+            qg_observer_reset(obs);
+            st = observe ? observe(xr + g * G, len, 1, obs, err) : qg_observer_update(obs, xr + g * G, len, 1, err);
+            if (st == QG_OK)
+                st = qg_observer_rule_qparams(obs, sr + g, zr + g, NULL, err);
+            if (st)
+                st = groups > 1 ? in_row(err, in_group(err, st, g), r) : in_row(err, st, r);
         }
-        const qg_qparams qp = {scale + r, zero_point + r, NULL, 1, 1};
+        if (st)
+            break;
+        const qg_qparams qp = {sr, zr, NULL, qg_qscheme_is_per_group(spec->qscheme) ? row_len : 1, 1};
         void *qr = (unsigned char *)q + r * row_len * qsize;
         if (quantize)
             quantize(xr, qr, row_len, &qp);

@@ -1,6 +1,7 @@
 /* Reference quantize, dequantize, fake_quant and its backward: the oracle
  * every generated kernel is compared with, bit for bit. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "rt_internal.h"
@@ -8,17 +9,36 @@
 
 size_t qg_mask_bytes(const qg_spec *spec, size_t n) { return spec && spec->compat_mask ? (n + 7) / 8 : n; }
 
-qg_status qg_qparams_validate(const qg_spec *sp, const qg_qparams *qp, qg_error *err) {
+size_t qg_qparams_count(const qg_spec *sp, size_t n, size_t inner) {
+    if (!sp)
+        return 0;
+    if (qg_qscheme_is_per_group(sp->qscheme)) {
+        const size_t D = sp->channel_len, G = sp->group_size ? sp->group_size : 1, run = D * (inner ? inner : 1);
+        return (n + run - 1) / run * ((D + G - 1) / G) * (inner ? inner : 1);
+    }
+    return qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1;
+}
+
+qg_status qg_qparams_validate_n(const qg_spec *sp, const qg_qparams *qp, size_t n, qg_error *err) {
     QG_NEED(sp, err, "a spec from qg_spec_load_file or qg_spec_validate");
     QG_NEED(qp, err, "qparams");
     QG_NEED(qp->scale, err, "one scale per channel");
-    size_t want = qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1;
+    const bool grouped = qg_qscheme_is_per_group(sp->qscheme);
+    size_t want = qg_qscheme_is_per_channel(sp->qscheme) || grouped ? sp->channel_len : 1;
     if (qp->channels != want)
         return qg_error_set(err, QG_ERR_INVALID, "qparams: got %zu channels; expected %zu (channel_len of spec \"%s\")",
                             qp->channels, want, sp->name);
     if (qp->inner == 0)
         return qg_error_set(err, QG_ERR_INVALID, "qparams.inner: got 0; expected >= 1");
-    for (size_t c = 0; c < qp->channels; c++) {
+    if (grouped && qp->inner > SIZE_MAX / qp->channels)
+        return qg_error_set(err, QG_ERR_INVALID, "qparams.inner: got %zu; expected channels * inner below 2^64",
+                            qp->inner);
+    if (grouped && n % (qp->channels * qp->inner) != 0)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "n: got %zu elements; expected a multiple of channel_len * inner = %zu for qscheme %s", n,
+                            qp->channels * qp->inner, qg_qscheme_name(sp->qscheme));
+    const size_t count = grouped ? qg_qparams_count(sp, n, qp->inner) : qp->channels;
+    for (size_t c = 0; c < count; c++) {
         float s = qp->scale[c];
         if (!(s > 0.0f) || !isfinite(s))
             return qg_error_set(err, QG_ERR_INVALID, "scale[%zu]: got %g; expected a finite value > 0", c, (double)s);
@@ -27,12 +47,21 @@ qg_status qg_qparams_validate(const qg_spec *sp, const qg_qparams *qp, qg_error 
                 return qg_error_set(err, QG_ERR_INVALID, "zero_point[%zu]: expected a finite float zero point", c);
             continue;
         }
+        QG_NEED(qp->zero_point, err, "one zero point per scale");
         int32_t z = qp->zero_point[c];
         if (z < sp->quant_min || z > sp->quant_max)
             return qg_error_set(err, QG_ERR_INVALID, "zero_point[%zu]: got %d; expected a value in %lld..%lld", c,
                                 (int)z, (long long)sp->quant_min, (long long)sp->quant_max);
     }
     return QG_OK;
+}
+
+qg_status qg_qparams_validate(const qg_spec *sp, const qg_qparams *qp, qg_error *err) {
+    QG_NEED(sp, err, "a spec from qg_spec_load_file or qg_spec_validate");
+    QG_NEED(qp, err, "qparams");
+    QG_NEED(qp->scale, err, "one scale per channel");
+    /* per-group: one slice of the axis, the only size known here */
+    return qg_qparams_validate_n(sp, qp, qp->channels * qp->inner, err);
 }
 
 static void store_q(qg_dtype d, void *q, size_t i, int64_t v) {
@@ -59,7 +88,7 @@ static int64_t load_q(qg_dtype d, const void *q, size_t i) {
 void qg_ref_quantize(const qg_spec *sp, const float *x, void *q, size_t n, const qg_qparams *qp) {
     QG_NEED_OR_RETURN(sp && qp && ((x && q) || n == 0));
     for (size_t i = 0; i < n; i++) {
-        qg_chan ch = qg_chan_of(sp, qp, qg_channel_of(i, qp->inner, qp->channels));
+        qg_chan ch = qg_chan_of(sp, qp, qg_param_index(sp, qp, i));
         bool in_range;
         store_q(sp->dtype, q, i, qg_quant_elem(sp, &ch, x[i], &in_range));
     }
@@ -68,7 +97,7 @@ void qg_ref_quantize(const qg_spec *sp, const float *x, void *q, size_t n, const
 void qg_ref_dequantize(const qg_spec *sp, const void *q, float *x, size_t n, const qg_qparams *qp) {
     QG_NEED_OR_RETURN(sp && qp && ((x && q) || n == 0));
     for (size_t i = 0; i < n; i++) {
-        qg_chan ch = qg_chan_of(sp, qp, qg_channel_of(i, qp->inner, qp->channels));
+        qg_chan ch = qg_chan_of(sp, qp, qg_param_index(sp, qp, i));
         x[i] = qg_dequant_elem(&ch, load_q(sp->dtype, q, i));
     }
 }
@@ -78,7 +107,7 @@ void qg_ref_fake_quant(const qg_spec *sp, const float *x, float *y, uint8_t *mas
     if (mask && sp->compat_mask)
         memset(mask, 0, qg_mask_bytes(sp, n));
     for (size_t i = 0; i < n; i++) {
-        qg_chan ch = qg_chan_of(sp, qp, qg_channel_of(i, qp->inner, qp->channels));
+        qg_chan ch = qg_chan_of(sp, qp, qg_param_index(sp, qp, i));
         float xi = x[i];
         bool in_range;
         int64_t q = qg_quant_elem(sp, &ch, xi, &in_range);

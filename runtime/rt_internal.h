@@ -43,6 +43,17 @@ static inline size_t qg_channel_of(size_t i, size_t inner, size_t channels) {
     return channels <= 1 ? 0 : (i / inner) % channels;
 }
 
+/* The index of element i's parameters in qp's scale (and zero point)
+ * arrays (docs/semantics.md, "Layouts"): its channel, or for per-group
+ * specs its block in ONNX's blocked order, axis length qp->channels. */
+static inline size_t qg_param_index(const qg_spec *sp, const qg_qparams *qp, size_t i) {
+    if (!qg_qscheme_is_per_group(sp->qscheme))
+        return qg_channel_of(i, qp->inner, qp->channels);
+    const size_t inner = qp->inner, D = qp->channels, G = sp->group_size;
+    const size_t k = i % inner, d = (i / inner) % D, o = i / inner / D;
+    return (o * ((D + G - 1) / G) + d / G) * inner + k;
+}
+
 /* q for x, clamped to [qmin, qmax]; *in_range is the gradient mask bit
  * (qmin <= r + z <= qmax before clamping). The integer add and clamp are
  * done in double, where they are exact for every fp32 r. */

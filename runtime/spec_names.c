@@ -5,8 +5,13 @@
 #define NAME_OF(table, v) ((unsigned)(v) < sizeof(table) / sizeof(table[0]) ? table[v] : NULL)
 
 static const char *const dtype_names[] = {"qint8", "quint8", "qint16", "qint32", "quint16"};
-static const char *const qscheme_names[] = {"per_tensor_affine", "per_tensor_symmetric", "per_channel_affine",
-                                            "per_channel_symmetric", "per_channel_affine_float_qparams"};
+static const char *const qscheme_names[] = {"per_tensor_affine",
+                                            "per_tensor_symmetric",
+                                            "per_channel_affine",
+                                            "per_channel_symmetric",
+                                            "per_channel_affine_float_qparams",
+                                            "per_group_affine",
+                                            "per_group_symmetric"};
 static const char *const rounding_names[] = {"half_even", "half_up", "half_away"};
 static const char *const scale_op_names[] = {"mul_inv", "div"};
 static const char *const nan_names[] = {"zero_point", "propagate"};

@@ -126,6 +126,34 @@ static qg_status validate_training(const qg_spec *sp, qg_error *err) {
     return QG_OK;
 }
 
+/* group_size: with the per-group qschemes only; their qparams come from
+ * the caller or from dynamic quantization, not from a running observer. */
+static qg_status validate_groups(const qg_spec *sp, qg_error *err) {
+    const char *qs = qg_qscheme_name(sp->qscheme);
+    if (!qg_qscheme_is_per_group(sp->qscheme)) {
+        if (sp->group_size != 0)
+            return qg_error_set(err, QG_ERR_INVALID,
+                                "group_size: got %zu; expected it only with qscheme per_group_affine or "
+                                "per_group_symmetric (qscheme is %s)",
+                                sp->group_size, qs);
+        return QG_OK;
+    }
+    if (sp->group_size < 1)
+        return qg_error_set(err, QG_ERR_INVALID, "group_size: got %zu; expected >= 1 for qscheme %s", sp->group_size,
+                            qs);
+    if (sp->observer.type != QG_OBS_PLACEHOLDER)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "observer.type: got \"%s\"; expected placeholder for qscheme %s (per-group qparams are "
+                            "given by the caller or computed by dynamic quantization)",
+                            qg_observer_type_name(sp->observer.type) ? qg_observer_type_name(sp->observer.type) : "?",
+                            qs);
+    if (sp->train_qparams != QG_TRAIN_QPARAMS_OBSERVER)
+        return qg_error_set(err, QG_ERR_INVALID, "train_qparams: got \"%s\"; expected observer for qscheme %s",
+                            qg_train_qparams_name(sp->train_qparams) ? qg_train_qparams_name(sp->train_qparams) : "?",
+                            qs);
+    return QG_OK;
+}
+
 qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
     QG_NEED(sp, err, "a spec");
     if (!is_c_identifier(sp->name))
@@ -139,7 +167,9 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
         return st;
     if (!qg_qscheme_name(sp->qscheme))
         return qg_error_set(err, QG_ERR_INVALID, "qscheme: got %d; expected a known qscheme", (int)sp->qscheme);
-    bool per_channel = qg_qscheme_is_per_channel(sp->qscheme);
+    bool per_channel = qg_qscheme_is_per_channel(sp->qscheme) || qg_qscheme_is_per_group(sp->qscheme);
+    if ((st = validate_groups(sp, err)))
+        return st;
     if (per_channel && sp->channel_len < 1)
         return qg_error_set(err, QG_ERR_INVALID, "channel_len: got %zu; expected >= 1 for qscheme %s", sp->channel_len,
                             qg_qscheme_name(sp->qscheme));

@@ -102,11 +102,36 @@ static void emit_channels_last(emitter *e, const qg_plan *p, const op_io *io) {
     S("        /* out of memory for the parameter table: one element per run */\n");
 }
 
+/* The channel count of the walk: the spec's, or the caller's qparams'. */
+static void emit_channel_count(emitter *e, const char *indent) {
+    if (e->lp->channels)
+        P("%sconst size_t C = %zu;\n", indent, e->lp->channels);
+    else
+        P("%sconst size_t C = qp->channels;\n", indent);
+}
+
+/* Per-group: NAME_<op>__<isa>(args) { qg_group_<op>(&NAME_spec, blocks, args); } */
+static void emit_group_forwarder(emitter *e, const qg_op_info *o) {
+    qg_c_entry_open(e, o->op);
+    P("    %s(&%s_spec, (%s)%s_%s_blocks__%s, ", o->group_driver, e->name, o->group_fn_type, e->name, o->name,
+      e->tg->name);
+    qg_c_arg_names(e->t, o);
+    S(");\n}\n\n");
+}
+
 void qg_c_entry(emitter *e, const qg_plan *p) {
     op_io io = qg_c_io_of(e, p);
     const char *op = qg_kernel_op_name(p->op);
     const char *mask_arg = io.mask_in || io.mask_out ? ", mask" : "";
-    qg_c_entry_open(e, p->op);
+    if (e->lp->group_driver) {
+        char suffix[48];
+        snprintf(suffix, sizeof suffix, "_blocks__%s", e->tg->name);
+        S("static ");
+        qg_c_prototype(e->t, qg_op_info_of(p->op), e->name, suffix);
+        S(" {\n");
+    } else {
+        qg_c_entry_open(e, p->op);
+    }
     if (e->lp->clear_mask_first)
         S("    if (mask)\n        memset(mask, 0, (n + 7) / 8);\n");
     if (e->lp->params == QG_PARAMS_NONE) {
@@ -120,7 +145,8 @@ void qg_c_entry(emitter *e, const qg_plan *p) {
         S(");\n}\n\n");
         return;
     }
-    P("    const size_t C = %zu, inner = qp->inner;\n", e->lp->channels);
+    emit_channel_count(e, "    ");
+    S("    const size_t inner = qp->inner;\n");
     if (e->lp->channels_last_table) {
         S("    if (inner == 1) {\n");
         emit_channels_last(e, p, &io);
@@ -133,6 +159,8 @@ void qg_c_entry(emitter *e, const qg_plan *p) {
     P("        %s_%s_span(%s, %s%s, base, m", e->name, op, io.in_name, io.out_name, mask_arg);
     emit_param_args(e, p);
     S(");\n    }\n}\n\n");
+    if (e->lp->group_driver)
+        emit_group_forwarder(e, qg_op_info_of(p->op));
 }
 
 /* Per-channel parameter table for the channels-last layout, padded to a
@@ -142,8 +170,9 @@ void qg_c_chan_table(emitter *e) {
     P("typedef struct %s_chan__%s {\n    float *s, *inv, *lo, *hi;\n    int32_t *z;\n} %s_chan__%s;\n\n", n, isa, n,
       isa);
     P("static int %s_chan_init__%s(%s_chan__%s *cp, const qg_qparams *qp) {\n", n, isa, n, isa);
-    P("    const size_t C = %zu, padded = (C + %d) / %d * %d;\n", e->lp->channels, e->lanes ? e->lanes - 1 : 0,
-      e->lanes ? e->lanes : 1, e->lanes ? e->lanes : 1);
+    emit_channel_count(e, "    ");
+    P("    const size_t padded = (C + %d) / %d * %d;\n", e->lanes ? e->lanes - 1 : 0, e->lanes ? e->lanes : 1,
+      e->lanes ? e->lanes : 1);
     S("    float *f = malloc(padded * (4 * sizeof(float) + sizeof(int32_t)));\n");
     S("    if (!f)\n        return 0;\n");
     S("    cp->s = f;\n    cp->inv = f + padded;\n    cp->lo = f + 2 * padded;\n    cp->hi = f + 3 * padded;\n");

@@ -35,7 +35,10 @@ static void emit_spec_literal(const qg_spec *sp, qg_text *t) {
       (double)o->eps, o->bins, o->upsample_rate);
     P("                 .fixed_scale = %a,\n                 .fixed_zero_point = %d},\n", (double)o->fixed_scale,
       (int)o->fixed_zero_point);
-    P("    .targets = 0x%xu,\n};\n", sp->targets);
+    P("    .targets = 0x%xu,\n", sp->targets);
+    if (sp->group_size)
+        P("    .group_size = %zu,\n", sp->group_size);
+    S("};\n");
 }
 
 static size_t channels_of(const qg_spec *sp) { return qg_qscheme_is_per_channel(sp->qscheme) ? sp->channel_len : 1; }

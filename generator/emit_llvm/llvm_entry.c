@@ -9,13 +9,45 @@
 
 /* NAME_<op>__<isa>(args) with the op table's argument types; the builder
  * is left in its body. */
-LLVMValueRef lx_define_entry(lx *x, const qg_op_info *o) {
+static LLVMValueRef define_named(lx *x, const qg_op_info *o, const char *infix) {
     char name[QG_NAME_MAX + 64];
-    snprintf(name, sizeof name, "%s_%s__%s", x->prefix, o->name, qg_isa_name(x->target->isa));
+    snprintf(name, sizeof name, "%s_%s%s__%s", x->prefix, o->name, infix, qg_isa_name(x->target->isa));
     LLVMTypeRef types[QG_OP_MAX_ARGS];
     for (int k = 0; k < o->nargs; k++)
         types[k] = o->args[k].kind == QG_ARG_N || o->args[k].kind == QG_ARG_INNER ? x->i64 : x->ptr;
     return lx_define(x, name, o->returns_status ? x->i32 : x->vd, types, (unsigned)o->nargs, false);
+}
+
+LLVMValueRef lx_define_entry(lx *x, const qg_op_info *o) { return define_named(x, o, ""); }
+
+/* Per-group specs: the walk is NAME_<op>_blocks__<isa>, internal, whose
+ * address the entry hands to the runtime's driver. */
+static LLVMValueRef define_blocks(lx *x, const qg_op_info *o) {
+    LLVMValueRef fn = define_named(x, o, "_blocks");
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    return fn;
+}
+
+static LLVMValueRef spec_object(lx *x) {
+    char name[QG_NAME_MAX + 16];
+    snprintf(name, sizeof name, "%s_spec", x->prefix);
+    LLVMValueRef g = LLVMGetNamedGlobal(x->m, name);
+    return g ? g : LLVMAddGlobal(x->m, x->i8, name);
+}
+
+/* NAME_<op>__<isa>(args...) { runtime_fn(&NAME_spec, [extra,] args...); } */
+static void build_forwarder(lx *x, const qg_op_info *o, const char *runtime_fn, LLVMValueRef extra) {
+    LLVMValueRef fn = lx_define_entry(x, o);
+    LLVMTypeRef types[QG_OP_MAX_ARGS + 2] = {x->ptr, x->ptr};
+    LLVMValueRef args[QG_OP_MAX_ARGS + 2] = {spec_object(x), extra};
+    const unsigned first = extra ? 2 : 1;
+    for (int k = 0; k < o->nargs; k++) {
+        args[first + k] = LLVMGetParam(fn, (unsigned)k);
+        types[first + k] = LLVMTypeOf(args[first + k]);
+    }
+    const unsigned n = (unsigned)o->nargs + first;
+    lx_call(x, lx_declare(x, runtime_fn, x->vd, types, n), args, n);
+    LLVMBuildRetVoid(x->b);
 }
 
 /* Argument `kind` of entry `fn`, or a null pointer when the op has none. */
@@ -77,12 +109,13 @@ static chan_scalars chan_of(lx *x, LLVMValueRef qp, LLVMValueRef c) {
 /* Channels-last (inner == 1): a table of every channel's parameters, then
  * rows of C elements; a row's vectors take their parameters from the table. */
 static void channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out,
-                          LLVMValueRef mask, LLVMValueRef n, LLVMValueRef qp, LLVMBasicBlockRef fallback) {
-    const long long C = (long long)x->lp->channels;
+                          LLVMValueRef mask, LLVMValueRef n, LLVMValueRef qp, LLVMValueRef C,
+                          LLVMBasicBlockRef fallback) {
     LLVMTypeRef sz = x->i64;
     LLVMValueRef malloc_fn = lx_declare(x, "malloc", x->ptr, &sz, 1);
     LLVMValueRef free_fn = lx_declare(x, "free", x->vd, &x->ptr, 1);
-    LLVMValueRef size = lx_i64(x, C * 4 * 5);
+    LLVMValueRef row_bytes = LLVMBuildMul(x->b, C, lx_i64(x, 4), "");
+    LLVMValueRef size = LLVMBuildMul(x->b, row_bytes, lx_i64(x, 5), "");
     LLVMValueRef tbl = lx_call(x, malloc_fn, &size, 1);
     LLVMBasicBlockRef have = lx_block(x, "table");
     LLVMBuildCondBr(x->b, LLVMBuildIsNull(x->b, tbl, ""), fallback, have);
@@ -91,10 +124,10 @@ static void channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueR
     static const int rows[] = {QG_IN_S, QG_IN_INV, QG_IN_LO, QG_IN_HI, QG_IN_Z};
     LLVMValueRef row_ptr[QG_IN_COUNT] = {0};
     for (int r = 0; r < 5; r++)
-        row_ptr[rows[r]] = lx_gep(x, x->i8, tbl, lx_i64(x, C * 4 * r));
+        row_ptr[rows[r]] = lx_gep(x, x->i8, tbl, LLVMBuildMul(x->b, row_bytes, lx_i64(x, r), ""));
     lx_loop fill = lx_loop_open(x, lx_i64(x, 0), "table_fill");
     LLVMValueRef c = lx_loop_value(x, &fill);
-    lx_loop_test(x, &fill, LLVMBuildICmp(x->b, LLVMIntULT, c, lx_i64(x, C), ""));
+    lx_loop_test(x, &fill, LLVMBuildICmp(x->b, LLVMIntULT, c, C, ""));
     chan_scalars cs = chan_of(x, qp, c);
     LLVMValueRef vals[QG_IN_COUNT] = {0};
     vals[QG_IN_S] = cs.s;
@@ -109,7 +142,7 @@ static void channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueR
     lx_loop row = lx_loop_open(x, lx_i64(x, 0), "rows");
     LLVMValueRef r0 = lx_loop_value(x, &row);
     lx_loop_test(x, &row, LLVMBuildICmp(x->b, LLVMIntULT, r0, n, ""));
-    LLVMValueRef m = lx_umin(x, LLVMBuildSub(x->b, n, r0, ""), lx_i64(x, C));
+    LLVMValueRef m = lx_umin(x, LLVMBuildSub(x->b, n, r0, ""), C);
     LLVMValueRef vl = lx_vl(x);
     lx_loop col = lx_loop_open(x, lx_i64(x, 0), "columns");
     LLVMValueRef j = lx_loop_value(x, &col);
@@ -145,7 +178,7 @@ static void channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueR
             params[k] = LLVMBuildLoad2(x->b, p->kind[k] == QG_VI ? x->vi : x->vf, slots[k], "");
     call_span(x, span, p, in, out, mask, LLVMBuildAdd(x->b, r0, j, ""), cnt, params);
     lx_loop_close(x, &col, vl);
-    lx_loop_close(x, &row, lx_i64(x, C));
+    lx_loop_close(x, &row, C);
     lx_call(x, free_fn, &tbl, 1);
     LLVMBuildRetVoid(x->b);
 }
@@ -172,7 +205,7 @@ static void channel_runs(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRe
 
 static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef span, LLVMValueRef span1) {
     const qg_op_info *o = qg_op_info_of(p->op);
-    LLVMValueRef fn = lx_define_entry(x, o);
+    LLVMValueRef fn = x->lp->group_driver ? define_blocks(x, o) : lx_define_entry(x, o);
     LLVMValueRef in = LLVMGetParam(fn, (unsigned)qg_op_data_in(o)), out = LLVMGetParam(fn, (unsigned)qg_op_data_out(o));
     LLVMValueRef mask = entry_arg(x, fn, o, io->mask_in ? QG_ARG_MASK_IN : QG_ARG_MASK_OUT);
     LLVMValueRef n = entry_arg(x, fn, o, QG_ARG_N), qp = entry_arg(x, fn, o, QG_ARG_QPARAMS);
@@ -196,22 +229,26 @@ static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef sp
         LLVMBuildRetVoid(x->b);
         return;
     }
-    const long long C = (long long)x->lp->channels;
+    /* the spec's channel count, or the caller's (per-group blocks) */
+    LLVMValueRef C = x->lp->channels ? lx_i64(x, (long long)x->lp->channels)
+                                     : lx_field(x, x->i64, qp, offsetof(qg_qparams, channels));
     LLVMValueRef inner = lx_field(x, x->i64, qp, offsetof(qg_qparams, inner));
     LLVMBasicBlockRef runs = lx_block(x, "runs_layout");
     if (x->lp->channels_last_table) {
         LLVMBasicBlockRef last = lx_block(x, "channels_last");
         LLVMBuildCondBr(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, inner, lx_i64(x, 1), ""), last, runs);
         LLVMPositionBuilderAtEnd(x->b, last);
-        channels_last(x, p, span1, in, out, mask, n, qp, runs);
+        channels_last(x, p, span1, in, out, mask, n, qp, C, runs);
     } else {
         LLVMBuildBr(x->b, runs);
     }
     LLVMPositionBuilderAtEnd(x->b, runs);
     LLVMValueRef is0 = LLVMBuildICmp(x->b, LLVMIntEQ, inner, lx_i64(x, 0), "");
     LLVMValueRef run_len = LLVMBuildSelect(x->b, is0, lx_i64(x, 1), inner, "");
-    channel_runs(x, p, span, in, out, mask, n, run_len, lx_i64(x, C), chan_of, qp);
+    channel_runs(x, p, span, in, out, mask, n, run_len, C, chan_of, qp);
     LLVMBuildRetVoid(x->b);
+    if (x->lp->group_driver)
+        build_forwarder(x, o, o->group_driver, fn);
 }
 
 /* requantize: m = fl(fl(s_in * s_w[c]) / s_out), bias and z_out per run. */
@@ -247,26 +284,10 @@ static void build_requantize_entry(lx *x, const qg_plan *p, LLVMValueRef span) {
     LLVMBuildRetVoid(x->b);
 }
 
-static LLVMValueRef spec_object(lx *x) {
-    char name[QG_NAME_MAX + 16];
-    snprintf(name, sizeof name, "%s_spec", x->prefix);
-    LLVMValueRef g = LLVMGetNamedGlobal(x->m, name);
-    return g ? g : LLVMAddGlobal(x->m, x->i8, name);
-}
-
 /* NAME_<op>__<isa>(args...) { ref(&NAME_spec, args...); } */
 static void build_forward(lx *x, qg_kernel_op op) {
     const qg_op_info *o = qg_op_info_of(op);
-    LLVMValueRef fn = lx_define_entry(x, o);
-    LLVMTypeRef types[QG_OP_MAX_ARGS + 1] = {x->ptr};
-    LLVMValueRef args[QG_OP_MAX_ARGS + 1] = {spec_object(x)};
-    for (int k = 0; k < o->nargs; k++) {
-        args[k + 1] = LLVMGetParam(fn, (unsigned)k);
-        types[k + 1] = LLVMTypeOf(args[k + 1]);
-    }
-    const unsigned n = (unsigned)o->nargs + 1;
-    lx_call(x, lx_declare(x, o->reference, x->vd, types, n), args, n);
-    LLVMBuildRetVoid(x->b);
+    build_forwarder(x, o, o->reference, NULL);
 }
 
 /* The plan and loops of `op`, the loops made the builder's current ones. */

@@ -99,6 +99,9 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
         {"qg_ref_fake_quant", (void (*)(void))qg_ref_fake_quant},
         {"qg_ref_fake_quant_backward", (void (*)(void))qg_ref_fake_quant_backward},
         {"qg_ref_requantize", (void (*)(void))qg_ref_requantize},
+        {"qg_group_quantize", (void (*)(void))qg_group_quantize},
+        {"qg_group_dequantize", (void (*)(void))qg_group_dequantize},
+        {"qg_group_fake_quant", (void (*)(void))qg_group_fake_quant},
     };
     enum { N = sizeof syms / sizeof syms[0] };
     LLVMOrcCSymbolMapPair pairs[N];

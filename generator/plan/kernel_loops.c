@@ -29,9 +29,11 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
         out->params = fixed ? QG_PARAMS_FIXED : QG_PARAMS_QPARAMS;
         out->fixed_scale = sp->observer.fixed_scale;
         out->fixed_zero_point = sp->observer.fixed_zero_point;
-        out->walk = qg_qscheme_is_per_channel(sp->qscheme) ? QG_WALK_CHANNEL_RUNS : QG_WALK_WHOLE;
-        out->channels = out->walk == QG_WALK_CHANNEL_RUNS ? sp->channel_len : 1;
-        out->channels_last_table = out->channels > 1;
+        const bool grouped = qg_qscheme_is_per_group(sp->qscheme);
+        out->walk = qg_qscheme_is_per_channel(sp->qscheme) || grouped ? QG_WALK_CHANNEL_RUNS : QG_WALK_WHOLE;
+        out->channels = grouped ? 0 : out->walk == QG_WALK_CHANNEL_RUNS ? sp->channel_len : 1;
+        out->channels_last_table = grouped || out->channels > 1;
+        out->group_driver = grouped;
     }
     out->lanes = t->lanes;
     out->unroll = t->unroll;

@@ -30,7 +30,10 @@ typedef enum qg_mask_io { QG_MASK_NONE, QG_MASK_BYTES, QG_MASK_BITS } qg_mask_io
 
 typedef struct qg_kernel_loops {
     qg_walk walk;
-    size_t channels;          /* QG_WALK_CHANNEL_RUNS: the spec's channel_len */
+    size_t channels; /* QG_WALK_CHANNEL_RUNS: the spec's channel_len; 0: qp->channels at run time */
+    /* Per-group specs: the walk above is a static "blocks" function and the
+     * entry forwards to the runtime's qg_group_<op> driver with it. */
+    bool group_driver;
     bool channels_last_table; /* channels > 1: inner == 1 walks vectors across channels of a parameter table */
     qg_param_source params;
     float fixed_scale; /* QG_PARAMS_FIXED */

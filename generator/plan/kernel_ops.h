@@ -42,6 +42,9 @@ typedef struct qg_op_info {
      * qg_observe_with. */
     const char *reference;
     qg_plan_input data; /* the plan input the data argument feeds */
+    /* Per-group specs: the runtime driver the entry forwards to, with the
+     * per-channel walk as a function of this type (NULL: no qparams). */
+    const char *group_driver, *group_fn_type;
 } qg_op_info;
 
 const qg_op_info *qg_op_info_of(qg_kernel_op op);

@@ -153,8 +153,9 @@ bool qg_plan_by_reference(const qg_spec *sp, qg_kernel_op op) {
 
 bool qg_plan_observer_reduces(const qg_spec *sp) {
     const qg_observer_type t = sp->observer.type;
-    return t == QG_OBS_MINMAX || t == QG_OBS_MOVING_AVERAGE_MINMAX || t == QG_OBS_PER_CHANNEL_MINMAX ||
-           t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
+    /* per-group: the reduction serves dynamic quantization's groups */
+    return qg_qscheme_is_per_group(sp->qscheme) || t == QG_OBS_MINMAX || t == QG_OBS_MOVING_AVERAGE_MINMAX ||
+           t == QG_OBS_PER_CHANNEL_MINMAX || t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
 }
 
 qg_status qg_plan_check_isa(const qg_spec *sp, qg_isa isa, qg_error *err) {

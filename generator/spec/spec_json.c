@@ -15,10 +15,10 @@
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *const top_fields[] = {"name",        "base",      "dtype",         "qscheme",      "ch_axis",
-                                         "channel_len", "quant_min", "quant_max",     "reduce_range", "saturate",
-                                         "compat_mask", "in_place",  "fast_training", "rounding",     "scale_op",
-                                         "nan",         "requant",   "observer",      "targets",      "train_qparams"};
+static const char *const top_fields[] = {
+    "name",      "base",      "dtype",        "qscheme",  "ch_axis",     "channel_len", "group_size",
+    "quant_min", "quant_max", "reduce_range", "saturate", "compat_mask", "in_place",    "fast_training",
+    "rounding",  "scale_op",  "nan",          "requant",  "observer",    "targets",     "train_qparams"};
 static const char *const observer_fields[] = {"type",  "averaging_constant", "eps", "bins", "upsample_rate",
                                               "scale", "zero_point"};
 
@@ -190,7 +190,10 @@ static const char *isa_n(int i) { return qg_isa_name((qg_isa)i); }
 
 static qg_status convert_observer(const ctx *c, json_t *o, qg_spec *sp) {
     qg_observer_spec *ob = &sp->observer;
-    int type = qg_qscheme_is_per_channel(sp->qscheme) ? QG_OBS_PER_CHANNEL_MINMAX : QG_OBS_MINMAX;
+    /* per-group qparams come from the caller or from dynamic quantization */
+    int type = qg_qscheme_is_per_channel(sp->qscheme) ? QG_OBS_PER_CHANNEL_MINMAX
+               : qg_qscheme_is_per_group(sp->qscheme) ? QG_OBS_PLACEHOLDER
+                                                      : QG_OBS_MINMAX;
     long long bins = ob->bins, up = ob->upsample_rate, zp = ob->fixed_zero_point;
     qg_status st;
     if ((st = get_enum(c, o, "type", "observer.type", observer_n, 7, &type)) ||
@@ -257,16 +260,17 @@ static qg_status convert(const ctx *c, json_t *m, qg_spec *sp) {
 
     int dtype = QG_QUINT8, qscheme = QG_PER_TENSOR_AFFINE, rounding = QG_ROUND_HALF_EVEN, scale_op = QG_SCALE_MUL_INV,
         nan = QG_NAN_ZERO_POINT, requant = QG_REQUANT_FP32, train_qparams = QG_TRAIN_QPARAMS_OBSERVER;
-    long long ch_axis = 0, channel_len = 1;
+    long long ch_axis = 0, channel_len = 1, group_size = 0;
     if ((st = get_enum(c, m, "dtype", "dtype", dtype_n, QG_DTYPE_COUNT, &dtype)) ||
-        (st = get_enum(c, m, "qscheme", "qscheme", qscheme_n, 5, &qscheme)) ||
+        (st = get_enum(c, m, "qscheme", "qscheme", qscheme_n, QG_QSCHEME_COUNT, &qscheme)) ||
         (st = get_enum(c, m, "rounding", "rounding", rounding_n, 3, &rounding)) ||
         (st = get_enum(c, m, "scale_op", "scale_op", scale_op_n, 2, &scale_op)) ||
         (st = get_enum(c, m, "nan", "nan", nan_n, 2, &nan)) ||
         (st = get_enum(c, m, "requant", "requant", requant_n, 2, &requant)) ||
         (st = get_enum(c, m, "train_qparams", "train_qparams", train_qparams_n, 2, &train_qparams)) ||
         (st = get_int(c, m, "ch_axis", "ch_axis", -8, 7, &ch_axis)) ||
-        (st = get_int(c, m, "channel_len", "channel_len", 1, 1 << 24, &channel_len)))
+        (st = get_int(c, m, "channel_len", "channel_len", 1, 1 << 24, &channel_len)) ||
+        (st = get_int(c, m, "group_size", "group_size", 0, 1 << 24, &group_size)))
         return st;
     sp->dtype = (qg_dtype)dtype;
     sp->qscheme = (qg_qscheme)qscheme;
@@ -277,6 +281,7 @@ static qg_status convert(const ctx *c, json_t *m, qg_spec *sp) {
     sp->train_qparams = (qg_train_qparams)train_qparams;
     sp->ch_axis = (int)ch_axis;
     sp->channel_len = (size_t)channel_len;
+    sp->group_size = (size_t)group_size;
 
     if ((st = get_bool(c, m, "reduce_range", &sp->reduce_range)) || (st = get_bool(c, m, "saturate", &sp->saturate)) ||
         (st = get_bool(c, m, "compat_mask", &sp->compat_mask)) || (st = get_bool(c, m, "in_place", &sp->in_place)) ||

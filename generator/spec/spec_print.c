@@ -30,6 +30,8 @@ char *qg_spec_to_json(const qg_spec *sp) {
     json_object_set_new(o, "qscheme", json_string(qg_qscheme_name(sp->qscheme)));
     json_object_set_new(o, "ch_axis", json_integer(sp->ch_axis));
     json_object_set_new(o, "channel_len", json_integer((json_int_t)sp->channel_len));
+    if (qg_qscheme_is_per_group(sp->qscheme))
+        json_object_set_new(o, "group_size", json_integer((json_int_t)sp->group_size));
     json_object_set_new(o, "quant_min", sp->custom_range ? json_integer(sp->given_quant_min) : json_null());
     json_object_set_new(o, "quant_max", sp->custom_range ? json_integer(sp->given_quant_max) : json_null());
     json_object_set_new(o, "reduce_range", json_boolean(sp->reduce_range));

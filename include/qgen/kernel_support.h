@@ -79,4 +79,16 @@ typedef int (*qg_minmax_span_fn)(const float *x, size_t len, float *mn, float *m
 qg_status qg_observe_with(qg_observer *obs, const float *x, size_t n, size_t inner, qg_minmax_span_fn span,
                           qg_error *err);
 
+/* Per-group quantize, dequantize and fake_quant (docs/semantics.md,
+ * "Layouts") over `kernel`, the spec's per-channel walk with the channel
+ * count read from qp->channels: the generated per-group entry points call
+ * these. qp is the caller's per-group qparams. */
+typedef void (*qg_dequantize_fn)(const void *q, float *y, size_t n, const qg_qparams *qp);
+void qg_group_quantize(const qg_spec *spec, qg_quantize_fn kernel, const float *x, void *q, size_t n,
+                       const qg_qparams *qp);
+void qg_group_dequantize(const qg_spec *spec, qg_dequantize_fn kernel, const void *q, float *y, size_t n,
+                         const qg_qparams *qp);
+void qg_group_fake_quant(const qg_spec *spec, qg_fake_quant_fn kernel, const float *x, float *y, uint8_t *mask,
+                         size_t n, const qg_qparams *qp);
+
 #endif

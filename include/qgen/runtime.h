@@ -35,8 +35,21 @@ typedef struct qg_qparams {
     size_t inner;                  /* elements per channel run; 1 = channels-last */
 } qg_qparams;
 
+/* Per-group specs (docs/semantics.md, "Layouts"): `channels` is the
+ * length of the grouped axis (the spec's channel_len), `inner` the elements
+ * after it; scale and zero_point hold qg_qparams_count values, ordered as
+ * ONNX's blocked y_scale (the input's shape with the axis length replaced
+ * by ceil(channel_len / group_size)). */
+
+/* Values in the scale (and zero point) arrays for a tensor of n elements:
+ * 1 per tensor, channel_len per channel, per group as above. */
+size_t qg_qparams_count(const qg_spec *spec, size_t n, size_t inner);
+
 /* Checks scale > 0 and finite, zero point inside the spec's range, channel
- * count matching the spec. */
+ * count matching the spec; for per-group specs n a multiple of
+ * channel_len * inner and all qg_qparams_count(n) values.
+ * qg_qparams_validate takes n = channels * inner (one slice of the axis). */
+qg_status qg_qparams_validate_n(const qg_spec *spec, const qg_qparams *qp, size_t n, qg_error *err);
 qg_status qg_qparams_validate(const qg_spec *spec, const qg_qparams *qp, qg_error *err);
 
 /* ---- calculate_qparams (torch 1.13 observer formulas) ---------------- */
@@ -158,7 +171,10 @@ qg_status qg_fused_train_step_with(qg_observer *obs, qg_observe_fn observe, qg_f
  * as torch's dynamic quantize), then quantize.
  * rows = 1 is torch.quantize_per_tensor_dynamic; one row per token is
  * per-token quantization. scale/zero_point receive one value per row. The
- * spec is per tensor (affine or symmetric), 8 or 16 bits; observe and
+ * spec is per tensor (affine or symmetric) or per group, 8 or 16 bits. Per
+ * group, row_len must be the spec's channel_len: each group of group_size
+ * elements of a row gets its own qparams, ceil(row_len / group_size) per
+ * row in scale/zero_point (ONNX's blocked order); observe and
  * quantize are its kernels (NULL: the reference). NaN or inf is refused
  * naming the row and element; the rows before it are written. */
 typedef void (*qg_quantize_fn)(const float *x, void *q, size_t n, const qg_qparams *qp);

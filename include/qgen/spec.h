@@ -32,8 +32,13 @@ typedef enum qg_qscheme {
     QG_PER_TENSOR_SYMMETRIC,
     QG_PER_CHANNEL_AFFINE,
     QG_PER_CHANNEL_SYMMETRIC,
-    QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS
+    QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS,
+    /* Groups of group_size consecutive indices along ch_axis share qparams
+     * (ONNX's blocked quantization; docs/semantics.md, "Layouts"). */
+    QG_PER_GROUP_AFFINE,
+    QG_PER_GROUP_SYMMETRIC
 } qg_qscheme;
+#define QG_QSCHEME_COUNT 7
 
 typedef enum qg_rounding { QG_ROUND_HALF_EVEN, QG_ROUND_HALF_UP, QG_ROUND_HALF_AWAY } qg_rounding;
 
@@ -90,8 +95,8 @@ typedef struct qg_spec {
     char name[QG_NAME_MAX]; /* a C identifier; prefixes every generated symbol */
     qg_dtype dtype;
     qg_qscheme qscheme;
-    int ch_axis;        /* per-channel only */
-    size_t channel_len; /* 1 for per-tensor */
+    int ch_axis;        /* per-channel and per-group only */
+    size_t channel_len; /* 1 for per-tensor; per-group: the length of axis ch_axis */
     /* The range kernels clamp to, after reduce_range. */
     int64_t quant_min, quant_max;
     /* True when the user gave quant_min/quant_max; torch then centres the
@@ -109,15 +114,20 @@ typedef struct qg_spec {
     qg_nan_policy nan_policy;
     qg_requant_scheme requant;
     qg_observer_spec observer;
-    unsigned targets; /* bit set of 1u << qg_isa */
+    unsigned targets;  /* bit set of 1u << qg_isa */
+    size_t group_size; /* per-group qschemes only (>= 1), else 0 */
 } qg_spec;
 
 static inline bool qg_qscheme_is_per_channel(qg_qscheme s) {
     return s == QG_PER_CHANNEL_AFFINE || s == QG_PER_CHANNEL_SYMMETRIC || s == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
 }
 
+static inline bool qg_qscheme_is_per_group(qg_qscheme s) {
+    return s == QG_PER_GROUP_AFFINE || s == QG_PER_GROUP_SYMMETRIC;
+}
+
 static inline bool qg_qscheme_is_symmetric(qg_qscheme s) {
-    return s == QG_PER_TENSOR_SYMMETRIC || s == QG_PER_CHANNEL_SYMMETRIC;
+    return s == QG_PER_TENSOR_SYMMETRIC || s == QG_PER_CHANNEL_SYMMETRIC || s == QG_PER_GROUP_SYMMETRIC;
 }
 
 /* Names as they appear in JSON; NULL for an out-of-range value. */

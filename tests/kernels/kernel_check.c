@@ -110,18 +110,23 @@ static float nudge(float v, int ulps) {
     return v;
 }
 
-enum { LMAX = 259, CH_MAX = 64 };
+enum { LMAX = 259, CH_MAX = 64, BUF = 70000 };
 static const size_t big_lengths[] = {1000, 4099, 65537};
 
+static bool per_group(void) { return qg_qscheme_is_per_group(SP->qscheme); }
+
+/* Per-group parameters are many (one per group of each slice); tests keep
+ * their params in static storage. */
 typedef struct params {
-    float scale[CH_MAX], zf[CH_MAX];
-    int32_t zp[CH_MAX];
-    size_t channels;
+    float scale[BUF], zf[BUF];
+    int32_t zp[BUF];
+    size_t channels; /* per-group: the grouped axis' length */
 } params;
 
 static void make_params(params *p) {
-    p->channels = qg_qscheme_is_per_channel(SP->qscheme) ? SP->channel_len : 1;
-    for (size_t c = 0; c < p->channels; c++) {
+    p->channels = qg_qscheme_is_per_channel(SP->qscheme) || per_group() ? SP->channel_len : 1;
+    const size_t count = per_group() ? BUF : p->channels;
+    for (size_t c = 0; c < count; c++) {
         /* some powers of two (exact ties), the rest arbitrary */
         p->scale[c] = c % 3 == 0 ? ldexpf(1.0f, -(int)(2 + next() % 8)) : (float)(0.001 + 0.05 * uniform());
         int64_t span = SP->quant_max - SP->quant_min + 1;
@@ -153,9 +158,20 @@ static float make_x(const params *p, size_t c) {
     }
 }
 
+/* Element i's parameter index (docs/semantics.md, "Layouts"). */
+static size_t param_of(const params *p, size_t i, size_t inner) {
+    if (p->channels <= 1)
+        return 0;
+    const size_t c = (i / inner) % p->channels;
+    if (!per_group())
+        return c;
+    const size_t G = SP->group_size, groups = (p->channels + G - 1) / G;
+    return ((i / inner / p->channels) * groups + c / G) * inner + i % inner;
+}
+
 static void fill(float *x, size_t n, const params *p, size_t inner) {
     for (size_t i = 0; i < n; i++)
-        x[i] = make_x(p, p->channels <= 1 ? 0 : (i / inner) % p->channels);
+        x[i] = make_x(p, param_of(p, i, inner));
 }
 
 static qg_qparams qparams_of(const params *p, size_t inner) {
@@ -179,21 +195,35 @@ static void count(const char *what, size_t n, const void *got, const void *want,
 }
 
 /* Lengths, and the layouts (inner) to run each at. */
-static size_t n_layouts(void) { return qg_qscheme_is_per_channel(SP->qscheme) ? 3 : 1; }
+static size_t n_layouts(void) { return qg_qscheme_is_per_channel(SP->qscheme) || per_group() ? 3 : 1; }
 static size_t layout_inner(size_t k) { return k == 0 ? 1 : k == 1 ? 3 : 17; }
+
+/* Length case li at a layout: every length to LMAX and a few big ones;
+ * per-group tensors are whole slices of the axis, 0 to 12 of them, and the
+ * big lengths rounded down to slices. NO_CASE skips. */
+#define NO_CASE ((size_t)-1)
+static size_t case_len(size_t li, size_t inner) {
+    const size_t raw = li <= LMAX ? li : big_lengths[li - LMAX - 1];
+    if (!per_group())
+        return raw;
+    const size_t slice = SP->channel_len * inner;
+    if (li <= LMAX)
+        return li <= 12 && li * slice <= BUF ? li * slice : NO_CASE;
+    return raw / slice * slice;
+}
 
 #define FOR_CASES(len, inner)                                                                                          \
     for (size_t li_ = 0; li_ < LMAX + 1 + sizeof big_lengths / sizeof big_lengths[0]; li_++)                           \
-        for (size_t len = li_ <= LMAX ? li_ : big_lengths[li_ - LMAX - 1], lk_ = 0; lk_ < n_layouts(); lk_++)          \
-            for (size_t inner = layout_inner(lk_), once_ = 0; once_ < 1; once_++)
+        for (size_t lk_ = 0; lk_ < n_layouts(); lk_++)                                                                 \
+            for (size_t inner = layout_inner(lk_), len = case_len(li_, inner), once_ = 0; once_ < 1 && len != NO_CASE; \
+                 once_++)
 
-enum { BUF = 70000 };
 static float xbuf[BUF + 8], ybuf[BUF + 8], rbuf[BUF + 8];
 static uint8_t mbuf[BUF + 8], rmbuf[BUF + 8];
 static KC_Q qbuf[BUF + 8], rqbuf[BUF + 8];
 
 static void test_fake_quant(void) {
-    params p;
+    static params p;
     make_params(&p);
     FOR_CASES(len, inner) {
         const size_t off = len % 2; /* every other length on an unaligned pointer */
@@ -218,7 +248,7 @@ static void test_fake_quant(void) {
 }
 
 static void test_quantize_dequantize(void) {
-    params p;
+    static params p;
     make_params(&p);
     FOR_CASES(len, inner) {
         const size_t off = len % 2;
@@ -255,18 +285,23 @@ static void test_quantize_dynamic(void) {
         CHECK_EQ(qg_quantize_dynamic(SP, NULL, NULL, xbuf, rqbuf, 1, 4, rbuf, &z, &err), QG_ERR_INVALID);
         return;
     }
-    params p;
+    static params p;
     make_params(&p);
     size_t refused = 0;
     FOR_CASES(len, inner) {
-        const size_t rows = len >= 3 ? 3 : 1, row_len = len / rows;
+        /* per group: rows of the grouped axis */
+        const size_t D = SP->channel_len;
+        if (per_group() && (inner != 1 || len == 0))
+            continue;
+        const size_t rows = per_group() ? len / D : len >= 3 ? 3 : 1, row_len = per_group() ? D : len / rows;
+        const size_t per_row = per_group() ? (D + SP->group_size - 1) / SP->group_size : 1;
         fill(xbuf, len, &p, inner);
         for (size_t i = 0; i < len; i++)
             xbuf[i] = isfinite(xbuf[i]) ? xbuf[i] : p.scale[0] * (float)(i % 7);
-        if (len % 5 == 4)
+        if ((per_group() ? rows : len) % 5 == 4)
             xbuf[rows * row_len - 1] = NAN;
-        float s[3], rs[3];
-        int32_t z[3], rz[3];
+        static float s[BUF], rs[BUF];
+        static int32_t z[BUF], rz[BUF];
         qg_error err, rerr;
         qg_status st = qg_quantize_dynamic(SP, K->observe, kc_quantize_any, xbuf, qbuf, rows, row_len, s, z, &err);
         qg_status rst = qg_quantize_dynamic(SP, NULL, NULL, xbuf, rqbuf, rows, row_len, rs, rz, &rerr);
@@ -276,8 +311,8 @@ static void test_quantize_dynamic(void) {
         if (st == rst && st != QG_OK)
             CHECK(strcmp(err.message, rerr.message) == 0);
         count("quantize_dynamic q", done * row_len, qbuf, rqbuf, sizeof(KC_Q), len, inner);
-        count("quantize_dynamic scale", done, s, rs, sizeof(float), len, inner);
-        count("quantize_dynamic zero_point", done, z, rz, sizeof(int32_t), len, inner);
+        count("quantize_dynamic scale", done * per_row, s, rs, sizeof(float), len, inner);
+        count("quantize_dynamic zero_point", done * per_row, z, rz, sizeof(int32_t), len, inner);
     }
     CHECK(refused > 0);
     CHECK_EQ(mismatches, 0);
@@ -362,9 +397,15 @@ static void compare_observers(const qg_observer *a, const qg_observer *b, size_t
 }
 
 static void test_observe(void) {
-    params p;
+    static params p;
     make_params(&p);
     qg_error err;
+    if (per_group()) { /* no running state per group */
+        qg_observer *o = NULL;
+        CHECK_EQ(qg_observer_create(SP, &o, &err), QG_ERR_INVALID);
+        CHECK(o == NULL);
+        return;
+    }
     size_t C = qg_qscheme_is_per_channel(SP->qscheme) ? SP->channel_len : 1;
     FOR_CASES(len, inner) {
         /* The histogram kernel is the runtime's own update: a few lengths
@@ -481,23 +522,26 @@ static void test_dispatch(void) {
     for (size_t i = 0; i < sizeof kc_table / sizeof kc_table[0]; i++)
         known |= strcmp(kc_table[i].isa, isa) == 0;
     CHECK(known);
-    params p;
+    static params p;
     make_params(&p);
-    fill(xbuf, 1000, &p, 1);
+    const size_t n = per_group() ? 1000 / SP->channel_len * SP->channel_len : 1000;
+    fill(xbuf, n, &p, 1);
     qg_qparams qp = qparams_of(&p, 1);
-    KC_CAT(KC_SPEC, _fake_quant)(xbuf, ybuf, NULL, 1000, &qp);
-    qg_ref_fake_quant(SP, xbuf, rbuf, NULL, 1000, &qp);
-    count("dispatch fake_quant", 1000, ybuf, rbuf, 4, 1000, 1);
+    KC_CAT(KC_SPEC, _fake_quant)(xbuf, ybuf, NULL, n, &qp);
+    qg_ref_fake_quant(SP, xbuf, rbuf, NULL, n, &qp);
+    count("dispatch fake_quant", n, ybuf, rbuf, 4, n, 1);
 #if KC_CAT(KC_SPEC, _HAS_QUANTIZE_DYNAMIC)
     for (size_t i = 0; i < 1000; i++)
         xbuf[i] = isfinite(xbuf[i]) ? xbuf[i] : 0.25f;
-    float s[4], rs[4];
-    int32_t z[4], rz[4];
+    /* per group: rows of the grouped axis */
+    const size_t row_len = per_group() ? SP->channel_len : 250, rows = n / row_len;
+    static float s[1000], rs[1000];
+    static int32_t z[1000], rz[1000];
     qg_error err;
-    CHECK_EQ(KC_CAT(KC_SPEC, _quantize_dynamic)(xbuf, qbuf, 4, 250, s, z, &err), QG_OK);
-    CHECK_EQ(qg_quantize_dynamic(SP, NULL, NULL, xbuf, rqbuf, 4, 250, rs, rz, &err), QG_OK);
-    count("dispatch quantize_dynamic", 1000, qbuf, rqbuf, sizeof(KC_Q), 1000, 1);
-    count("dispatch quantize_dynamic scale", 4, s, rs, sizeof(float), 1000, 1);
+    CHECK_EQ(KC_CAT(KC_SPEC, _quantize_dynamic)(xbuf, qbuf, rows, row_len, s, z, &err), QG_OK);
+    CHECK_EQ(qg_quantize_dynamic(SP, NULL, NULL, xbuf, rqbuf, rows, row_len, rs, rz, &err), QG_OK);
+    count("dispatch quantize_dynamic", n, qbuf, rqbuf, sizeof(KC_Q), n, 1);
+    count("dispatch quantize_dynamic scale", rows, s, rs, sizeof(float), n, 1);
 #endif
     CHECK_EQ(mismatches, 0);
 }

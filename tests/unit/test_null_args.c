@@ -50,6 +50,12 @@ static void test_reference_ops(void) {
     REFUSED(qg_qparams_validate(&sp, NULL, &err), "qg_qparams_validate", "qp");
     qg_qparams no_scale = {NULL, &z, NULL, 1, 1};
     REFUSED(qg_qparams_validate(&sp, &no_scale, &err), "qg_qparams_validate", "qp->scale");
+    REFUSED(qg_qparams_validate_n(NULL, &qp, 4, &err), "qg_qparams_validate_n", "sp");
+    REFUSED(qg_qparams_validate_n(&sp, &no_scale, 4, &err), "qg_qparams_validate_n", "qp->scale");
+    /* the per-group drivers: nothing happens, nothing crashes */
+    qg_group_quantize(NULL, NULL, x, q, 4, &qp);
+    qg_group_dequantize(&sp, NULL, q, y, 4, &qp);
+    qg_group_fake_quant(&sp, NULL, x, y, m, 4, NULL);
     /* no status: nothing happens, nothing crashes */
     qg_ref_quantize(NULL, x, q, 4, &qp);
     qg_ref_quantize(&sp, NULL, q, 4, &qp);
