@@ -141,10 +141,11 @@ static qg_status validate_groups(const qg_spec *sp, qg_error *err) {
     if (sp->group_size < 1)
         return qg_error_set(err, QG_ERR_INVALID, "group_size: got %zu; expected >= 1 for qscheme %s", sp->group_size,
                             qs);
-    if (sp->observer.type != QG_OBS_PLACEHOLDER)
+    /* minmax: each group's min/max, as dynamic quantization takes them */
+    if (sp->observer.type != QG_OBS_PLACEHOLDER && sp->observer.type != QG_OBS_MINMAX)
         return qg_error_set(err, QG_ERR_INVALID,
-                            "observer.type: got \"%s\"; expected placeholder for qscheme %s (per-group qparams are "
-                            "given by the caller or computed by dynamic quantization)",
+                            "observer.type: got \"%s\"; expected minmax or placeholder for qscheme %s (per-group "
+                            "qparams are given by the caller or computed by dynamic quantization)",
                             qg_observer_type_name(sp->observer.type) ? qg_observer_type_name(sp->observer.type) : "?",
                             qs);
     if (sp->train_qparams != QG_TRAIN_QPARAMS_OBSERVER)

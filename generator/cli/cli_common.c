@@ -82,7 +82,7 @@ qg_status qg_cli_layout(const qg_spec *sp, const qg_npy *a, const char *path, si
                         qg_error *err) {
     *channels = 1;
     *inner = 1;
-    if (!qg_qscheme_is_per_channel(sp->qscheme))
+    if (!qg_qscheme_is_per_channel(sp->qscheme) && !qg_qscheme_is_per_group(sp->qscheme))
         return QG_OK;
     int axis = sp->ch_axis < 0 ? sp->ch_axis + a->ndim : sp->ch_axis;
     if (axis < 0 || axis >= a->ndim)

@@ -159,9 +159,12 @@ static int load_qparams(const run_args *a, run_ctx *r, bool float_zp, qg_qparams
         for (size_t i = 0; i < nz && !float_zp; i++)
             r->zf[i] = (float)r->zp[i];
     }
-    if (r->nscale != r->channels || nz != r->channels)
-        return qg_cli_failf("--scale/--zero-point: got %zu and %zu values; expected %zu (channel_len of spec \"%s\")",
-                            r->nscale, nz, r->channels, r->sp.name);
+    /* per group: the blocked scale tensor, flattened (docs/semantics.md, "Layouts") */
+    const bool grouped = qg_qscheme_is_per_group(r->sp.qscheme);
+    const size_t want = grouped ? qg_qparams_count(&r->sp, r->x.count, r->inner) : r->channels;
+    if (r->nscale != want || nz != want)
+        return qg_cli_failf("--scale/--zero-point: got %zu and %zu values; expected %zu (%s of spec \"%s\")", r->nscale,
+                            nz, want, grouped ? "the groups of this input" : "channel_len", r->sp.name);
     qg_qparams q = {r->scale, r->zp, float_zp ? r->zf : NULL, r->channels, r->inner};
     *qp = q;
     return QG_EXIT_OK;
@@ -420,9 +423,13 @@ static int op_lsq_backward(const run_args *a, run_ctx *r, const run_out *o) {
  * dimension with --per-token (docs/semantics.md, "Dynamic quantization"). */
 static int op_dynamic(const run_args *a, run_ctx *r, const run_out *o) {
     const size_t n = r->x.count, last = r->x.ndim ? r->x.shape[r->x.ndim - 1] : 1;
-    const size_t row_len = a->per_token ? last : n, rows = a->per_token ? (last ? n / last : 0) : 1;
-    float *s = malloc((rows + 1) * sizeof(float));
-    int32_t *z = malloc((rows + 1) * sizeof(int32_t));
+    /* per group: each row of the last dimension in groups */
+    const bool by_row = a->per_token || qg_qscheme_is_per_group(r->sp.qscheme);
+    const size_t row_len = by_row ? last : n, rows = by_row ? (last ? n / last : 0) : 1;
+    const size_t G = qg_qscheme_is_per_group(r->sp.qscheme) ? r->sp.group_size : (row_len ? row_len : 1);
+    const size_t count = rows * ((row_len + G - 1) / G);
+    float *s = malloc((count + 1) * sizeof(float));
+    int32_t *z = malloc((count + 1) * sizeof(int32_t));
     qg_error err;
     int rc = 0;
     if (!s || !z)
@@ -430,7 +437,7 @@ static int op_dynamic(const run_args *a, run_ctx *r, const run_out *o) {
     else if (qg_quantize_dynamic(&r->sp, NULL, NULL, r->x.data, o->q, rows, row_len, s, z, &err))
         rc = qg_cli_fail(&err);
     else if (!(rc = write_out(a->out, npy_of(r->sp.dtype), &r->x, o->q)))
-        print_values("scale", s, "zero_point", z, rows);
+        print_values("scale", s, "zero_point", z, count);
     free(s);
     free(z);
     return rc;
@@ -441,7 +448,7 @@ static int op_elementwise(const run_args *a, run_ctx *r, const qg_qparams *qp, c
     const qg_spec *sp = &r->sp;
     const size_t n = r->x.count;
     qg_error err;
-    if (qg_qparams_validate(sp, qp, &err))
+    if (qg_qparams_validate_n(sp, qp, n, &err))
         return qg_cli_fail(&err);
     if (strcmp(a->op, "quantize") == 0) {
         qg_ref_quantize(sp, r->x.data, o->q, n, qp);
@@ -463,6 +470,10 @@ static int op_elementwise(const run_args *a, run_ctx *r, const qg_qparams *qp, c
 static int op_with_qparams(const run_args *a, run_ctx *r, const run_out *o) {
     const qg_spec *sp = &r->sp;
     const bool lsqf = strcmp(a->op, "lsq_forward") == 0, lsqb = strcmp(a->op, "lsq_backward") == 0;
+    if ((lsqf || lsqb) && qg_qscheme_is_per_group(sp->qscheme))
+        return qg_cli_failf("--op %s: spec \"%s\" is %s; expected a per-tensor or per-channel spec (LSQ per group "
+                            "is not built)",
+                            a->op, sp->name, qg_qscheme_name(sp->qscheme));
     qg_qparams qp;
     int rc = load_qparams(a, r, sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS || lsqf || lsqb, &qp);
     if (rc || ((lsqf || lsqb) && (rc = check_lsq_qparams(r))))
@@ -528,7 +539,14 @@ int qg_cmd_run(int argc, char **argv) {
         free(r);
         return qg_cli_fail(&err);
     }
+    if (qg_npy_read(a.in, &r->x, &err)) {
+        free(r);
+        return qg_cli_fail(&err);
+    }
+    /* per group: up to one pair per element (and one for an empty input) */
     r->cap = r->sp.channel_len > MAXCH ? r->sp.channel_len : MAXCH;
+    if (qg_qscheme_is_per_group(r->sp.qscheme) && r->x.count >= r->cap)
+        r->cap = r->x.count + 1;
     r->scale = malloc(r->cap * sizeof(float));
     r->zf = malloc(r->cap * sizeof(float));
     r->zp = malloc(r->cap * sizeof(int32_t));
@@ -536,8 +554,6 @@ int qg_cmd_run(int argc, char **argv) {
     r->dz = malloc(r->cap * sizeof(double));
     if (!r->scale || !r->zf || !r->zp || !r->ds || !r->dz)
         rc = qg_cli_failf("out of memory");
-    else if (qg_npy_read(a.in, &r->x, &err))
-        rc = qg_cli_fail(&err);
     else
         rc = run_op(&a, r);
     rc = finish_outputs(rc);

@@ -190,10 +190,7 @@ static const char *isa_n(int i) { return qg_isa_name((qg_isa)i); }
 
 static qg_status convert_observer(const ctx *c, json_t *o, qg_spec *sp) {
     qg_observer_spec *ob = &sp->observer;
-    /* per-group qparams come from the caller or from dynamic quantization */
-    int type = qg_qscheme_is_per_channel(sp->qscheme) ? QG_OBS_PER_CHANNEL_MINMAX
-               : qg_qscheme_is_per_group(sp->qscheme) ? QG_OBS_PLACEHOLDER
-                                                      : QG_OBS_MINMAX;
+    int type = qg_qscheme_is_per_channel(sp->qscheme) ? QG_OBS_PER_CHANNEL_MINMAX : QG_OBS_MINMAX;
     long long bins = ob->bins, up = ob->upsample_rate, zp = ob->fixed_zero_point;
     qg_status st;
     if ((st = get_enum(c, o, "type", "observer.type", observer_n, 7, &type)) ||

@@ -113,19 +113,24 @@ class Kernels:
         """Elements per channel run: given, or from the array's shape."""
         if inner is not None:
             return int(inner)
-        return layout(shape, self.spec.per_channel, self.spec["ch_axis"], self.spec.channels)[1]
+        spec = self.spec
+        return layout(shape, spec.per_channel or spec.per_group, spec["ch_axis"], spec.channels)[1]
 
-    def _qparams(self, scale, zero_point, inner):
+    def _qparams(self, scale, zero_point, inner, n):
+        """qparams for n elements; per group, the values of ONNX's blocked
+        scale tensor in its order (docs/semantics.md, "Layouts")."""
         import numpy
 
         C = self.spec.channels
+        count = _lib.lib().qg_qparams_count(self.spec._ptr, n, inner) if self.spec.per_group else C
         s = numpy.ascontiguousarray(numpy.asarray(_to_numpy(scale), dtype=numpy.float32).reshape(-1))
         z = numpy.ascontiguousarray(numpy.asarray(_to_numpy(zero_point), dtype=numpy.int32).reshape(-1))
-        if s.size != C or z.size != C:
-            raise ValueError(f"scale/zero_point: {s.size}/{z.size} values; expected {C} (the spec's channels)")
+        if s.size != count or z.size != count:
+            what = "the blocked scale tensor's size" if self.spec.per_group else "the spec's channels"
+            raise ValueError(f"scale/zero_point: {s.size}/{z.size} values; expected {count} ({what})")
         qp = _lib.QParams(s.ctypes.data, z.ctypes.data, None, C, inner)
         err = _lib.Error()
-        _lib.check(_lib.lib().qg_qparams_validate(self.spec._ptr, ctypes.byref(qp), ctypes.byref(err)), err)
+        _lib.check(_lib.lib().qg_qparams_validate_n(self.spec._ptr, ctypes.byref(qp), n, ctypes.byref(err)), err)
         return qp, (s, z)  # the arrays live as long as qp is used
 
     # ---- ops -------------------------------------------------------------
@@ -141,7 +146,7 @@ class Kernels:
         nmask = (n + 7) // 8 if self.spec["compat_mask"] else n
         mask = _empty_like(x, "uint8", (nmask,) if self.spec["compat_mask"] else shape)
         pm = _array_info(mask, "mask", "uint8")[0]
-        qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner))
+        qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner), n)
         self._fake_quant(px, py, pm, n, qp)
         return y, mask
 
@@ -162,14 +167,14 @@ class Kernels:
     def quantize(self, x, scale, zero_point, inner=None):
         px, n, shape = _array_info(x, "x", "float32")
         q = _empty_like(x, self.q_dtype, shape)
-        qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner))
+        qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner), n)
         self._quantize(px, _array_info(q, "q", self.q_dtype)[0], n, qp)
         return q
 
     def dequantize(self, q, scale, zero_point, inner=None):
         pq, n, shape = _array_info(q, "q", self.q_dtype)
         x = _empty_like(q, "float32", shape)
-        qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner))
+        qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner), n)
         self._dequantize(pq, _array_info(x, "x", "float32")[0], n, qp)
         return x
 
@@ -179,12 +184,19 @@ class Kernels:
         quantization"), one scale and zero point for the tensor, or with
         per_token one per row along the last dimension. Per tensor with
         "fused_op" this is torch.quantize_per_tensor_dynamic; with onnx.uint8,
-        ONNX's DynamicQuantizeLinear."""
+        ONNX's DynamicQuantizeLinear. A per-group spec groups each row (the
+        last dimension, of channel_len elements): scale and zero_point then
+        have x's shape with the last dimension ceil(channel_len / group_size)."""
         px, n, shape = _array_info(x, "x", "float32")
-        row_len = (shape[-1] if shape else 1) if per_token else n
-        rows = (n // row_len if row_len else 0) if per_token else 1
+        per_row = per_token or self.spec.per_group
+        row_len = (shape[-1] if shape else 1) if per_row else n
+        rows = (n // row_len if row_len else 0) if per_row else 1
         q = _empty_like(x, self.q_dtype, shape)
-        scale, zero_point = _empty_like(x, "float32", (rows,)), _empty_like(x, "int32", (rows,))
+        pshape = (rows,)
+        if self.spec.per_group:
+            G = self.spec.group_size
+            pshape = tuple(shape[:-1]) + (-(-row_len // G),)
+        scale, zero_point = _empty_like(x, "float32", pshape), _empty_like(x, "int32", pshape)
         err = _lib.Error()
         st = _lib.lib().qg_quantize_dynamic(self.spec._ptr, *self._dynamic_kernels(), px,
                                             _array_info(q, "q", self.q_dtype)[0], rows, row_len,

@@ -81,8 +81,17 @@ class Spec:
         return self._dict["qscheme"].startswith("per_channel")
 
     @property
+    def per_group(self):
+        return self._dict["qscheme"].startswith("per_group")
+
+    @property
+    def group_size(self):
+        return self._dict.get("group_size", 0)
+
+    @property
     def channels(self):
-        return self._dict["channel_len"] if self.per_channel else 1
+        """The spec's channel count; per group, the grouped axis' length."""
+        return self._dict["channel_len"] if self.per_channel or self.per_group else 1
 
     def __repr__(self):
         d = self._dict

@@ -190,6 +190,41 @@ static void test_run_matches_library(void) {
                     2);
     ASSERT_CONTAINS(err_text, "--per-token", "quantize_dynamic");
 
+    /* per group: the blocked scale list in its order; the wrong count refused */
+    const char *grp[] = {"qscheme=per_group_affine", "channel_len=10", "group_size=4"};
+    CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--set", grp[0], "--set", grp[1], "--set", grp[2],
+                               "--op", "quantize", "--in", tmp("x.npy"), "--scale", "0.05,0.1,0.2", "--zero-point",
+                               "7,8,9", "--out", tmp("qg.npy"), NULL),
+                          0);
+    qg_spec spg;
+    CU_ASSERT_EQUAL_FATAL(qg_spec_load_file(tmp("act.json"), grp, 3, &spg, &err), QG_OK);
+    const float sg[3] = {0.05f, 0.1f, 0.2f};
+    const int32_t zg[3] = {7, 8, 9};
+    qg_qparams qpg = {sg, zg, NULL, 10, 1};
+    uint8_t wantg[10];
+    qg_ref_quantize(&spg, X, wantg, 10, &qpg);
+    qg_npy qgn;
+    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("qg.npy"), &qgn, &err), QG_OK);
+    CU_ASSERT_TRUE(qgn.count == 10 && memcmp(qgn.data, wantg, 10) == 0);
+    free(qgn.data);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--set", grp[0], "--set", grp[1], "--set", grp[2], "--op",
+                         "quantize", "--in", tmp("x.npy"), "--scale", "0.05", "--zero-point", "7", "--out",
+                         tmp("qg.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "got 1 and 1 values; expected 3", "groups");
+    CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--set", grp[0], "--set", grp[1], "--set", grp[2],
+                               "--op", "quantize_dynamic", "--in", tmp("x.npy"), "--out", tmp("qg.npy"), NULL),
+                          0);
+    float sdg[3];
+    int32_t zdg[3];
+    CU_ASSERT_EQUAL(qg_quantize_dynamic(&spg, NULL, NULL, X, wantg, 1, 10, sdg, zdg, &err), QG_OK);
+    char want_text[200];
+    snprintf(want_text, sizeof want_text, "\"zero_point\": [%d, %d, %d]", zdg[0], zdg[1], zdg[2]);
+    ASSERT_CONTAINS(out_text, want_text, "\"scale\": [");
+    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("qg.npy"), &qgn, &err), QG_OK);
+    CU_ASSERT_TRUE(qgn.count == 10 && memcmp(qgn.data, wantg, 10) == 0);
+    free(qgn.data);
+
     /* observe with a state file, then run from that state */
     unlink(tmp("st.bin"));
     CU_ASSERT_EQUAL(qgen("observe", "--spec", tmp("act.json"), "--in", tmp("x.npy"), "--state", tmp("st.bin"), NULL),

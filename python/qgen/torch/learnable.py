@@ -36,7 +36,7 @@ class _Lsq(torch.autograd.Function):
         z = torch.round(zf).clamp(spec["quant_min"], spec["quant_max"]).to(torch.int32)
         y = torch.empty_like(x)
         k = _kernels_of(spec)
-        qp, _keep = k._qparams(s, z, inner)
+        qp, _keep = k._qparams(s, z, inner, x.numel())
         k._fake_quant(x.data_ptr(), y.data_ptr(), None, x.numel(), qp)
         ctx.save_for_backward(x, s, zf)
         ctx.meta = (spec, channels, inner, grad_factor, scale.shape, zero_point.shape)
