@@ -65,6 +65,11 @@ qg_status qg_quantize_dynamic(const qg_spec *spec, qg_observe_fn observe, qg_qua
                             "row_len: got %zu; expected channel_len %zu (per-group dynamic quantization groups each "
                             "row, the spec's grouped axis)",
                             row_len, spec->channel_len);
+    if (qg_dtype_is_packed(spec->dtype) && rows > 1 && row_len % 2)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "row_len: got %zu with %zu rows of %s; expected an even length (packed rows start on "
+                            "whole bytes)",
+                            row_len, rows, qg_dtype_name(spec->dtype));
     if (rows != 0 && row_len == 0)
         return qg_error_set(err, QG_ERR_INVALID,
                             "row_len: 0 with %zu rows; expected at least 1 element per row "
@@ -73,7 +78,6 @@ qg_status qg_quantize_dynamic(const qg_spec *spec, qg_observe_fn observe, qg_qua
     qg_observer *obs = qg_observer_reducer(spec, 1);
     if (!obs)
         return qg_error_set(err, QG_ERR_NOMEM, "out of memory for a row's observer");
-    const size_t qsize = qg_dtype_size(spec->dtype);
     /* per group: a row is the grouped axis, cut into groups of group_size */
     const size_t G = qg_qscheme_is_per_group(spec->qscheme) ? spec->group_size : row_len;
     const size_t groups = row_len ? (row_len + G - 1) / G : 0;
@@ -93,7 +97,7 @@ qg_status qg_quantize_dynamic(const qg_spec *spec, qg_observe_fn observe, qg_qua
         if (st)
             break;
         const qg_qparams qp = {sr, zr, NULL, qg_qscheme_is_per_group(spec->qscheme) ? row_len : 1, 1};
-        void *qr = (unsigned char *)q + r * row_len * qsize;
+        void *qr = (unsigned char *)q + r * qg_q_bytes(spec->dtype, row_len);
         if (quantize)
             quantize(xr, qr, row_len, &qp);
         else

@@ -64,33 +64,14 @@ qg_status qg_qparams_validate(const qg_spec *sp, const qg_qparams *qp, qg_error 
     return qg_qparams_validate_n(sp, qp, qp->channels * qp->inner, err);
 }
 
-static void store_q(qg_dtype d, void *q, size_t i, int64_t v) {
-    switch (d) {
-    case QG_QINT8: ((int8_t *)q)[i] = (int8_t)v; break;
-    case QG_QUINT8: ((uint8_t *)q)[i] = (uint8_t)v; break;
-    case QG_QINT16: ((int16_t *)q)[i] = (int16_t)v; break;
-    case QG_QUINT16: ((uint16_t *)q)[i] = (uint16_t)v; break;
-    case QG_QINT32: ((int32_t *)q)[i] = (int32_t)v; break;
-    }
-}
-
-static int64_t load_q(qg_dtype d, const void *q, size_t i) {
-    switch (d) {
-    case QG_QINT8: return ((const int8_t *)q)[i];
-    case QG_QUINT8: return ((const uint8_t *)q)[i];
-    case QG_QINT16: return ((const int16_t *)q)[i];
-    case QG_QUINT16: return ((const uint16_t *)q)[i];
-    case QG_QINT32:
-    default: return ((const int32_t *)q)[i];
-    }
-}
-
 void qg_ref_quantize(const qg_spec *sp, const float *x, void *q, size_t n, const qg_qparams *qp) {
     QG_NEED_OR_RETURN(sp && qp && ((x && q) || n == 0));
+    if (qg_dtype_is_packed(sp->dtype) && n)
+        memset(q, 0, qg_q_bytes(sp->dtype, n));
     for (size_t i = 0; i < n; i++) {
         qg_chan ch = qg_chan_of(sp, qp, qg_param_index(sp, qp, i));
         bool in_range;
-        store_q(sp->dtype, q, i, qg_quant_elem(sp, &ch, x[i], &in_range));
+        qg_store_q(sp->dtype, q, i, qg_quant_elem(sp, &ch, x[i], &in_range));
     }
 }
 
@@ -98,7 +79,7 @@ void qg_ref_dequantize(const qg_spec *sp, const void *q, float *x, size_t n, con
     QG_NEED_OR_RETURN(sp && qp && ((x && q) || n == 0));
     for (size_t i = 0; i < n; i++) {
         qg_chan ch = qg_chan_of(sp, qp, qg_param_index(sp, qp, i));
-        x[i] = qg_dequant_elem(&ch, load_q(sp->dtype, q, i));
+        x[i] = qg_dequant_elem(&ch, qg_load_q(sp->dtype, q, i));
     }
 }
 

@@ -3,6 +3,7 @@
  * fixed point (gemmlowp/TFLite: a Q31 multiplier and a rounding shift). */
 #include <float.h>
 #include <math.h>
+#include <string.h>
 #include <stdint.h>
 
 #include "rt_internal.h"
@@ -98,6 +99,8 @@ int32_t qg_multiply_by_quantized_multiplier(int32_t x, int32_t mult, int shift) 
 
 void qg_ref_requantize(const qg_spec *sp, const int32_t *acc, void *y, size_t n, const qg_requant_params *rp) {
     QG_NEED_OR_RETURN(sp && rp && rp->s_w && ((acc && y) || n == 0));
+    if (qg_dtype_is_packed(sp->dtype) && n)
+        memset(y, 0, qg_q_bytes(sp->dtype, n));
     for (size_t i = 0; i < n; i++) {
         size_t c = qg_channel_of(i, rp->inner ? rp->inner : 1, rp->channels);
         /* acc + bias saturates to int32, as the vector kernels' adds do */
@@ -115,12 +118,6 @@ void qg_ref_requantize(const qg_spec *sp, const int32_t *acc, void *y, size_t n,
         v = v != v ? 0.0 : v; /* NaN from an invalid multiplier: the zero point */
         v += rp->z_out;
         int64_t q = v < (double)sp->quant_min ? sp->quant_min : v > (double)sp->quant_max ? sp->quant_max : (int64_t)v;
-        switch (sp->dtype) {
-        case QG_QINT8: ((int8_t *)y)[i] = (int8_t)q; break;
-        case QG_QUINT8: ((uint8_t *)y)[i] = (uint8_t)q; break;
-        case QG_QINT16: ((int16_t *)y)[i] = (int16_t)q; break;
-        case QG_QUINT16: ((uint16_t *)y)[i] = (uint16_t)q; break;
-        case QG_QINT32: ((int32_t *)y)[i] = (int32_t)q; break;
-        }
+        qg_store_q(sp->dtype, y, i, q);
     }
 }

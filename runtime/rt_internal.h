@@ -54,6 +54,41 @@ static inline size_t qg_param_index(const qg_spec *sp, const qg_qparams *qp, siz
     return (o * ((D + G - 1) / G) + d / G) * inner + k;
 }
 
+/* Element i of a q tensor of dtype d (4-bit: packed, the byte zeroed
+ * before the first store into it). */
+static inline void qg_store_q(qg_dtype d, void *q, size_t i, int64_t v) {
+    switch (d) {
+    case QG_QINT8: ((int8_t *)q)[i] = (int8_t)v; break;
+    case QG_QUINT8: ((uint8_t *)q)[i] = (uint8_t)v; break;
+    case QG_QINT16: ((int16_t *)q)[i] = (int16_t)v; break;
+    case QG_QUINT16: ((uint16_t *)q)[i] = (uint16_t)v; break;
+    case QG_QINT32: ((int32_t *)q)[i] = (int32_t)v; break;
+    case QG_QINT4:
+    case QG_QUINT4: {
+        /* the byte was zeroed before; low nibble first */
+        uint8_t *b = (uint8_t *)q + i / 2;
+        *b = (uint8_t)(*b | (((uint64_t)v & 0xFu) << (4 * (i % 2))));
+        break;
+    }
+    }
+}
+
+static inline int64_t qg_load_q(qg_dtype d, const void *q, size_t i) {
+    switch (d) {
+    case QG_QINT8: return ((const int8_t *)q)[i];
+    case QG_QUINT8: return ((const uint8_t *)q)[i];
+    case QG_QINT16: return ((const int16_t *)q)[i];
+    case QG_QUINT16: return ((const uint16_t *)q)[i];
+    case QG_QINT4:
+    case QG_QUINT4: {
+        const int64_t v = (((const uint8_t *)q)[i / 2] >> (4 * (i % 2))) & 0xF;
+        return d == QG_QINT4 && v >= 8 ? v - 16 : v;
+    }
+    case QG_QINT32:
+    default: return ((const int32_t *)q)[i];
+    }
+}
+
 /* q for x, clamped to [qmin, qmax]; *in_range is the gradient mask bit
  * (qmin <= r + z <= qmax before clamping). The integer add and clamp are
  * done in double, where they are exact for every fp32 r. */

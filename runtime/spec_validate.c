@@ -161,7 +161,8 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
         return qg_error_set(err, QG_ERR_INVALID, "name: got \"%s\"; expected a C identifier ([A-Za-z_][A-Za-z0-9_]*)",
                             sp->name);
     if (!qg_dtype_name(sp->dtype))
-        return qg_error_set(err, QG_ERR_INVALID, "dtype: got %d; expected qint8, quint8, qint16, quint16 or qint32",
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "dtype: got %d; expected qint8, quint8, qint16, quint16, qint32, qint4 or quint4",
                             (int)sp->dtype);
     qg_status st = validate_range(sp, err);
     if (st)

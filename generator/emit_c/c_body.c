@@ -63,7 +63,8 @@ void qg_c_float_literal(float f, char *out, size_t cap) {
 }
 
 const char *qg_q_type(qg_dtype d) {
-    static const char *const names[] = {"int8_t", "uint8_t", "int16_t", "int32_t", "uint16_t"};
+    /* 4-bit: packed bytes, one element per byte inside the kernels */
+    static const char *const names[] = {"int8_t", "uint8_t", "int16_t", "int32_t", "uint16_t", "int8_t", "uint8_t"};
     return names[d];
 }
 

@@ -110,28 +110,25 @@ static void emit_channel_count(emitter *e, const char *indent) {
         P("%sconst size_t C = qp->channels;\n", indent);
 }
 
-/* Per-group: NAME_<op>__<isa>(args) { qg_group_<op>(&NAME_spec, blocks, args); } */
-static void emit_group_forwarder(emitter *e, const qg_op_info *o) {
-    qg_c_entry_open(e, o->op);
-    P("    %s(&%s_spec, (%s)%s_%s_blocks__%s, ", o->group_driver, e->name, o->group_fn_type, e->name, o->name,
-      e->tg->name);
+/* NAME_<op><name>__<isa>(args) { qg_<driver>_<op>(&NAME_spec, NAME_<op><inner>__<isa>, args); }
+ * (the per-group and 4-bit drivers of the runtime). */
+static void emit_forwarder(emitter *e, const qg_op_info *o, const char *name, const char *driver, const char *inner) {
+    char suffix[48];
+    snprintf(suffix, sizeof suffix, "%s__%s", name, e->tg->name);
+    if (name[0])
+        S("static ");
+    qg_c_prototype(e->t, o, e->name, suffix);
+    P(" {\n    qg_%s_%s(&%s_spec, (qg_%s_fn)%s_%s%s__%s, ", driver, o->driver_stem, e->name, o->driver_stem, e->name,
+      o->name, inner, e->tg->name);
     qg_c_arg_names(e->t, o);
     S(");\n}\n\n");
 }
 
-void qg_c_entry(emitter *e, const qg_plan *p) {
+/* The walk's body, after its opening line. */
+static void emit_walk(emitter *e, const qg_plan *p) {
     op_io io = qg_c_io_of(e, p);
     const char *op = qg_kernel_op_name(p->op);
     const char *mask_arg = io.mask_in || io.mask_out ? ", mask" : "";
-    if (e->lp->group_driver) {
-        char suffix[48];
-        snprintf(suffix, sizeof suffix, "_blocks__%s", e->tg->name);
-        S("static ");
-        qg_c_prototype(e->t, qg_op_info_of(p->op), e->name, suffix);
-        S(" {\n");
-    } else {
-        qg_c_entry_open(e, p->op);
-    }
     if (e->lp->clear_mask_first)
         S("    if (mask)\n        memset(mask, 0, (n + 7) / 8);\n");
     if (e->lp->params == QG_PARAMS_NONE) {
@@ -159,8 +156,24 @@ void qg_c_entry(emitter *e, const qg_plan *p) {
     P("        %s_%s_span(%s, %s%s, base, m", e->name, op, io.in_name, io.out_name, mask_arg);
     emit_param_args(e, p);
     S(");\n    }\n}\n\n");
-    if (e->lp->group_driver)
-        emit_group_forwarder(e, qg_op_info_of(p->op));
+}
+
+void qg_c_entry(emitter *e, const qg_plan *p) {
+    const qg_op_info *o = qg_op_info_of(p->op);
+    qg_entry_chain ch;
+    qg_entry_chain_of(e->lp, &ch);
+    if (ch.walk[0]) {
+        char suffix[48];
+        snprintf(suffix, sizeof suffix, "%s__%s", ch.walk, e->tg->name);
+        S("static ");
+        qg_c_prototype(e->t, o, e->name, suffix);
+        S(" {\n");
+    } else {
+        qg_c_entry_open(e, p->op);
+    }
+    emit_walk(e, p);
+    for (int f = 0; f < ch.forwarders; f++)
+        emit_forwarder(e, o, ch.name[f], ch.driver[f], ch.inner[f]);
 }
 
 /* Per-channel parameter table for the channels-last layout, padded to a

@@ -35,7 +35,7 @@ void qg_c_load_expr(emitter *e, const op_io *io, const char *ptr, char *out, siz
     qg_text tmp = {0};
     qg_text_spell(&tmp,
                   io->in_is_i32 ? e->is->load_i
-                  : io->in_is_q ? e->is->load_q[e->sp->dtype]
+                  : io->in_is_q ? e->is->load_q[qg_kernel_dtype(e->sp)]
                                 : e->is->load_f,
                   ptr, NULL, NULL);
     snprintf(out, cap, "%s", tmp.p ? tmp.p : "");
@@ -82,7 +82,7 @@ void qg_c_mask_store_full(emitter *e, const char *at, const char *count, const c
 
 void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, const char *indent) {
     S(indent);
-    spell(e, io->out_is_q ? e->is->store_q[e->sp->dtype] : e->is->store_f, ptr, val, NULL);
+    spell(e, io->out_is_q ? e->is->store_q[qg_kernel_dtype(e->sp)] : e->is->store_f, ptr, val, NULL);
     S(";\n");
 }
 
@@ -166,8 +166,8 @@ static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
     const int L = e->lanes;
     /* The tail: through zeroed stack buffers, so no lane reads or
      * writes outside the caller's arrays. */
-    const char *in_t = io.in_is_i32 ? "int32_t" : io.in_is_q ? qg_q_type(e->sp->dtype) : "float";
-    const char *out_t = io.out_is_q ? qg_q_type(e->sp->dtype) : "float";
+    const char *in_t = io.in_is_i32 ? "int32_t" : io.in_is_q ? qg_q_type(qg_kernel_dtype(e->sp)) : "float";
+    const char *out_t = io.out_is_q ? qg_q_type(qg_kernel_dtype(e->sp)) : "float";
     S("    if (i < len) {\n");
     S("        const size_t r = len - i;\n");
     P("        %s inb[%d] = {0};\n        %s outb[%d];\n", in_t, L, out_t, L);
@@ -198,7 +198,7 @@ static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
  * buffer or through bits. */
 static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
     const qg_isa_spelling *is = e->is;
-    const qg_dtype d = e->sp->dtype;
+    const qg_dtype d = qg_kernel_dtype(e->sp);
     const char *qt = qg_q_type(d);
     S("    if (i < len) {\n        const size_t r = len - i;\n");
     P("        const %s tm = ", is->tail_mask_type ? is->tail_mask_type : is->vm);
@@ -277,7 +277,7 @@ void qg_c_span(emitter *e, const qg_plan *p) {
         }
         if (store4) {
             S("        ");
-            spell(e, e->is->store_q4[e->sp->dtype], "q + base + i", "r0, r1, r2, r3", NULL);
+            spell(e, e->is->store_q4[qg_kernel_dtype(e->sp)], "q + base + i", "r0, r1, r2, r3", NULL);
             S(";\n");
         }
         S("    }\n");

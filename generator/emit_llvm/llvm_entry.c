@@ -20,11 +20,12 @@ static LLVMValueRef define_named(lx *x, const qg_op_info *o, const char *infix) 
 
 LLVMValueRef lx_define_entry(lx *x, const qg_op_info *o) { return define_named(x, o, ""); }
 
-/* Per-group specs: the walk is NAME_<op>_blocks__<isa>, internal, whose
- * address the entry hands to the runtime's driver. */
-static LLVMValueRef define_blocks(lx *x, const qg_op_info *o) {
-    LLVMValueRef fn = define_named(x, o, "_blocks");
-    LLVMSetLinkage(fn, LLVMInternalLinkage);
+/* NAME_<op><infix>__<isa>: the entry itself, or (infix given) an internal
+ * function whose address a forwarder hands to a runtime driver. */
+static LLVMValueRef define_link(lx *x, const qg_op_info *o, const char *infix) {
+    LLVMValueRef fn = define_named(x, o, infix);
+    if (infix[0])
+        LLVMSetLinkage(fn, LLVMInternalLinkage);
     return fn;
 }
 
@@ -35,9 +36,10 @@ static LLVMValueRef spec_object(lx *x) {
     return g ? g : LLVMAddGlobal(x->m, x->i8, name);
 }
 
-/* NAME_<op>__<isa>(args...) { runtime_fn(&NAME_spec, [extra,] args...); } */
-static void build_forwarder(lx *x, const qg_op_info *o, const char *runtime_fn, LLVMValueRef extra) {
-    LLVMValueRef fn = lx_define_entry(x, o);
+/* NAME_<op><infix>__<isa>(args...) { runtime_fn(&NAME_spec, [extra,] args...); } */
+static LLVMValueRef build_forwarder(lx *x, const qg_op_info *o, const char *infix, const char *runtime_fn,
+                                    LLVMValueRef extra) {
+    LLVMValueRef fn = define_link(x, o, infix);
     LLVMTypeRef types[QG_OP_MAX_ARGS + 2] = {x->ptr, x->ptr};
     LLVMValueRef args[QG_OP_MAX_ARGS + 2] = {spec_object(x), extra};
     const unsigned first = extra ? 2 : 1;
@@ -48,6 +50,7 @@ static void build_forwarder(lx *x, const qg_op_info *o, const char *runtime_fn, 
     const unsigned n = (unsigned)o->nargs + first;
     lx_call(x, lx_declare(x, runtime_fn, x->vd, types, n), args, n);
     LLVMBuildRetVoid(x->b);
+    return fn;
 }
 
 /* Argument `kind` of entry `fn`, or a null pointer when the op has none. */
@@ -203,9 +206,10 @@ static void channel_runs(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRe
     lx_loop_close(x, &l, run_len);
 }
 
-static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef span, LLVMValueRef span1) {
+/* The walk of function `fn` over the tensor. */
+static void build_walk(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef fn, LLVMValueRef span,
+                       LLVMValueRef span1) {
     const qg_op_info *o = qg_op_info_of(p->op);
-    LLVMValueRef fn = x->lp->group_driver ? define_blocks(x, o) : lx_define_entry(x, o);
     LLVMValueRef in = LLVMGetParam(fn, (unsigned)qg_op_data_in(o)), out = LLVMGetParam(fn, (unsigned)qg_op_data_out(o));
     LLVMValueRef mask = entry_arg(x, fn, o, io->mask_in ? QG_ARG_MASK_IN : QG_ARG_MASK_OUT);
     LLVMValueRef n = entry_arg(x, fn, o, QG_ARG_N), qp = entry_arg(x, fn, o, QG_ARG_QPARAMS);
@@ -247,8 +251,20 @@ static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef sp
     LLVMValueRef run_len = LLVMBuildSelect(x->b, is0, lx_i64(x, 1), inner, "");
     channel_runs(x, p, span, in, out, mask, n, run_len, C, chan_of, qp);
     LLVMBuildRetVoid(x->b);
-    if (x->lp->group_driver)
-        build_forwarder(x, o, o->group_driver, fn);
+}
+
+/* The walk, and the forwarders to the runtime's drivers around it. */
+static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef span, LLVMValueRef span1) {
+    const qg_op_info *o = qg_op_info_of(p->op);
+    qg_entry_chain ch;
+    qg_entry_chain_of(x->lp, &ch);
+    LLVMValueRef fn = define_link(x, o, ch.walk);
+    build_walk(x, p, io, fn, span, span1);
+    for (int f = 0; f < ch.forwarders; f++) {
+        char driver[64];
+        snprintf(driver, sizeof driver, "qg_%s_%s", ch.driver[f], o->driver_stem);
+        fn = build_forwarder(x, o, ch.name[f], driver, fn);
+    }
 }
 
 /* requantize: m = fl(fl(s_in * s_w[c]) / s_out), bias and z_out per run. */
@@ -287,7 +303,7 @@ static void build_requantize_entry(lx *x, const qg_plan *p, LLVMValueRef span) {
 /* NAME_<op>__<isa>(args...) { ref(&NAME_spec, args...); } */
 static void build_forward(lx *x, qg_kernel_op op) {
     const qg_op_info *o = qg_op_info_of(op);
-    build_forwarder(x, o, o->reference, NULL);
+    build_forwarder(x, o, "", o->reference, NULL);
 }
 
 /* The plan and loops of `op`, the loops made the builder's current ones. */

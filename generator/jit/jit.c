@@ -102,6 +102,8 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
         {"qg_group_quantize", (void (*)(void))qg_group_quantize},
         {"qg_group_dequantize", (void (*)(void))qg_group_dequantize},
         {"qg_group_fake_quant", (void (*)(void))qg_group_fake_quant},
+        {"qg_pack4_quantize", (void (*)(void))qg_pack4_quantize},
+        {"qg_pack4_dequantize", (void (*)(void))qg_pack4_dequantize},
     };
     enum { N = sizeof syms / sizeof syms[0] };
     LLVMOrcCSymbolMapPair pairs[N];

@@ -39,5 +39,27 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
     out->unroll = t->unroll;
     out->tail = t->lanes != 1;
     const bool narrow_out = qg_op_info_of(op)->args[qg_op_data_out(o)].kind == QG_ARG_Q_OUT;
-    out->group_store = narrow_out && t->unroll == 4 && qg_isa_spelling_of(isa)->store_q4[sp->dtype] != NULL;
+    out->group_store = narrow_out && t->unroll == 4 && qg_isa_spelling_of(isa)->store_q4[qg_kernel_dtype(sp)] != NULL;
+    out->pack4 = qg_dtype_is_packed(sp->dtype) && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE);
+}
+
+qg_dtype qg_kernel_dtype(const qg_spec *sp) {
+    return sp->dtype == QG_QINT4 ? QG_QINT8 : sp->dtype == QG_QUINT4 ? QG_QUINT8 : sp->dtype;
+}
+
+void qg_entry_chain_of(const qg_kernel_loops *lp, qg_entry_chain *out) {
+    memset(out, 0, sizeof *out);
+    out->walk = lp->group_driver ? "_blocks" : lp->pack4 ? "_bytes" : "";
+    const char *at = out->walk;
+    if (lp->group_driver) {
+        out->name[out->forwarders] = lp->pack4 ? "_bytes" : "";
+        out->driver[out->forwarders] = "group";
+        out->inner[out->forwarders++] = at;
+        at = lp->pack4 ? "_bytes" : "";
+    }
+    if (lp->pack4) {
+        out->name[out->forwarders] = "";
+        out->driver[out->forwarders] = "pack4";
+        out->inner[out->forwarders++] = at;
+    }
 }

@@ -34,6 +34,9 @@ typedef struct qg_kernel_loops {
     /* Per-group specs: the walk above is a static "blocks" function and the
      * entry forwards to the runtime's qg_group_<op> driver with it. */
     bool group_driver;
+    /* 4-bit dtypes' quantize/dequantize: the kernel works on one byte per
+     * element ("bytes"), the entry forwards to qg_pack4_<op> with it. */
+    bool pack4;
     bool channels_last_table; /* channels > 1: inner == 1 walks vectors across channels of a parameter table */
     qg_param_source params;
     float fixed_scale; /* QG_PARAMS_FIXED */
@@ -46,6 +49,21 @@ typedef struct qg_kernel_loops {
     bool group_store;      /* the main loop's narrow q outputs are packed and stored together */
     bool tail;             /* counts that are not whole vectors end in a partial one (lanes != 1) */
 } qg_kernel_loops;
+
+/* The dtype a kernel stores per element: 4-bit dtypes are packed around
+ * kernels that work on their 8-bit twins (qint8, quint8). */
+qg_dtype qg_kernel_dtype(const qg_spec *spec);
+
+/* The entry's function names, as infixes between NAME_<op> and __<isa>:
+ * the walk's, and the driver forwarders' in the order they wrap it. */
+typedef struct qg_entry_chain {
+    const char *walk;      /* "", "_blocks" or "_bytes" */
+    int forwarders;        /* 0 to 2 */
+    const char *name[2];   /* the forwarder's own infix ("" is the entry) */
+    const char *driver[2]; /* "group" or "pack4": the runtime's qg_<driver>_<stem> */
+    const char *inner[2];  /* the infix of the function it hands on */
+} qg_entry_chain;
+void qg_entry_chain_of(const qg_kernel_loops *lp, qg_entry_chain *out);
 
 /* The loops of `op`'s kernel for `spec` on `isa` (a plan-served op: see
  * qg_plan_by_reference). */

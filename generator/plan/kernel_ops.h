@@ -42,9 +42,10 @@ typedef struct qg_op_info {
      * qg_observe_with. */
     const char *reference;
     qg_plan_input data; /* the plan input the data argument feeds */
-    /* Per-group specs: the runtime driver the entry forwards to, with the
-     * per-channel walk as a function of this type (NULL: no qparams). */
-    const char *group_driver, *group_fn_type;
+    /* The runtime drivers an entry may forward to are qg_group_<stem>
+     * (per-group specs) and qg_pack4_<stem> (4-bit dtypes), taking the inner
+     * function as a qg_<stem>_fn (NULL: the op has no such drivers). */
+    const char *driver_stem;
 } qg_op_info;
 
 const qg_op_info *qg_op_info_of(qg_kernel_op op);

@@ -148,7 +148,9 @@ static bool needs_more_than_fp32(const qg_spec *sp) {
 bool qg_plan_by_reference(const qg_spec *sp, qg_kernel_op op) {
     if (op == QG_K_OBSERVE)
         return false;
-    return needs_more_than_fp32(sp) || (op == QG_K_REQUANTIZE && sp->requant == QG_REQUANT_FIXED_POINT);
+    /* requantize to 4 bits packs in the reference */
+    return needs_more_than_fp32(sp) ||
+           (op == QG_K_REQUANTIZE && (sp->requant == QG_REQUANT_FIXED_POINT || qg_dtype_is_packed(sp->dtype)));
 }
 
 bool qg_plan_observer_reduces(const qg_spec *sp) {

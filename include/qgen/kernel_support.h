@@ -91,4 +91,12 @@ void qg_group_dequantize(const qg_spec *spec, qg_dequantize_fn kernel, const voi
 void qg_group_fake_quant(const qg_spec *spec, qg_fake_quant_fn kernel, const float *x, float *y, uint8_t *mask,
                          size_t n, const qg_qparams *qp);
 
+/* qint4/quint4 quantize and dequantize (packed, see qgen/spec.h) over
+ * `bytes`, the spec's kernel on one byte per element: the generated 4-bit
+ * entry points call these. */
+void qg_pack4_quantize(const qg_spec *spec, qg_quantize_fn bytes, const float *x, void *q, size_t n,
+                       const qg_qparams *qp);
+void qg_pack4_dequantize(const qg_spec *spec, qg_dequantize_fn bytes, const void *q, float *y, size_t n,
+                         const qg_qparams *qp);
+
 #endif

@@ -23,9 +23,11 @@
 extern "C" {
 #endif
 
-/* New dtypes go at the end: the values are part of the ABI. */
-typedef enum qg_dtype { QG_QINT8, QG_QUINT8, QG_QINT16, QG_QINT32, QG_QUINT16 } qg_dtype;
-#define QG_DTYPE_COUNT 5
+/* New dtypes go at the end: the values are part of the ABI. qint4 and
+ * quint4 are stored packed, two per byte, the element with the lower index
+ * in the low nibble, an odd count's last high nibble 0 (ONNX's layout). */
+typedef enum qg_dtype { QG_QINT8, QG_QUINT8, QG_QINT16, QG_QINT32, QG_QUINT16, QG_QINT4, QG_QUINT4 } qg_dtype;
+#define QG_DTYPE_COUNT 7
 
 typedef enum qg_qscheme {
     QG_PER_TENSOR_AFFINE,
@@ -141,10 +143,15 @@ const char *qg_train_qparams_name(qg_train_qparams r);
 const char *qg_observer_type_name(qg_observer_type t);
 const char *qg_isa_name(qg_isa isa);
 
-/* The dtype's full range, its element size in bytes, and whether it is unsigned. */
+/* The dtype's full range, its element size in bytes (1 for the 4-bit
+ * dtypes: their kernels work on one byte per element before packing), and
+ * whether it is unsigned or packed. */
 void qg_dtype_range(qg_dtype d, int64_t *qmin, int64_t *qmax);
 size_t qg_dtype_size(qg_dtype d);
 bool qg_dtype_is_unsigned(qg_dtype d);
+bool qg_dtype_is_packed(qg_dtype d);
+/* Bytes a q tensor of n elements takes: (n + 1) / 2 for the 4-bit dtypes. */
+size_t qg_q_bytes(qg_dtype d, size_t n);
 
 /* Checks the cross-field rules (range inside the dtype, 0 inside the range,
  * observer matching the qscheme, ...). Parsing calls it; so should anyone who
