@@ -7,7 +7,11 @@
  * FakeQuantize: clamp(floor(x / scale + 0.5), qmin, qmax) * scale. The onnx ones
  * are QuantizeLinear/DequantizeLinear of opset 21 (x / y_scale rounded half to
  * even, then the zero point, saturated to the dtype), per tensor; the
- * conformance suite runs them against ONNX Runtime (docs/onnx.md). */
+ * conformance suite runs them against ONNX Runtime (docs/onnx.md). The
+ * torchao ones are symmetric per-group int4 weights as torchao's
+ * IntxFakeQuantizeConfig(torch.int4, group_size, is_symmetric=True)
+ * computes them: groups along the last axis, scale = max|w| / 7.5 floored
+ * at fp32 eps, q = clamp(rne(w * fl(1 / scale)), -8, 7) (docs/spec.md). */
 #include <stddef.h>
 #include <string.h>
 
@@ -36,6 +40,10 @@
     "{\"dtype\":\"" dt "\",\"qscheme\":\"per_tensor_affine\",\"rounding\":\"half_even\",\"scale_op\":\"div\","         \
     "\"observer\":{\"type\":\"minmax\"}}"
 
+#define TORCHAO_INT4(g)                                                                                                \
+    "{\"dtype\":\"qint4\",\"qscheme\":\"per_group_symmetric\",\"group_size\":" g ",\"ch_axis\":-1,"                    \
+    "\"rounding\":\"half_even\",\"scale_op\":\"mul_inv\",\"observer\":{\"type\":\"minmax\"}}"
+
 static const struct {
     const char *name;
     const char *json;
@@ -62,6 +70,10 @@ static const struct {
     {"onnx.uint8", ONNX("quint8")},
     {"onnx.int16", ONNX("qint16")},
     {"onnx.uint16", ONNX("quint16")},
+    {"onnx.int4", ONNX("qint4")},
+    {"onnx.uint4", ONNX("quint4")},
+    {"torchao.int4_weight_g32", TORCHAO_INT4("32")},
+    {"torchao.int4_weight_g128", TORCHAO_INT4("128")},
 };
 
 #define N_PRESETS (sizeof presets / sizeof presets[0])

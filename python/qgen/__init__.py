@@ -4,6 +4,7 @@ those of docs/semantics.md, bit-exact with PyTorch 1.13."""
 
 from ._lib import QgenError
 from .kernels import Kernels, Reference
+from .packing import pack4, unpack4
 from .spec import Spec
 
-__all__ = ["QgenError", "Kernels", "Reference", "Spec"]
+__all__ = ["QgenError", "Kernels", "Reference", "Spec", "pack4", "unpack4"]

@@ -10,7 +10,10 @@ import threading
 from . import _lib
 from .spec import Spec
 
-_Q_NUMPY = {"qint8": "int8", "quint8": "uint8", "qint16": "int16", "qint32": "int32", "quint16": "uint16"}
+# 4-bit q arrays are the packed bytes (qgen.packing), uint8
+_Q_NUMPY = {"qint8": "int8", "quint8": "uint8", "qint16": "int16", "qint32": "int32", "quint16": "uint16",
+            "qint4": "uint8", "quint4": "uint8"}
+_PACKED = ("qint4", "quint4")
 _jit = None
 _jit_lock = threading.Lock()
 
@@ -164,15 +167,31 @@ class Kernels:
         self._backward(pdy, pm, pdx, n)
         return dx
 
+    def _q_like(self, x, shape, n):
+        """An output q array: x's shape, or for 4-bit dtypes the (n + 1) // 2
+        packed bytes, one dimension."""
+        return _empty_like(x, self.q_dtype, ((n + 1) // 2,) if self.spec["dtype"] in _PACKED else shape)
+
     def quantize(self, x, scale, zero_point, inner=None):
         px, n, shape = _array_info(x, "x", "float32")
-        q = _empty_like(x, self.q_dtype, shape)
+        q = self._q_like(x, shape, n)
         qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner), n)
         self._quantize(px, _array_info(q, "q", self.q_dtype)[0], n, qp)
         return q
 
-    def dequantize(self, q, scale, zero_point, inner=None):
-        pq, n, shape = _array_info(q, "q", self.q_dtype)
+    def dequantize(self, q, scale, zero_point, inner=None, shape=None):
+        """x from q; for 4-bit dtypes q holds packed bytes and `shape` gives
+        the tensor's shape (default: two elements per byte, one dimension)."""
+        pq, n, shape_q = _array_info(q, "q", self.q_dtype)
+        if self.spec["dtype"] in _PACKED:
+            shape = tuple(shape) if shape is not None else (2 * n,)
+            count = math.prod(shape)
+            if (count + 1) // 2 != n:
+                raise ValueError(f"shape: {shape} holds {count} elements; expected {2 * n - 1} or {2 * n} for {n} "
+                                 "packed bytes")
+            n = count
+        else:
+            shape = shape_q
         x = _empty_like(q, "float32", shape)
         qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner), n)
         self._dequantize(pq, _array_info(x, "x", "float32")[0], n, qp)
@@ -191,7 +210,7 @@ class Kernels:
         per_row = per_token or self.spec.per_group
         row_len = (shape[-1] if shape else 1) if per_row else n
         rows = (n // row_len if row_len else 0) if per_row else 1
-        q = _empty_like(x, self.q_dtype, shape)
+        q = self._q_like(x, shape, n)
         pshape = (rows,)
         if self.spec.per_group:
             G = self.spec.group_size

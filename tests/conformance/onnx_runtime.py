@@ -23,14 +23,22 @@ from onnx import TensorProto, helper
 import qgen
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# ONNX's 4-bit element types (python3-onnx 1.12 predates their names)
+INT4, UINT4 = 22, 21
 # qgen dtype -> (ONNX element type, numpy dtype, onnxruntime-node type name)
 DTYPES = {
     "qint8": (TensorProto.INT8, np.int8, "int8"),
     "quint8": (TensorProto.UINT8, np.uint8, "uint8"),
     "qint16": (TensorProto.INT16, np.int16, "int16"),
     "quint16": (TensorProto.UINT16, np.uint16, "uint16"),
+    # 4-bit tensors cannot cross onnxruntime-node's API: the graph casts
+    # them from and to 8 bits (exact for 4-bit values)
+    "qint4": (INT4, np.int8, "int8"),
+    "quint4": (UINT4, np.uint8, "uint8"),
 }
-PRESETS = {"qint8": "onnx.int8", "quint8": "onnx.uint8", "qint16": "onnx.int16", "quint16": "onnx.uint16"}
+PRESETS = {"qint8": "onnx.int8", "quint8": "onnx.uint8", "qint16": "onnx.int16", "quint16": "onnx.uint16",
+           "qint4": "onnx.int4", "quint4": "onnx.uint4"}
+IO_TYPE = {INT4: TensorProto.INT8, UINT4: TensorProto.UINT8}
 # (name, shape, axis, block_size): per tensor, per axis along the first, a
 # middle and the last dimension, and blocked (qgen's per-group qschemes)
 # along each, with a short last block where the axis is not a multiple
@@ -56,26 +64,44 @@ def model(dtype, shape, axis, block):
     """x -> QuantizeLinear -> q and qin -> DequantizeLinear -> y, with the
     scale and zero point as inputs (so nothing is folded ahead of the run)."""
     et = DTYPES[dtype][0]
+    io = IO_TYPE.get(et, et)
     pshape = param_shape(shape, axis, block)
     attrs = {} if axis is None else {"axis": axis}
     if block is not None:
         attrs["block_size"] = block
+    casts = []
+    names = {"qin": "qin", "zero_point": "zero_point", "q": "q"}
+    if io != et:
+        names = {"qin": "qin4", "zero_point": "zp4", "q": "q4"}
+        casts = [helper.make_node("Cast", ["qin"], ["qin4"], to=et), helper.make_node("Cast", ["zero_point"], ["zp4"], to=et)]
     graph = helper.make_graph(
-        [
-            helper.make_node("QuantizeLinear", ["x", "scale", "zero_point"], ["q"], **attrs),
-            helper.make_node("DequantizeLinear", ["qin", "scale", "zero_point"], ["y"], **attrs),
-        ],
+        casts + [
+            helper.make_node("QuantizeLinear", ["x", "scale", names["zero_point"]], [names["q"]], **attrs),
+            helper.make_node("DequantizeLinear", [names["qin"], "scale", names["zero_point"]], ["y"], **attrs),
+        ] + ([helper.make_node("Cast", ["q4"], ["q"], to=io)] if io != et else []),
         "qdq",
         [
             helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape)),
-            helper.make_tensor_value_info("qin", et, list(shape)),
+            helper.make_tensor_value_info("qin", io, list(shape)),
             helper.make_tensor_value_info("scale", TensorProto.FLOAT, pshape),
-            helper.make_tensor_value_info("zero_point", et, pshape),
+            helper.make_tensor_value_info("zero_point", io, pshape),
         ],
-        [helper.make_tensor_value_info("q", et, list(shape)), helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("q", io, list(shape)), helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))],
     )
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], producer_name="qgen-conformance")
     m.ir_version = 10  # opset 21's IR; python3-onnx 1.12 would write 8
+    return m
+
+
+def packed_model(et, packed, n):
+    """y = DequantizeLinear(w) of a 4-bit initializer whose raw bytes are
+    qgen's packing: ONNX Runtime reads them by ONNX's nibble order."""
+    w = TensorProto(name="w", data_type=et, dims=[n], raw_data=packed.tobytes())  # make_tensor knows no 4-bit types
+    one = helper.make_tensor("s", TensorProto.FLOAT, [], [1.0])
+    graph = helper.make_graph([helper.make_node("DequantizeLinear", ["w", "s"], ["y"])], "packed", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])], initializer=[w, one])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], producer_name="qgen-conformance")
+    m.ir_version = 10
     return m
 
 
@@ -205,6 +231,8 @@ def main():
     cases, manifest = [], []
     for dtype, (et, npt, ort_type) in DTYPES.items():
         qmin, qmax = np.iinfo(npt).min, np.iinfo(npt).max
+        if et in IO_TYPE:
+            qmin, qmax = (-8, 7) if et == INT4 else (0, 15)
         for lname, shape, axis, block in LAYOUTS:
             pdims = param_shape(shape, axis, block)
             channels = int(np.prod(pdims))
@@ -244,6 +272,17 @@ def main():
         manifest.append({"model": path, "inputs": {"x": {"type": "float32", "dims": list(shape), "file": files["x"]}},
                          "outputs": {"y": files["y"], "y_scale": files["s"], "y_zero_point": files["z"]}})
         dyn_cases.append((tag, x, files))
+    # qgen's 4-bit packing read by ONNX Runtime: odd and even counts
+    layout_cases = []
+    for dtype, et in (("qint4", INT4), ("quint4", UINT4)):
+        for n in (37, 64):
+            tag = f"packed_{dtype}_{n}"
+            values = rng.integers(-8, 8, n) if dtype == "qint4" else rng.integers(0, 16, n)
+            packed = qgen.pack4(values)
+            path = os.path.join(work, f"{tag}.onnx")
+            onnx.save(packed_model(et, packed, n), path)
+            manifest.append({"model": path, "inputs": {}, "outputs": {"y": os.path.join(work, f"{tag}.y")}})
+            layout_cases.append((tag, dtype, values, packed, os.path.join(work, f"{tag}.y")))
     with open(os.path.join(work, "manifest.json"), "w") as f:
         json.dump({"cases": manifest}, f)
     run = subprocess.run([os.environ.get("QGEN_NODE", "node"), os.path.join(HERE, "ort_run.js"), os.path.abspath(ort_dir),
@@ -267,25 +306,35 @@ def main():
         y_ort = np.fromfile(files["y"], F32).reshape(shape)
         inner = 1 if axis is None else int(np.prod(shape[axis + 1 :]))
         # ORT 1.30's blocked QuantizeLinear along an axis that is not the
-        # last converts x / scale to an integer before it saturates, so
-        # values past the int32 range (inf, 1e30) wrap (docs/onnx.md): those
-        # elements are left out of the comparison, and counted
+        # last, and its 4-bit QuantizeLinear per axis or blocked, convert
+        # x / scale to an integer before they saturate, so values past the
+        # int32 range (inf, 1e30) wrap (docs/onnx.md): those elements are
+        # left out of the comparison, and counted
         wraps = np.zeros(x.shape, bool)
-        if block is not None and inner > 1:
+        packed = dtype in ("qint4", "quint4")
+        if (block is not None and inner > 1) or (packed and axis is not None):
             with np.errstate(over="ignore", invalid="ignore"):
                 t = np.abs(x.astype(np.float64) / s.reshape(-1)[param_index(shape, axis, block)].reshape(shape))
             wraps = ~(t < 2.0**31) & ~np.isnan(x)
             ort_wrapped += int(wraps.sum())
         for ops in qgen_ops(dtype, shape, axis, block):
-            q = ops.quantize(x, s, z.astype(np.int32), inner=inner)
-            y = ops.dequantize(qin, s, z.astype(np.int32), inner=inner)
+            if packed:  # qgen's packed bytes, compared as values
+                q = qgen.unpack4(ops.quantize(x, s, z.astype(np.int32), inner=inner), x.size, dtype == "qint4")
+                q = q.reshape(shape)
+                y = ops.dequantize(qgen.pack4(qin), s, z.astype(np.int32), inner=inner, shape=shape)
+            else:
+                q = ops.quantize(x, s, z.astype(np.int32), inner=inner)
+                y = ops.dequantize(qin, s, z.astype(np.int32), inner=inner)
             diffs = differences("q", np.where(wraps, q_ort, q), q_ort, x) + differences("y", y, y_ort, qin)
             compared += 2
             if diffs:
                 failures.append(f"{tag} ({ops.isa}):\n  " + "\n  ".join(diffs))
         for name, change in controls.items():
             (ref,) = qgen_ops(dtype, shape, axis, block, **change)
-            told_apart[name] += int(np.count_nonzero(ref.quantize(x, s, z.astype(np.int32), inner=inner) != q_ort))
+            qc = ref.quantize(x, s, z.astype(np.int32), inner=inner)
+            if packed:
+                qc = qgen.unpack4(qc, x.size, dtype == "qint4").reshape(shape)
+            told_apart[name] += int(np.count_nonzero(qc != q_ort))
     for tag, x, files in dyn_cases:
         q_ort = np.fromfile(files["y"], np.uint8)
         s_ort, z_ort = np.fromfile(files["s"], F32), np.fromfile(files["z"], np.uint8).astype(np.int32)
@@ -303,14 +352,22 @@ def main():
             if diffs:
                 failures.append(f"{tag} ({ops.isa}):\n  " + "\n  ".join(diffs))
     print(f"onnx_runtime: {ort_wrapped} elements past the int32 range left out of blocked cases along a non-last axis "
-          "(ORT wraps them)")
+          "and 4-bit per-axis cases (ORT wraps them)")
+    for tag, dtype, values, packed, yfile in layout_cases:
+        y_ort = np.fromfile(yfile, F32)
+        spec = qgen.Spec.from_dict({"name": "onnx_conf", "base": PRESETS[dtype]})
+        y = qgen.Reference(spec).dequantize(packed, np.ones(1, F32), np.zeros(1, np.int32), shape=(len(values),))
+        diffs = differences("y", values.astype(F32), y_ort, values) + differences("y", y, y_ort, values)
+        compared += 2
+        if diffs:
+            failures.append(f"{tag}:\n  " + "\n  ".join(diffs))
     for name, count in told_apart.items():
         print(f"onnx_runtime: control {name}: {count} elements differ from ONNX Runtime")
         if count == 0:
             failures.append(f"control {name}: no element differs; expected the data to tell it from the preset")
     for f in failures:
         print(f"onnx_runtime: {f}", file=sys.stderr)
-    print(f"onnx_runtime: {len(cases) + len(dyn_cases)} cases, {compared} comparisons of qgen (reference and kernels) with ONNX Runtime, "
+    print(f"onnx_runtime: {len(cases) + len(dyn_cases) + len(layout_cases)} cases, {compared} comparisons of qgen (reference and kernels) with ONNX Runtime, "
           f"{len(failures)} with differences")
     return 1 if failures else 0
 
