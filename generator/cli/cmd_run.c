@@ -28,30 +28,42 @@ static const char usage[] =
     "                       --zero-point Z (output zero point)   --out y (spec dtype)\n"
     "\n"
     "qparams: --scale s[,s...] --zero-point z[,z...] (one per channel), or --state F\n"
-    "(an observer state from qgen observe). --set key=value overrides spec fields.\n";
+    "(an observer state from qgen observe). --set key=value overrides spec fields.\n"
+    "4-bit dtypes: q files are one-dimensional uint8 .npy of the packed bytes; dequantize takes\n"
+    "the tensor's shape with --shape D0,D1,... (default: two elements per byte).\n";
 
 enum { MAXCH = 1 << 16 };
 
 typedef struct run_args {
     const char *spec, *op, *in, *out, *mask, *state, *grad, *bias;
-    const char *scale, *zero_point, *s_in, *s_w, *s_out, *grad_factor;
+    const char *scale, *zero_point, *s_in, *s_w, *s_out, *grad_factor, *shape;
     int observer_on, fake_quant_on; /* -1: as the state has it */
     bool per_token;
     qg_cli_sets sets;
 } run_args;
 
 static int parse_args(int argc, char **argv, run_args *a) {
-    static const struct option opts[] = {
-        {"spec", required_argument, 0, 'S'},     {"op", required_argument, 0, 'o'},
-        {"in", required_argument, 0, 'i'},       {"out", required_argument, 0, 'O'},
-        {"mask", required_argument, 0, 'm'},     {"state", required_argument, 0, 't'},
-        {"grad", required_argument, 0, 'g'},     {"bias", required_argument, 0, 'b'},
-        {"scale", required_argument, 0, 'c'},    {"zero-point", required_argument, 0, 'z'},
-        {"s-in", required_argument, 0, '1'},     {"s-w", required_argument, 0, '2'},
-        {"s-out", required_argument, 0, '3'},    {"grad-factor", required_argument, 0, 'f'},
-        {"observer", required_argument, 0, 'B'}, {"fake-quant", required_argument, 0, 'F'},
-        {"set", required_argument, 0, 's'},      {"per-token", no_argument, 0, 'P'},
-        {"help", no_argument, 0, 'h'},           {0}};
+    static const struct option opts[] = {{"spec", required_argument, 0, 'S'},
+                                         {"op", required_argument, 0, 'o'},
+                                         {"in", required_argument, 0, 'i'},
+                                         {"out", required_argument, 0, 'O'},
+                                         {"mask", required_argument, 0, 'm'},
+                                         {"state", required_argument, 0, 't'},
+                                         {"grad", required_argument, 0, 'g'},
+                                         {"bias", required_argument, 0, 'b'},
+                                         {"scale", required_argument, 0, 'c'},
+                                         {"zero-point", required_argument, 0, 'z'},
+                                         {"s-in", required_argument, 0, '1'},
+                                         {"s-w", required_argument, 0, '2'},
+                                         {"s-out", required_argument, 0, '3'},
+                                         {"grad-factor", required_argument, 0, 'f'},
+                                         {"observer", required_argument, 0, 'B'},
+                                         {"fake-quant", required_argument, 0, 'F'},
+                                         {"set", required_argument, 0, 's'},
+                                         {"per-token", no_argument, 0, 'P'},
+                                         {"shape", required_argument, 0, 'D'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0}};
     int c;
     optind = 0; /* glibc: a full reset, for callers that run the command again in one process */
     a->observer_on = a->fake_quant_on = -1;
@@ -72,6 +84,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
         case '3': a->s_out = optarg; break;
         case 'f': a->grad_factor = optarg; break;
         case 'P': a->per_token = true; break;
+        case 'D': a->shape = optarg; break;
         case 'B':
         case 'F': {
             const bool on = strcmp(optarg, "on") == 0;
@@ -101,7 +114,9 @@ static int parse_args(int argc, char **argv, run_args *a) {
 static qg_npy_dtype npy_of(qg_dtype d) {
     switch (d) {
     case QG_QINT8: return QG_NPY_I8;
-    case QG_QUINT8: return QG_NPY_U8;
+    case QG_QUINT8:
+    case QG_QINT4: /* packed bytes */
+    case QG_QUINT4: return QG_NPY_U8;
     case QG_QINT16: return QG_NPY_I16;
     case QG_QUINT16: return QG_NPY_U16;
     case QG_QINT32:
@@ -205,6 +220,45 @@ static int write_out(const char *path, qg_npy_dtype d, const qg_npy *shape_of, c
     return stage(path, d, shape_of->shape, shape_of->ndim, data);
 }
 
+/* A q output: 4-bit dtypes as their packed bytes, one dimension. */
+static int write_q(const char *path, const qg_spec *sp, const qg_npy *shape_of, const void *q) {
+    if (!qg_dtype_is_packed(sp->dtype))
+        return write_out(path, npy_of(sp->dtype), shape_of, q);
+    const size_t bytes = qg_q_bytes(sp->dtype, shape_of->count);
+    return stage(path, QG_NPY_U8, &bytes, 1, q);
+}
+
+/* A packed 4-bit input takes the tensor's shape from --shape, or two
+ * elements per byte; the data stay packed. */
+static int unpacked_shape(const run_args *a, qg_npy *x) {
+    const size_t bytes = x->count;
+    size_t dims[QG_NPY_MAX_DIMS], nd = 1, count = 1;
+    dims[0] = 2 * bytes;
+    if (a->shape) {
+        int32_t v[QG_NPY_MAX_DIMS + 1];
+        int rc = qg_cli_ints("--shape", a->shape, v, QG_NPY_MAX_DIMS + 1, &nd);
+        if (rc)
+            return rc;
+        if (nd < 1 || nd > QG_NPY_MAX_DIMS)
+            return qg_cli_failf("--shape: got %zu dimensions; expected 1 to %d", nd, QG_NPY_MAX_DIMS);
+        for (size_t d = 0; d < nd; d++) {
+            if (v[d] < 0)
+                return qg_cli_failf("--shape: got %d for dimension %zu; expected a size >= 0", (int)v[d], d);
+            dims[d] = (size_t)v[d];
+        }
+    }
+    for (size_t d = 0; d < nd; d++)
+        count *= dims[d];
+    if ((count + 1) / 2 != bytes)
+        return qg_cli_failf("--shape: %s holds %zu elements; expected %zu or %zu for the %zu packed bytes of %s",
+                            a->shape ? a->shape : "(default)", count, bytes ? 2 * bytes - 1 : 0, 2 * bytes, bytes,
+                            a->in);
+    x->ndim = (int)nd;
+    memcpy(x->shape, dims, nd * sizeof dims[0]);
+    x->count = count;
+    return QG_EXIT_OK;
+}
+
 static int write_mask(const char *path, const qg_spec *sp, size_t n, const uint8_t *mask, const qg_npy *x) {
     if (!sp->compat_mask)
         return write_out(path, QG_NPY_U8, x, mask);
@@ -301,7 +355,7 @@ static int op_requant_family(const run_args *a, run_ctx *r) {
         return qg_cli_failf("out of memory");
     }
     qg_ref_requantize(&r->sp, r->x.data, y, r->x.count, &rp);
-    rc = write_out(a->out, npy_of(r->sp.dtype), &r->x, y);
+    rc = write_q(a->out, &r->sp, &r->x, y);
     free(y);
     free(bias.data);
     return rc;
@@ -436,7 +490,7 @@ static int op_dynamic(const run_args *a, run_ctx *r, const run_out *o) {
         rc = qg_cli_failf("out of memory");
     else if (qg_quantize_dynamic(&r->sp, NULL, NULL, r->x.data, o->q, rows, row_len, s, z, &err))
         rc = qg_cli_fail(&err);
-    else if (!(rc = write_out(a->out, npy_of(r->sp.dtype), &r->x, o->q)))
+    else if (!(rc = write_q(a->out, &r->sp, &r->x, o->q)))
         print_values("scale", s, "zero_point", z, count);
     free(s);
     free(z);
@@ -452,7 +506,7 @@ static int op_elementwise(const run_args *a, run_ctx *r, const qg_qparams *qp, c
         return qg_cli_fail(&err);
     if (strcmp(a->op, "quantize") == 0) {
         qg_ref_quantize(sp, r->x.data, o->q, n, qp);
-        return write_out(a->out, npy_of(sp->dtype), &r->x, o->q);
+        return write_q(a->out, sp, &r->x, o->q);
     }
     if (strcmp(a->op, "dequantize") == 0) {
         qg_ref_dequantize(sp, r->x.data, o->f, n, qp);
@@ -506,6 +560,11 @@ static int run_op(const run_args *a, run_ctx *r) {
         return qg_cli_failf("--per-token: given with --op %s; expected --op quantize_dynamic", op);
     if ((rc = expect_dtype(a->in, &r->x, is_dq ? npy_of(sp->dtype) : QG_NPY_F32,
                            is_dq ? "the spec's dtype" : "float32 input")))
+        return rc;
+    if (a->shape && !(is_dq && qg_dtype_is_packed(sp->dtype)))
+        return qg_cli_failf("--shape: given with --op %s and dtype %s; expected --op dequantize of a 4-bit dtype", op,
+                            qg_dtype_name(sp->dtype));
+    if (is_dq && qg_dtype_is_packed(sp->dtype) && (rc = unpacked_shape(a, &r->x)))
         return rc;
     if (qg_cli_layout(sp, &r->x, a->in, &r->channels, &r->inner, &err))
         return qg_cli_fail(&err);

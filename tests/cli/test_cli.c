@@ -225,6 +225,35 @@ static void test_run_matches_library(void) {
     CU_ASSERT_TRUE(qgn.count == 10 && memcmp(qgn.data, wantg, 10) == 0);
     free(qgn.data);
 
+    /* qint4: packed bytes out; dequantize with --shape (odd count) and without */
+    const char *i4 = "dtype=qint4";
+    CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--set", i4, "--op", "quantize", "--in", tmp("x.npy"),
+                               "--scale", "0.3", "--zero-point", "-1", "--out", tmp("q4.npy"), NULL),
+                          0);
+    qg_spec sp4;
+    CU_ASSERT_EQUAL_FATAL(qg_spec_load_file(tmp("act.json"), &i4, 1, &sp4, &err), QG_OK);
+    const float s4 = 0.3f;
+    const int32_t z4 = -1;
+    qg_qparams qp4 = {&s4, &z4, NULL, 1, 1};
+    uint8_t want4[5];
+    qg_ref_quantize(&sp4, X, want4, 10, &qp4);
+    qg_npy q4;
+    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("q4.npy"), &q4, &err), QG_OK);
+    CU_ASSERT_TRUE(q4.dtype == QG_NPY_U8 && q4.ndim == 1 && q4.count == 5 && memcmp(q4.data, want4, 5) == 0);
+    free(q4.data);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--set", i4, "--op", "dequantize", "--in", tmp("q4.npy"),
+                         "--scale", "0.3", "--zero-point", "-1", "--shape", "9", "--out", tmp("y4.npy"), NULL),
+                    0);
+    float wanty4[10];
+    qg_ref_dequantize(&sp4, want4, wanty4, 9, &qp4);
+    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("y4.npy"), &q4, &err), QG_OK);
+    CU_ASSERT_TRUE(q4.count == 9 && memcmp(q4.data, wanty4, 9 * sizeof(float)) == 0);
+    free(q4.data);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--set", i4, "--op", "dequantize", "--in", tmp("q4.npy"),
+                         "--scale", "0.3", "--zero-point", "-1", "--shape", "2,6", "--out", tmp("y4.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "--shape: 2,6 holds 12 elements", "expected 9 or 10");
+
     /* observe with a state file, then run from that state */
     unlink(tmp("st.bin"));
     CU_ASSERT_EQUAL(qgen("observe", "--spec", tmp("act.json"), "--in", tmp("x.npy"), "--state", tmp("st.bin"), NULL),

@@ -102,13 +102,26 @@ static void test_presets_and_layers(void) {
                    sp.qscheme == QG_PER_TENSOR_AFFINE && sp.quant_min == 0 && sp.quant_max == 65535);
     CU_ASSERT_EQUAL_FATAL(load("{\"name\": \"o\", \"base\": \"onnx.int8\"}", &sp, &err), QG_OK);
     CU_ASSERT_TRUE(sp.dtype == QG_QINT8 && sp.quant_min == -128 && sp.quant_max == 127 && !sp.reduce_range);
+    CU_ASSERT_EQUAL_FATAL(load("{\"name\": \"o\", \"base\": \"onnx.uint4\"}", &sp, &err), QG_OK);
+    CU_ASSERT_TRUE(sp.dtype == QG_QUINT4 && sp.quant_min == 0 && sp.quant_max == 15 && sp.scale_op == QG_SCALE_DIV);
+    /* torchao's int4 weights: symmetric groups of 32 along the last axis */
+    CU_ASSERT_EQUAL_FATAL(
+        load("{\"name\": \"t\", \"base\": \"torchao.int4_weight_g32\", \"channel_len\": 96}", &sp, &err), QG_OK);
+    CU_ASSERT_TRUE(sp.dtype == QG_QINT4 && sp.qscheme == QG_PER_GROUP_SYMMETRIC && sp.group_size == 32 &&
+                   sp.ch_axis == -1 && sp.quant_min == -8 && sp.quant_max == 7 && sp.scale_op == QG_SCALE_MUL_INV);
+    /* group_size belongs to the per-group qschemes, and they need it */
+    CU_ASSERT_EQUAL(load("{\"name\": \"g\", \"group_size\": 4}", &sp, &err), QG_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "group_size: got 4; expected it only with qscheme per_group"));
+    CU_ASSERT_EQUAL(load("{\"name\": \"g\", \"qscheme\": \"per_group_affine\", \"channel_len\": 8}", &sp, &err),
+                    QG_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "group_size: got 0; expected >= 1"));
     size_t n = 0;
     for (const char *const *p = qg_spec_preset_names(); *p; p++, n++) {
         char json[200];
         snprintf(json, sizeof json, "{\"name\": \"p\", \"base\": \"%s\"}", *p);
         CU_ASSERT_EQUAL(load(json, &sp, &err), QG_OK);
     }
-    CU_ASSERT_EQUAL(n, 22);
+    CU_ASSERT_EQUAL(n, 26);
 }
 
 typedef struct bad_case {
