@@ -37,7 +37,8 @@ static const qg_op_info ops[QG_K_OP_COUNT] = {
          4,
          {{QG_ARG_F32_IN, "dy"}, {QG_ARG_MASK_IN, "mask"}, {QG_ARG_F32_OUT, "dx"}, {QG_ARG_N, "n"}},
          "qg_ref_fake_quant_backward",
-         QG_IN_DY},
+         QG_IN_DY,
+         NULL},
     [QG_K_OBSERVE] = {QG_K_OBSERVE,
                       "observe",
                       true,
@@ -48,14 +49,16 @@ static const qg_op_info ops[QG_K_OP_COUNT] = {
                        {QG_ARG_OBSERVER, "obs"},
                        {QG_ARG_ERROR, "err"}},
                       NULL,
-                      QG_IN_X},
+                      QG_IN_X,
+                      NULL},
     [QG_K_REQUANTIZE] = {QG_K_REQUANTIZE,
                          "requantize",
                          false,
                          4,
                          {{QG_ARG_ACC_IN, "acc"}, {QG_ARG_Q_OUT, "q"}, {QG_ARG_N, "n"}, {QG_ARG_REQUANT, "rp"}},
                          "qg_ref_requantize",
-                         QG_IN_Q},
+                         QG_IN_Q,
+                         NULL},
 };
 
 const char *qg_kernel_op_name(qg_kernel_op op) { return op < QG_K_OP_COUNT ? ops[op].name : "?"; }
