@@ -541,7 +541,6 @@ static int op_with_qparams(const run_args *a, run_ctx *r, const run_out *o) {
 
 static int run_op(const run_args *a, run_ctx *r) {
     const qg_spec *sp = &r->sp;
-    const size_t n = r->x.count;
     qg_error err;
     int rc;
     const char *op = a->op;
@@ -568,6 +567,7 @@ static int run_op(const run_args *a, run_ctx *r) {
         return rc;
     if (qg_cli_layout(sp, &r->x, a->in, &r->channels, &r->inner, &err))
         return qg_cli_fail(&err);
+    const size_t n = r->x.count; /* a packed input's element count, from here on */
     run_out o = {malloc(n * sizeof(float) + 1), malloc(n + 1), malloc(n * qg_dtype_size(sp->dtype) + 1)};
     if (!o.f || !o.mask || !o.q)
         rc = qg_cli_failf("out of memory");

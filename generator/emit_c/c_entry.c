@@ -110,16 +110,37 @@ static void emit_channel_count(emitter *e, const char *indent) {
         P("%sconst size_t C = qp->channels;\n", indent);
 }
 
+/* Opens NAME_<op><infix>__<isa>: the entry itself, or (infix given) a static
+ * function a runtime driver calls through its qg_<stem>_fn type, so its q
+ * argument is a void pointer, typed again on the first line. */
+static void open_link(emitter *e, const qg_op_info *o, const char *infix) {
+    if (!infix[0]) {
+        qg_c_entry_open(e, o->op);
+        return;
+    }
+    P("static %s %s_%s%s__%s(", o->returns_status ? "qg_status" : "void", e->name, o->name, infix, e->tg->name);
+    int q = -1;
+    for (int k = 0; k < o->nargs; k++) {
+        const bool is_q = o->args[k].kind == QG_ARG_Q_IN || o->args[k].kind == QG_ARG_Q_OUT;
+        S(k ? ", " : "");
+        if (is_q) {
+            q = k;
+            P("%svoid *%s_v", o->args[k].kind == QG_ARG_Q_IN ? "const " : "", o->args[k].name);
+        } else {
+            qg_c_arg_decl(e->t, o, k, e->name, true);
+        }
+    }
+    S(") {\n");
+    if (q >= 0)
+        P("    %s%s_q_t *%s = %s_v;\n", o->args[q].kind == QG_ARG_Q_IN ? "const " : "", e->name, o->args[q].name,
+          o->args[q].name);
+}
+
 /* NAME_<op><name>__<isa>(args) { qg_<driver>_<op>(&NAME_spec, NAME_<op><inner>__<isa>, args); }
  * (the per-group and 4-bit drivers of the runtime). */
 static void emit_forwarder(emitter *e, const qg_op_info *o, const char *name, const char *driver, const char *inner) {
-    char suffix[48];
-    snprintf(suffix, sizeof suffix, "%s__%s", name, e->tg->name);
-    if (name[0])
-        S("static ");
-    qg_c_prototype(e->t, o, e->name, suffix);
-    P(" {\n    qg_%s_%s(&%s_spec, (qg_%s_fn)%s_%s%s__%s, ", driver, o->driver_stem, e->name, o->driver_stem, e->name,
-      o->name, inner, e->tg->name);
+    open_link(e, o, name);
+    P("    qg_%s_%s(&%s_spec, %s_%s%s__%s, ", driver, o->driver_stem, e->name, e->name, o->name, inner, e->tg->name);
     qg_c_arg_names(e->t, o);
     S(");\n}\n\n");
 }
@@ -162,15 +183,7 @@ void qg_c_entry(emitter *e, const qg_plan *p) {
     const qg_op_info *o = qg_op_info_of(p->op);
     qg_entry_chain ch;
     qg_entry_chain_of(e->lp, &ch);
-    if (ch.walk[0]) {
-        char suffix[48];
-        snprintf(suffix, sizeof suffix, "%s__%s", ch.walk, e->tg->name);
-        S("static ");
-        qg_c_prototype(e->t, o, e->name, suffix);
-        S(" {\n");
-    } else {
-        qg_c_entry_open(e, p->op);
-    }
+    open_link(e, o, ch.walk);
     emit_walk(e, p);
     for (int f = 0; f < ch.forwarders; f++)
         emit_forwarder(e, o, ch.name[f], ch.driver[f], ch.inner[f]);
