@@ -49,6 +49,9 @@ qg_status qg_qparams_validate_n(const qg_spec *sp, const qg_qparams *qp, size_t 
         }
         QG_NEED(qp->zero_point, err, "one zero point per scale");
         int32_t z = qp->zero_point[c];
+        if (z != 0 && qg_dtype_is_float8(sp->dtype))
+            return qg_error_set(err, QG_ERR_INVALID, "zero_point[%zu]: got %d; expected 0 for dtype %s", c, (int)z,
+                                qg_dtype_name(sp->dtype));
         if (z < sp->quant_min || z > sp->quant_max)
             return qg_error_set(err, QG_ERR_INVALID, "zero_point[%zu]: got %d; expected a value in %lld..%lld", c,
                                 (int)z, (long long)sp->quant_min, (long long)sp->quant_max);
@@ -64,6 +67,18 @@ qg_status qg_qparams_validate(const qg_spec *sp, const qg_qparams *qp, qg_error 
     return qg_qparams_validate_n(sp, qp, qp->channels * qp->inner, err);
 }
 
+/* q of one element in the spec's dtype, with the gradient mask's in-range
+ * bit: fp8 codes (rounded, saturated or overflowed) or integers. */
+static int64_t quant_elem(const qg_spec *sp, const qg_chan *ch, float x, bool *in_range) {
+    if (!qg_dtype_is_float8(sp->dtype))
+        return qg_quant_elem(sp, ch, x, in_range);
+    return qg_fp8_round(sp->dtype, qg_scaled(sp, ch, x), sp->saturate, in_range);
+}
+
+static float dequant_elem(const qg_spec *sp, const qg_chan *ch, int64_t q) {
+    return qg_dtype_is_float8(sp->dtype) ? qg_fp8_dequant_elem(sp, ch, (uint8_t)q) : qg_dequant_elem(ch, q);
+}
+
 void qg_ref_quantize(const qg_spec *sp, const float *x, void *q, size_t n, const qg_qparams *qp) {
     QG_NEED_OR_RETURN(sp && qp && ((x && q) || n == 0));
     if (qg_dtype_is_packed(sp->dtype) && n)
@@ -71,7 +86,7 @@ void qg_ref_quantize(const qg_spec *sp, const float *x, void *q, size_t n, const
     for (size_t i = 0; i < n; i++) {
         qg_chan ch = qg_chan_of(sp, qp, qg_param_index(sp, qp, i));
         bool in_range;
-        qg_store_q(sp->dtype, q, i, qg_quant_elem(sp, &ch, x[i], &in_range));
+        qg_store_q(sp->dtype, q, i, quant_elem(sp, &ch, x[i], &in_range));
     }
 }
 
@@ -79,7 +94,7 @@ void qg_ref_dequantize(const qg_spec *sp, const void *q, float *x, size_t n, con
     QG_NEED_OR_RETURN(sp && qp && ((x && q) || n == 0));
     for (size_t i = 0; i < n; i++) {
         qg_chan ch = qg_chan_of(sp, qp, qg_param_index(sp, qp, i));
-        x[i] = qg_dequant_elem(&ch, qg_load_q(sp->dtype, q, i));
+        x[i] = dequant_elem(sp, &ch, qg_load_q(sp->dtype, q, i));
     }
 }
 
@@ -91,10 +106,11 @@ void qg_ref_fake_quant(const qg_spec *sp, const float *x, float *y, uint8_t *mas
         qg_chan ch = qg_chan_of(sp, qp, qg_param_index(sp, qp, i));
         float xi = x[i];
         bool in_range;
-        int64_t q = qg_quant_elem(sp, &ch, xi, &in_range);
-        float out = qg_dequant_elem(&ch, q);
+        int64_t q = quant_elem(sp, &ch, xi, &in_range);
+        float out = dequant_elem(sp, &ch, q);
+        /* fp8 has a NaN of its own: NaN in, the same NaN out */
         if (isnan(xi))
-            out = sp->nan_policy == QG_NAN_PROPAGATE ? xi : 0.0f;
+            out = sp->nan_policy == QG_NAN_PROPAGATE || qg_dtype_is_float8(sp->dtype) ? xi : 0.0f;
         y[i] = out;
         bool m = sp->saturate ? in_range : true;
         if (isnan(xi))

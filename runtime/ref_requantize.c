@@ -115,6 +115,11 @@ void qg_ref_requantize(const qg_spec *sp, const int32_t *acc, void *y, size_t n,
             float m = rp->s_in * rp->s_w[c] / rp->s_out;
             v = (double)qg_round_mode(sp->rounding, (float)a * m);
         }
+        if (qg_dtype_is_float8(sp->dtype)) { /* fp32 scheme, zero point 0 */
+            qg_store_q(sp->dtype, y, i,
+                       qg_fp8_encode(sp->dtype, (float)a * (rp->s_in * rp->s_w[c] / rp->s_out), sp->saturate));
+            continue;
+        }
         v = v != v ? 0.0 : v; /* NaN from an invalid multiplier: the zero point */
         v += rp->z_out;
         int64_t q = v < (double)sp->quant_min ? sp->quant_min : v > (double)sp->quant_max ? sp->quant_max : (int64_t)v;

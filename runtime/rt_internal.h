@@ -59,7 +59,9 @@ static inline size_t qg_param_index(const qg_spec *sp, const qg_qparams *qp, siz
 static inline void qg_store_q(qg_dtype d, void *q, size_t i, int64_t v) {
     switch (d) {
     case QG_QINT8: ((int8_t *)q)[i] = (int8_t)v; break;
-    case QG_QUINT8: ((uint8_t *)q)[i] = (uint8_t)v; break;
+    case QG_QUINT8:
+    case QG_FP8_E4M3FN:
+    case QG_FP8_E5M2: ((uint8_t *)q)[i] = (uint8_t)v; break;
     case QG_QINT16: ((int16_t *)q)[i] = (int16_t)v; break;
     case QG_QUINT16: ((uint16_t *)q)[i] = (uint16_t)v; break;
     case QG_QINT32: ((int32_t *)q)[i] = (int32_t)v; break;
@@ -76,7 +78,9 @@ static inline void qg_store_q(qg_dtype d, void *q, size_t i, int64_t v) {
 static inline int64_t qg_load_q(qg_dtype d, const void *q, size_t i) {
     switch (d) {
     case QG_QINT8: return ((const int8_t *)q)[i];
-    case QG_QUINT8: return ((const uint8_t *)q)[i];
+    case QG_QUINT8:
+    case QG_FP8_E4M3FN:
+    case QG_FP8_E5M2: return ((const uint8_t *)q)[i];
     case QG_QINT16: return ((const int16_t *)q)[i];
     case QG_QUINT16: return ((const uint16_t *)q)[i];
     case QG_QINT4:
@@ -89,11 +93,16 @@ static inline int64_t qg_load_q(qg_dtype d, const void *q, size_t i) {
     }
 }
 
+/* x / s or x * fl(1 / s), as the spec scales. */
+static inline float qg_scaled(const qg_spec *sp, const qg_chan *ch, float x) {
+    return sp->scale_op == QG_SCALE_DIV ? x / ch->s : x * ch->inv;
+}
+
 /* q for x, clamped to [qmin, qmax]; *in_range is the gradient mask bit
  * (qmin <= r + z <= qmax before clamping). The integer add and clamp are
  * done in double, where they are exact for every fp32 r. */
 static inline int64_t qg_quant_elem(const qg_spec *sp, const qg_chan *ch, float x, bool *in_range) {
-    float t = sp->scale_op == QG_SCALE_DIV ? x / ch->s : x * ch->inv;
+    float t = qg_scaled(sp, ch, x);
     if (ch->fzp)
         t = t + ch->zf; /* zero point added before rounding */
     if (isnan(t)) {
@@ -125,6 +134,17 @@ static inline int64_t qg_quant_elem(const qg_spec *sp, const qg_chan *ch, float 
 static inline float qg_dequant_elem(const qg_chan *ch, int64_t q) {
     double d = ch->fzp ? (double)q - (double)ch->zf : (double)(q - (int64_t)ch->z);
     return (float)(d * (double)ch->s);
+}
+
+/* fp8 (docs/semantics.md, "fp8"): the code of v (x already divided by the
+ * scale), and whether it rounded to a finite value without saturating. */
+uint8_t qg_fp8_round(qg_dtype d, float v, bool saturate, bool *fits);
+
+/* fl(decode(code) * s); every NaN code gives the one NaN qg_fp8_decode
+ * returns (an fp32 product would keep or drop a NaN's sign by ISA). */
+static inline float qg_fp8_dequant_elem(const qg_spec *sp, const qg_chan *ch, uint8_t code) {
+    const float v = qg_fp8_decode(sp->dtype, code);
+    return isnan(v) ? v : v * ch->s;
 }
 
 #endif

@@ -4,7 +4,8 @@
 
 #define NAME_OF(table, v) ((unsigned)(v) < sizeof(table) / sizeof(table[0]) ? table[v] : NULL)
 
-static const char *const dtype_names[] = {"qint8", "quint8", "qint16", "qint32", "quint16", "qint4", "quint4"};
+static const char *const dtype_names[] = {"qint8", "quint8", "qint16",     "qint32",  "quint16",
+                                          "qint4", "quint4", "fp8_e4m3fn", "fp8_e5m2"};
 static const char *const qscheme_names[] = {"per_tensor_affine",
                                             "per_tensor_symmetric",
                                             "per_channel_affine",
@@ -59,6 +60,14 @@ void qg_dtype_range(qg_dtype d, int64_t *qmin, int64_t *qmax) {
         *qmin = 0;
         *qmax = 15;
         return;
+    case QG_FP8_E4M3FN: /* +-max finite: the observers' symmetric range */
+        *qmin = -448;
+        *qmax = 448;
+        return;
+    case QG_FP8_E5M2:
+        *qmin = -57344;
+        *qmax = 57344;
+        return;
     case QG_QINT32:
     default:
         *qmin = INT32_MIN;
@@ -72,7 +81,9 @@ size_t qg_dtype_size(qg_dtype d) {
     case QG_QINT8:
     case QG_QUINT8:
     case QG_QINT4:
-    case QG_QUINT4: return 1;
+    case QG_QUINT4:
+    case QG_FP8_E4M3FN:
+    case QG_FP8_E5M2: return 1;
     case QG_QINT16:
     case QG_QUINT16: return 2;
     case QG_QINT32:
@@ -83,5 +94,7 @@ size_t qg_dtype_size(qg_dtype d) {
 bool qg_dtype_is_unsigned(qg_dtype d) { return d == QG_QUINT8 || d == QG_QUINT16 || d == QG_QUINT4; }
 
 bool qg_dtype_is_packed(qg_dtype d) { return d == QG_QINT4 || d == QG_QUINT4; }
+
+bool qg_dtype_is_float8(qg_dtype d) { return d == QG_FP8_E4M3FN || d == QG_FP8_E5M2; }
 
 size_t qg_q_bytes(qg_dtype d, size_t n) { return qg_dtype_is_packed(d) ? n / 2 + n % 2 : n * qg_dtype_size(d); }

@@ -155,6 +155,42 @@ static qg_status validate_groups(const qg_spec *sp, qg_error *err) {
     return QG_OK;
 }
 
+/* fp8 dtypes (docs/semantics.md, "fp8"): values round to the format
+ * nearest-even and saturate at +-max finite, so the range is the format's
+ * and the zero point 0. */
+static qg_status validate_float8(const qg_spec *sp, qg_error *err) {
+    if (!qg_dtype_is_float8(sp->dtype))
+        return QG_OK;
+    const char *dt = qg_dtype_name(sp->dtype);
+    int64_t dmin, dmax;
+    qg_dtype_range(sp->dtype, &dmin, &dmax);
+    if (!qg_qscheme_is_symmetric(sp->qscheme))
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "qscheme: got %s with dtype %s; expected per_tensor_symmetric, per_channel_symmetric or "
+                            "per_group_symmetric (an fp8 zero point is 0)",
+                            qg_qscheme_name(sp->qscheme) ? qg_qscheme_name(sp->qscheme) : "?", dt);
+    if (sp->given_quant_min != dmin || sp->given_quant_max != dmax || sp->reduce_range)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "quant_min/quant_max: got %lld..%lld%s with dtype %s; expected the format's range "
+                            "%lld..%lld without reduce_range",
+                            (long long)sp->given_quant_min, (long long)sp->given_quant_max,
+                            sp->reduce_range ? " and reduce_range" : "", dt, (long long)dmin, (long long)dmax);
+    if (sp->rounding != QG_ROUND_HALF_EVEN)
+        return qg_error_set(err, QG_ERR_INVALID, "rounding: got %s with dtype %s; expected half_even",
+                            qg_rounding_name(sp->rounding) ? qg_rounding_name(sp->rounding) : "?", dt);
+    if (sp->train_qparams != QG_TRAIN_QPARAMS_OBSERVER)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "train_qparams: got fused_op with dtype %s; expected observer (ATen's fused op has "
+                            "integer dtypes only)",
+                            dt);
+    if (sp->requant != QG_REQUANT_FP32)
+        return qg_error_set(err, QG_ERR_INVALID, "requant: got fixed_point with dtype %s; expected fp32", dt);
+    if (sp->observer.type == QG_OBS_FIXED_QPARAMS && sp->observer.fixed_zero_point != 0)
+        return qg_error_set(err, QG_ERR_INVALID, "observer.zero_point: got %d with dtype %s; expected 0",
+                            (int)sp->observer.fixed_zero_point, dt);
+    return QG_OK;
+}
+
 qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
     QG_NEED(sp, err, "a spec");
     if (!is_c_identifier(sp->name))
@@ -162,7 +198,8 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
                             sp->name);
     if (!qg_dtype_name(sp->dtype))
         return qg_error_set(err, QG_ERR_INVALID,
-                            "dtype: got %d; expected qint8, quint8, qint16, quint16, qint32, qint4 or quint4",
+                            "dtype: got %d; expected qint8, quint8, qint16, quint16, qint32, qint4, quint4, "
+                            "fp8_e4m3fn or fp8_e5m2",
                             (int)sp->dtype);
     qg_status st = validate_range(sp, err);
     if (st)
@@ -181,7 +218,7 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
     if (!qg_rounding_name(sp->rounding) || !qg_scale_op_name(sp->scale_op) || !qg_nan_policy_name(sp->nan_policy) ||
         !qg_requant_name(sp->requant))
         return qg_error_set(err, QG_ERR_INVALID, "rounding/scale_op/nan/requant: out-of-range enum value");
-    if ((st = validate_observer(sp, err)) || (st = validate_training(sp, err)))
+    if ((st = validate_observer(sp, err)) || (st = validate_training(sp, err)) || (st = validate_float8(sp, err)))
         return st;
     if (sp->targets == 0 || sp->targets >= (1u << QG_ISA_COUNT))
         return qg_error_set(err, QG_ERR_INVALID,

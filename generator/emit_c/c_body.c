@@ -56,6 +56,10 @@ static void emit_comment(emitter *e, const char *text) {
 
 /* A float literal that reads back to exactly f. */
 void qg_c_float_literal(float f, char *out, size_t cap) {
+    if (f != f || f - f != 0.0f) { /* NaN (the one quiet NaN, 0x7FC00000) or +-inf */
+        snprintf(out, cap, "%s", f != f ? "__builtin_nanf(\"\")" : f > 0 ? "__builtin_inff()" : "(-__builtin_inff())");
+        return;
+    }
     snprintf(out, cap, "%.9g", (double)f);
     if (!strpbrk(out, ".eEn"))
         strncat(out, ".0", cap - strlen(out) - 1);
@@ -63,8 +67,9 @@ void qg_c_float_literal(float f, char *out, size_t cap) {
 }
 
 const char *qg_q_type(qg_dtype d) {
-    /* 4-bit: packed bytes, one element per byte inside the kernels */
-    static const char *const names[] = {"int8_t", "uint8_t", "int16_t", "int32_t", "uint16_t", "int8_t", "uint8_t"};
+    /* 4-bit: packed bytes, one element per byte inside the kernels; fp8: the bits */
+    static const char *const names[] = {"int8_t", "uint8_t", "int16_t", "int32_t", "uint16_t",
+                                        "int8_t", "uint8_t", "uint8_t", "uint8_t"};
     return names[d];
 }
 
@@ -108,10 +113,16 @@ void qg_c_body(emitter *e, const qg_plan *p) {
     for (int k = 0; k < p->nsteps; k++) {
         const qg_step *st = &p->steps[k];
         P("    const %s %s = ", qg_c_kind_type(e, p->kind[st->dst]), names[st->dst]);
+        char lit[40];
         if (st->op == QG_OP_SPLAT_F) {
-            char lit[40];
             qg_c_float_literal(st->imm, lit, sizeof lit);
             spell(e, e->is->op[st->op], lit, NULL, NULL);
+        } else if (qg_opcode_takes_imm(st->op)) { /* integer splat or shift count */
+            if (st->imm_i > 255)
+                snprintf(lit, sizeof lit, "0x%X", (unsigned)st->imm_i);
+            else
+                snprintf(lit, sizeof lit, "%d", (int)st->imm_i);
+            spell(e, e->is->op[st->op], st->a >= 0 ? names[st->a] : lit, st->a >= 0 ? lit : NULL, NULL);
         } else {
             spell(e, e->is->op[st->op], st->a >= 0 ? names[st->a] : NULL, st->b >= 0 ? names[st->b] : NULL,
                   st->c >= 0 ? names[st->c] : NULL);

@@ -241,6 +241,12 @@ static LLVMValueRef lower_step(lx *x, const qg_step *st, LLVMValueRef *v) {
         LLVMValueRef args[2] = {a, bb};
         return lx_intrinsic(x, "llvm.sadd.sat", &x->vi, 1, args, 2);
     }
+    case QG_OP_SPLAT_I: return lx_splat(x, lx_i32(x, st->imm_i), x->vi);
+    case QG_OP_AND_I: return LLVMBuildAnd(b, a, bb, "");
+    case QG_OP_SHL_I: return LLVMBuildShl(b, a, lx_splat(x, lx_i32(x, st->imm_i), x->vi), "");
+    case QG_OP_SHR_I: return LLVMBuildLShr(b, a, lx_splat(x, lx_i32(x, st->imm_i), x->vi), "");
+    case QG_OP_BITS_F2I: return LLVMBuildBitCast(b, a, x->vi, "");
+    case QG_OP_BITS_I2F: return LLVMBuildBitCast(b, a, x->vf, "");
     default: return NULL;
     }
 }

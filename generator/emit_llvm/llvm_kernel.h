@@ -37,7 +37,7 @@ static inline bool lx_packed_mask(const lx *x) {
     return x->lp->mask_in == QG_MASK_BITS || x->lp->mask_out == QG_MASK_BITS;
 }
 
-static inline bool lx_is_signed_q(const lx *x) { return !qg_dtype_is_unsigned(x->sp->dtype); }
+static inline bool lx_is_signed_q(const lx *x) { return !qg_dtype_is_unsigned(qg_kernel_dtype(x->sp)); }
 
 typedef struct span_args {
     LLVMValueRef in, out, mask, base, len;

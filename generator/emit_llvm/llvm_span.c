@@ -13,7 +13,7 @@ static bool packs_four(const lx *x) { return x->lp->group_store && x->isa->narro
 
 static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef out, LLVMValueRef at) {
     const bool avx512 = x->isa->narrow4 == LX_NARROW4_X86_512;
-    const bool is_unsigned = qg_dtype_is_unsigned(x->sp->dtype);
+    const bool is_unsigned = qg_dtype_is_unsigned(qg_kernel_dtype(x->sp));
     const char *dw = avx512 ? "llvm.x86.avx512.packssdw.512" : "llvm.x86.avx2.packssdw";
     const char *wb = avx512 ? (is_unsigned ? "llvm.x86.avx512.packuswb.512" : "llvm.x86.avx512.packsswb.512")
                             : (is_unsigned ? "llvm.x86.avx2.packuswb" : "llvm.x86.avx2.packsswb");

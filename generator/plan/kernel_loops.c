@@ -44,6 +44,8 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
 }
 
 qg_dtype qg_kernel_dtype(const qg_spec *sp) {
+    if (qg_dtype_is_float8(sp->dtype)) /* codes 0..255 */
+        return QG_QUINT8;
     return sp->dtype == QG_QINT4 ? QG_QINT8 : sp->dtype == QG_QUINT4 ? QG_QUINT8 : sp->dtype;
 }
 

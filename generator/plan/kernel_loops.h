@@ -51,7 +51,8 @@ typedef struct qg_kernel_loops {
 } qg_kernel_loops;
 
 /* The dtype a kernel stores per element: 4-bit dtypes are packed around
- * kernels that work on their 8-bit twins (qint8, quint8). */
+ * kernels that work on their 8-bit twins (qint8, quint8); fp8 codes are
+ * bytes (quint8). */
 qg_dtype qg_kernel_dtype(const qg_spec *spec);
 
 /* The entry's function names, as infixes between NAME_<op> and __<isa>:

@@ -6,6 +6,7 @@
  * +0.0 after rounding turns -0.0 into +0.0, as torch's integer q - z does. */
 #include "kernel_plan.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,6 +33,10 @@ static const char *const op_operands[] = {
 };
 
 int qg_opcode_arity(qg_opcode op) { return op < QG_OP_COUNT ? op_arities[op] : 0; }
+
+bool qg_opcode_takes_imm(qg_opcode op) {
+    return op == QG_OP_SPLAT_F || op == QG_OP_SPLAT_I || op == QG_OP_SHL_I || op == QG_OP_SHR_I;
+}
 
 qg_vkind qg_opcode_result_kind(qg_opcode op) { return op < QG_OP_COUNT ? op_kinds[op] : QG_VF; }
 
@@ -65,9 +70,17 @@ static int named(qg_plan *p, int v, const char *name) {
     return v;
 }
 
+/* A step with an integer immediate: SPLAT_I's value or a shift's count. */
+static int emit_imm(qg_plan *p, qg_opcode op, int a, int32_t imm) {
+    const int v = emit(p, op, a, -1, -1, 0.0f);
+    p->steps[p->nsteps - 1].imm_i = imm;
+    return v;
+}
+
 #define E2(op, a, b) emit(p, QG_OP_##op, a, b, -1, 0.0f)
 #define E1(op, a) emit(p, QG_OP_##op, a, -1, -1, 0.0f)
 #define K(v) emit(p, QG_OP_SPLAT_F, -1, -1, -1, v)
+#define KI(v) emit_imm(p, QG_OP_SPLAT_I, -1, v)
 
 static int scaled(const qg_spec *sp, qg_plan *p) {
     return named(p, sp->scale_op == QG_SCALE_DIV ? E2(DIV_F, QG_IN_X, QG_IN_S) : E2(MUL_F, QG_IN_X, QG_IN_INV),
@@ -141,6 +154,93 @@ static void drop_dead_steps(qg_plan *p) {
         p->uses[in] = live[in];
 }
 
+/* ---- fp8 (docs/semantics.md, "fp8") --------------------------------------
+ * A magnitude rounds to the format's grid by adding and subtracting a
+ * power of two whose ulp is the grid's spacing in the magnitude's binade
+ * (never below the subnormal spacing); the code is then the bits of the
+ * rounded value rescaled so that its exponent field is the format's. */
+typedef struct fp8_format {
+    int man, bias;
+    float max;        /* largest finite value */
+    float top;        /* 2^(emax + 1): where an overflowing magnitude rounds */
+    float min_normal; /* 2^(1 - bias): the grid is uniform below it */
+    float nan_value;  /* the value the code 0x7F (NaN) would have */
+    float nan_from;   /* decoded magnitudes from here up are NaN codes */
+    bool has_inf;     /* e5m2: 0x7C is inf, the value `top` */
+} fp8_format;
+
+static fp8_format fp8_format_of(qg_dtype d) {
+    if (d == QG_FP8_E5M2)
+        return (fp8_format){2, 15, 57344.0f, 65536.0f, 0x1p-14f, 114688.0f, 81920.0f, true};
+    return (fp8_format){3, 7, 448.0f, 512.0f, 0x1p-6f, 480.0f, 480.0f, false};
+}
+
+/* |t| rounded to the grid (top past the largest finite value), and
+ * whether it stayed finite. */
+static int fp8_rounded(const fp8_format *f, qg_plan *p, int t, int *fits) {
+    const int a = named(p, E2(COPYSIGN, t, named(p, K(0.0f), "zero")), "magnitude");
+    const int capped = named(p, E2(MIN_F, a, named(p, K(f->top), "top")), "capped");
+    const int binade = named(p, E2(MAX_F, capped, named(p, K(f->min_normal), "min_normal")), "binade_of");
+    const int exponent = named(p, E2(AND_I, E1(BITS_F2I, binade), KI(0x7F800000)), "exponent");
+    const int magic = named(p, E1(BITS_I2F, E2(ADD_I, exponent, KI((23 - f->man) << 23))), "magic");
+    const int r = named(p, E2(SUB_F, named(p, E2(ADD_F, capped, magic), "shifted"), magic), "rounded");
+    *fits = named(p, E2(CMP_LE, r, named(p, K(f->max), "max_finite")), "fits");
+    return r;
+}
+
+static void fp8_quantize(const qg_spec *sp, const fp8_format *f, qg_plan *p) {
+    const int t = scaled(sp, p);
+    int fits;
+    const int r = fp8_rounded(f, p, t, &fits);
+    const float over = sp->saturate ? f->max : f->has_inf ? f->top : f->nan_value;
+    const int v = named(p, emit(p, QG_OP_SELECT_F, fits, r, K(over), 0.0f), "finite_or_over");
+    const int ordered = named(p, E1(ORDERED, t), "not_nan");
+    const int code_value = named(p, emit(p, QG_OP_SELECT_F, ordered, v, K(f->nan_value), 0.0f), "code_value");
+    const int rescaled = named(p, E2(MUL_F, code_value, K(ldexpf(1.0f, f->bias - 127))), "rescaled");
+    const int mag = named(p, emit_imm(p, QG_OP_SHR_I, E1(BITS_F2I, rescaled), 23 - f->man), "code_magnitude");
+    const int sign = named(p, E2(AND_I, emit_imm(p, QG_OP_SHR_I, E1(BITS_F2I, t), 24), KI(0x80)), "code_sign");
+    p->out_q = named(p, E2(ADD_I, mag, sign), "quantized");
+}
+
+static void fp8_dequantize(const fp8_format *f, qg_plan *p) {
+    const int mag = named(p, E2(AND_I, QG_IN_Q, KI(0x7F)), "code_magnitude");
+    const int widened = E1(BITS_I2F, emit_imm(p, QG_OP_SHL_I, mag, 23 - f->man));
+    const int raw = named(p, E2(MUL_F, widened, K(ldexpf(1.0f, 127 - f->bias))), "magnitude");
+    int m = raw;
+    if (f->has_inf)
+        m = named(p, emit(p, QG_OP_SELECT_F, E2(CMP_GE, raw, K(f->top)), K(INFINITY), raw, 0.0f), "magnitude_or_inf");
+    const int sign = named(p, E1(BITS_I2F, emit_imm(p, QG_OP_SHL_I, QG_IN_Q, 24)), "code_sign");
+    const int y = named(p, E2(MUL_F, named(p, E2(COPYSIGN, m, sign), "decoded"), QG_IN_S), "y_number");
+    const int is_nan = named(p, E2(CMP_GE, raw, K(f->nan_from)), "nan_code");
+    p->out_y = named(p, emit(p, QG_OP_SELECT_F, is_nan, K(NAN), y, 0.0f), "y");
+}
+
+static void fp8_fake_quant(const qg_spec *sp, const fp8_format *f, qg_plan *p) {
+    const int t = scaled(sp, p);
+    int fits;
+    const int r = fp8_rounded(f, p, t, &fits);
+    const float over = sp->saturate ? f->max : f->has_inf ? INFINITY : 0.0f; /* e4m3fn: NaN below */
+    const int v = named(p, emit(p, QG_OP_SELECT_F, fits, r, K(over), 0.0f), "finite_or_over");
+    int y = named(p, E2(MUL_F, named(p, E2(COPYSIGN, v, t), "decoded"), QG_IN_S), "y_number");
+    if (!sp->saturate && !f->has_inf)
+        y = named(p, emit(p, QG_OP_SELECT_F, fits, y, K(NAN), 0.0f), "y_or_overflow_nan");
+    const int ordered = named(p, E1(ORDERED, t), "not_nan");
+    p->out_y = named(p, emit(p, QG_OP_SELECT_F, ordered, y, QG_IN_X, 0.0f), "y");
+    p->out_mask = sp->saturate ? named(p, E2(AND_M, fits, ordered), "in_range") : ordered;
+}
+
+/* The fp8 plans; false for an op whose plan is the integer one
+ * (backward, observe) or the reference (requantize). */
+static bool fp8_plan(const qg_spec *sp, qg_kernel_op op, qg_plan *p) {
+    const fp8_format f = fp8_format_of(sp->dtype);
+    switch (op) {
+    case QG_K_QUANTIZE: fp8_quantize(sp, &f, p); return true;
+    case QG_K_DEQUANTIZE: fp8_dequantize(&f, p); return true;
+    case QG_K_FAKE_QUANT: fp8_fake_quant(sp, &f, p); return true;
+    default: return false;
+    }
+}
+
 static bool needs_more_than_fp32(const qg_spec *sp) {
     return sp->dtype == QG_QINT32 || sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
 }
@@ -150,7 +250,8 @@ bool qg_plan_by_reference(const qg_spec *sp, qg_kernel_op op) {
         return false;
     /* requantize to 4 bits packs in the reference */
     return needs_more_than_fp32(sp) ||
-           (op == QG_K_REQUANTIZE && (sp->requant == QG_REQUANT_FIXED_POINT || qg_dtype_is_packed(sp->dtype)));
+           (op == QG_K_REQUANTIZE &&
+            (sp->requant == QG_REQUANT_FIXED_POINT || qg_dtype_is_packed(sp->dtype) || qg_dtype_is_float8(sp->dtype)));
 }
 
 bool qg_plan_observer_reduces(const qg_spec *sp) {
@@ -183,6 +284,17 @@ static void describe(const qg_spec *sp, qg_plan *p) {
     const char *rnd = round_names[sp->rounding];
     const char *t = sp->scale_op == QG_SCALE_DIV ? "fl(x / s)" : "fl(x * fl(1 / s))";
     const size_t cap = sizeof p->formula;
+    if (qg_dtype_is_float8(sp->dtype) && p->op != QG_K_FAKE_QUANT_BACKWARD) {
+        const char *dt = qg_dtype_name(sp->dtype), *over = sp->saturate ? "+-max finite" : "NaN or +-inf";
+        if (p->op == QG_K_QUANTIZE)
+            snprintf(p->formula, cap, "q = %s bits of rne_%s(%s), overflow -> %s, NaN -> 0x7F", dt, dt, t, over);
+        else if (p->op == QG_K_DEQUANTIZE)
+            snprintf(p->formula, cap, "y = fl(%s(q) * s), NaN codes -> NaN", dt);
+        else if (p->op == QG_K_FAKE_QUANT)
+            snprintf(p->formula, cap, "y = fl(rne_%s(%s) * s), overflow -> %s, NaN -> x; mask: %s", dt, t, over,
+                     sp->saturate ? "no overflow, x not NaN" : "x not NaN");
+        return;
+    }
     switch (p->op) {
     case QG_K_FAKE_QUANT:
         snprintf(p->formula, cap, "y = fl(clamp(%s(%s), qmin - z, qmax - z) * s), NaN -> %s; mask: %s", rnd, t,
@@ -201,15 +313,8 @@ static void describe(const qg_spec *sp, qg_plan *p) {
     }
 }
 
-qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error *err) {
-    memset(p, 0, sizeof *p);
-    p->op = op;
-    p->nvalues = QG_IN_COUNT;
-    p->kind[QG_IN_X] = p->kind[QG_IN_DY] = p->kind[QG_IN_S] = p->kind[QG_IN_INV] = QG_VF;
-    p->kind[QG_IN_LO] = p->kind[QG_IN_HI] = QG_VF;
-    p->kind[QG_IN_Q] = p->kind[QG_IN_Z] = p->kind[QG_IN_B] = QG_VI;
-    p->kind[QG_IN_MASK] = QG_VM;
-    p->out_y = p->out_q = p->out_mask = -1;
+/* The plans of the integer dtypes. */
+static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error *err) {
     int in_range, ordered;
     switch (op) {
     case QG_K_FAKE_QUANT: {
@@ -266,6 +371,23 @@ qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error
     }
     default: return qg_error_set(err, QG_ERR_INVALID, "plan: unknown op %d", (int)op);
     }
+    return QG_OK;
+}
+
+qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error *err) {
+    memset(p, 0, sizeof *p);
+    p->op = op;
+    p->nvalues = QG_IN_COUNT;
+    p->kind[QG_IN_X] = p->kind[QG_IN_DY] = p->kind[QG_IN_S] = p->kind[QG_IN_INV] = QG_VF;
+    p->kind[QG_IN_LO] = p->kind[QG_IN_HI] = QG_VF;
+    p->kind[QG_IN_Q] = p->kind[QG_IN_Z] = p->kind[QG_IN_B] = QG_VI;
+    p->kind[QG_IN_MASK] = QG_VM;
+    p->out_y = p->out_q = p->out_mask = -1;
+    qg_status st = QG_OK;
+    if (!(qg_dtype_is_float8(sp->dtype) && fp8_plan(sp, op, p)))
+        st = integer_plan(sp, op, p, err);
+    if (st)
+        return st;
     if (p->nsteps > QG_PLAN_MAX_STEPS)
         return qg_error_set(err, QG_ERR_INVALID, "plan: too many steps");
     drop_dead_steps(p);

@@ -12,7 +12,9 @@
 typedef enum qg_vkind { QG_VF, QG_VI, QG_VM } qg_vkind;
 
 /* The operations: (name, kind of the result, operands, the operands' kinds:
- * f fp32, i int32, m lane mask; SPLAT_F's one operand is its immediate). */
+ * f fp32, i int32, m lane mask; the splats' one operand is their immediate,
+ * the shifts' second one their count). SHL_I/SHR_I shift logically, the
+ * BITS_ operations reinterpret a lane's 32 bits. */
 #define QG_PLAN_OPS(X)                                                                                                 \
     X(ADD_F, QG_VF, 2, "ff")                                                                                           \
     X(SUB_F, QG_VF, 2, "ff")                                                                                           \
@@ -39,7 +41,13 @@ typedef enum qg_vkind { QG_VF, QG_VI, QG_VM } qg_vkind;
     X(CVT_I2F, QG_VF, 1, "i")                                                                                          \
     X(ADD_I, QG_VI, 2, "ii")                                                                                           \
     X(SUB_I, QG_VI, 2, "ii")                                                                                           \
-    X(SAT_ADD_I, QG_VI, 2, "ii")
+    X(SAT_ADD_I, QG_VI, 2, "ii")                                                                                       \
+    X(SPLAT_I, QG_VI, 1, "")                                                                                           \
+    X(AND_I, QG_VI, 2, "ii")                                                                                           \
+    X(SHL_I, QG_VI, 2, "i")                                                                                            \
+    X(SHR_I, QG_VI, 2, "i")                                                                                            \
+    X(BITS_F2I, QG_VI, 1, "f")                                                                                         \
+    X(BITS_I2F, QG_VF, 1, "i")
 
 typedef enum qg_opcode {
 #define QG_OPCODE_ENUM(name, kind, arity, operands) QG_OP_##name,
@@ -61,9 +69,12 @@ typedef enum qg_kernel_op {
 
 const char *qg_kernel_op_name(qg_kernel_op op);
 const char *qg_opcode_name(qg_opcode op);
-/* Operands the operation takes (a, b, c in that order; SPLAT_F: its
- * immediate, which the C spellings receive as $a). */
+/* Operands the operation takes (a, b, c in that order; the splats: their
+ * immediate, which the C spellings receive as $a; the shifts: the count as
+ * $b). */
 int qg_opcode_arity(qg_opcode op);
+/* Whether one of those operands is the step's immediate (imm or imm_i). */
+bool qg_opcode_takes_imm(qg_opcode op);
 /* The kind of a vector operation's result. */
 qg_vkind qg_opcode_result_kind(qg_opcode op);
 /* The kind of operand k (0..2) of a vector operation; -1 past its operands. */
@@ -91,6 +102,7 @@ typedef struct qg_step {
     qg_opcode op;
     int dst, a, b, c; /* value ids; -1 when unused */
     float imm;        /* SPLAT_F */
+    int32_t imm_i;    /* SPLAT_I's value, SHL_I/SHR_I's count (0..31) */
 } qg_step;
 
 /* Values 0..QG_IN_COUNT-1 are the inputs; steps define the rest in order. */

@@ -51,6 +51,18 @@ static inline int32_t qg_ks_sat_add_i32(int32_t a, int32_t b) {
     return s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : (int32_t)s;
 }
 
+/* A float's 32 bits as an int32 and back (fp8 plans, docs/semantics.md). */
+static inline int32_t qg_ks_bits_f2i(float f) {
+    int32_t i;
+    memcpy(&i, &f, sizeof i);
+    return i;
+}
+static inline float qg_ks_bits_i2f(int32_t i) {
+    float f;
+    memcpy(&f, &i, sizeof f);
+    return f;
+}
+
 /* Byte mask <-> bits: a byte passes when it is non-zero. */
 static inline uint64_t qg_ks_bytes_to_bits(const uint8_t *bytes, unsigned count) {
     uint64_t bits = 0;

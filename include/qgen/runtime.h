@@ -69,6 +69,14 @@ void qg_ref_dequantize(const qg_spec *spec, const void *q, float *x, size_t n, c
 void qg_ref_fake_quant(const qg_spec *spec, const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp);
 void qg_ref_fake_quant_backward(const qg_spec *spec, const float *dy, const uint8_t *mask, float *dx, size_t n);
 
+/* The OCP fp8 formats (dtype QG_FP8_E4M3FN or QG_FP8_E5M2; docs/semantics.md,
+ * "fp8"): v rounded to the nearest code, ties to even; past the largest
+ * finite value, +-max finite with saturate, else NaN (e4m3fn) or +-inf
+ * (e5m2); a NaN gives 0x7F with v's sign bit. Decoding gives +NaN for
+ * every NaN code. */
+uint8_t qg_fp8_encode(qg_dtype dtype, float v, bool saturate);
+float qg_fp8_decode(qg_dtype dtype, uint8_t bits);
+
 /* Bytes a mask of n elements takes for this spec. */
 size_t qg_mask_bytes(const qg_spec *spec, size_t n);
 

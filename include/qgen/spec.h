@@ -25,9 +25,22 @@ extern "C" {
 
 /* New dtypes go at the end: the values are part of the ABI. qint4 and
  * quint4 are stored packed, two per byte, the element with the lower index
- * in the low nibble, an odd count's last high nibble 0 (ONNX's layout). */
-typedef enum qg_dtype { QG_QINT8, QG_QUINT8, QG_QINT16, QG_QINT32, QG_QUINT16, QG_QINT4, QG_QUINT4 } qg_dtype;
-#define QG_DTYPE_COUNT 7
+ * in the low nibble, an odd count's last high nibble 0 (ONNX's layout).
+ * fp8_e4m3fn and fp8_e5m2 are the OCP 8-bit floats, one byte of bits per
+ * element; their "range" is +-max finite (448, 57344), their zero point 0
+ * (docs/semantics.md, "fp8"). */
+typedef enum qg_dtype {
+    QG_QINT8,
+    QG_QUINT8,
+    QG_QINT16,
+    QG_QINT32,
+    QG_QUINT16,
+    QG_QINT4,
+    QG_QUINT4,
+    QG_FP8_E4M3FN,
+    QG_FP8_E5M2
+} qg_dtype;
+#define QG_DTYPE_COUNT 9
 
 typedef enum qg_qscheme {
     QG_PER_TENSOR_AFFINE,
@@ -150,6 +163,7 @@ void qg_dtype_range(qg_dtype d, int64_t *qmin, int64_t *qmax);
 size_t qg_dtype_size(qg_dtype d);
 bool qg_dtype_is_unsigned(qg_dtype d);
 bool qg_dtype_is_packed(qg_dtype d);
+bool qg_dtype_is_float8(qg_dtype d);
 /* Bytes a q tensor of n elements takes: (n + 1) / 2 for the 4-bit dtypes. */
 size_t qg_q_bytes(qg_dtype d, size_t n);
 

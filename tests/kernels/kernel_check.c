@@ -130,7 +130,7 @@ static void make_params(params *p) {
         /* some powers of two (exact ties), the rest arbitrary */
         p->scale[c] = c % 3 == 0 ? ldexpf(1.0f, -(int)(2 + next() % 8)) : (float)(0.001 + 0.05 * uniform());
         int64_t span = SP->quant_max - SP->quant_min + 1;
-        p->zp[c] = (int32_t)(SP->quant_min + (int64_t)(next() % (uint64_t)span));
+        p->zp[c] = qg_dtype_is_float8(SP->dtype) ? 0 : (int32_t)(SP->quant_min + (int64_t)(next() % (uint64_t)span));
         p->zf[c] = (float)(uniform() * 200.0);
     }
     if (SP->observer.type == QG_OBS_FIXED_QPARAMS) {
@@ -139,10 +139,33 @@ static void make_params(params *p) {
     }
 }
 
+static const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 3.4e38f, -3.4e38f, 1e-40f, -1e-40f};
+#define N_SPECIALS (sizeof specials / sizeof specials[0])
+
+/* fp8 (docs/semantics.md, "fp8"): a random code's value, the tie between
+ * it and the next code, the floats beside that tie, overflow past max
+ * finite, specials, or a random value across the range; times the scale. */
+static float make_x_fp8(float s) {
+    const uint8_t code = (uint8_t)next();
+    const float v = qg_fp8_decode(SP->dtype, code), w = qg_fp8_decode(SP->dtype, (uint8_t)(code + 1));
+    const float tie = isfinite(v) && isfinite(w) && signbit(v) == signbit(w) ? (float)(((double)v + w) / 2 * s) : v * s;
+    const double max = (double)SP->quant_max;
+    switch (next() % 8) {
+    case 0: return v * s;
+    case 1: return tie;
+    case 2: return nudge(tie, (int)(next() % 5) - 2);
+    case 3: return (float)((next() & 1 ? 1 : -1) * max * s * (0.95 + 0.2 * uniform()));
+    case 4: return specials[next() % N_SPECIALS];
+    default: return (float)((2 * uniform() - 1) * max * s * (next() & 1 ? 1.0 : 1e-3));
+    }
+}
+
 /* One value for element i of channel c: ties, near-ties, grid points,
  * saturation, specials, or a random value in and around the range. */
 static float make_x(const params *p, size_t c) {
     const float s = p->scale[c];
+    if (qg_dtype_is_float8(SP->dtype))
+        return make_x_fp8(s);
     const int64_t lo = SP->quant_min - p->zp[c], hi = SP->quant_max - p->zp[c];
     const double k = (double)(lo - 3) + (double)(next() % (uint64_t)(hi - lo + 7));
     switch (next() % 12) {
@@ -150,10 +173,7 @@ static float make_x(const params *p, size_t c) {
     case 1: return nudge((float)((k + 0.5) * s), (int)(next() % 5) - 2);
     case 2: return (float)(k * s);
     case 3: return (float)((next() & 1 ? 1 : -1) * (double)(hi - lo) * s * (1.0 + 1000.0 * uniform()));
-    case 4: {
-        static const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 3.4e38f, -3.4e38f, 1e-40f, -1e-40f};
-        return specials[next() % (sizeof specials / sizeof specials[0])];
-    }
+    case 4: return specials[next() % N_SPECIALS];
     default: return (float)(((double)lo - 2 + uniform() * (double)(hi - lo + 4)) * s);
     }
 }
@@ -372,13 +392,14 @@ static void test_requantize(void) {
             for (size_t i = 0; i < len; i++)
                 acc[i] = acc_value();
             int64_t span = SP->quant_max - SP->quant_min + 1;
-            qg_requant_params rp = {(float)(0.001 + 0.1 * uniform()),
-                                    s_w,
-                                    next() % 4 ? bias : NULL,
-                                    (float)(0.001 + 0.5 * uniform()),
-                                    (int32_t)(SP->quant_min + (int64_t)(next() % (uint64_t)span)),
-                                    channels,
-                                    inner};
+            qg_requant_params rp = {
+                (float)(0.001 + 0.1 * uniform()),
+                s_w,
+                next() % 4 ? bias : NULL,
+                (float)(0.001 + 0.5 * uniform()),
+                qg_dtype_is_float8(SP->dtype) ? 0 : (int32_t)(SP->quant_min + (int64_t)(next() % (uint64_t)span)),
+                channels,
+                inner};
             KC_Q *q = qbuf + len % 2;
             const size_t qn = qg_q_bytes(SP->dtype, len) / sizeof(KC_Q);
             q[qn] = (KC_Q)0x5A;
@@ -566,7 +587,9 @@ static int jit_setup(const char *isa_name) {
         fprintf(stderr, "kernel_check: %s\n", err.message);
         return 2;
     }
-    if (qg_dtype_size(SP->dtype) != sizeof(KC_Q) || qg_dtype_is_unsigned(SP->dtype) != ((KC_Q)-1 > 0)) {
+    /* fp8: the bits, as uint8_t */
+    const bool is_unsigned = qg_dtype_is_unsigned(SP->dtype) || qg_dtype_is_float8(SP->dtype);
+    if (qg_dtype_size(SP->dtype) != sizeof(KC_Q) || is_unsigned != ((KC_Q)-1 > 0)) {
         fprintf(stderr, "kernel_check: built with KC_QTYPE for another dtype than %s's\n", SP->name);
         return 2;
     }

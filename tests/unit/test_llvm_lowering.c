@@ -74,7 +74,7 @@ static int32_t sat_add(int32_t a, int32_t b) {
 
 /* The operation's definition on one lane; masks are 0 / nonzero in and
  * 0 / -1 out. */
-static lane expect(qg_opcode op, const lane *v, float imm) {
+static lane expect(qg_opcode op, const lane *v, float imm, int32_t imm_i) {
     const float a = v[0].f, b = v[1].f, c = v[2].f;
     const bool m = v[0].i != 0;
     lane r = {0};
@@ -105,6 +105,12 @@ static lane expect(qg_opcode op, const lane *v, float imm) {
     case QG_OP_ADD_I: r.u = v[0].u + v[1].u; break;
     case QG_OP_SUB_I: r.u = v[0].u - v[1].u; break;
     case QG_OP_SAT_ADD_I: r.i = sat_add(v[0].i, v[1].i); break;
+    case QG_OP_SPLAT_I: r.i = imm_i; break;
+    case QG_OP_AND_I: r.u = v[0].u & v[1].u; break;
+    case QG_OP_SHL_I: r.u = v[0].u << imm_i; break;
+    case QG_OP_SHR_I: r.u = v[0].u >> imm_i; break;
+    case QG_OP_BITS_F2I:
+    case QG_OP_BITS_I2F: r.u = v[0].u; break;
     default: break;
     }
     return r;
@@ -143,7 +149,7 @@ call_probe(probe_fn fn, const lane *a, const lane *b, const lane *c, lane *out) 
     fn(a, b, c, out);
 }
 
-static probe_fn compile_probe(qg_opcode op, qg_isa isa, float imm, unsigned serial) {
+static probe_fn compile_probe(qg_opcode op, qg_isa isa, float imm, int32_t imm_i, unsigned serial) {
     qg_plan p = {0};
     p.op = QG_K_FAKE_QUANT;
     for (int k = 0; k < 3; k++) {
@@ -156,7 +162,8 @@ static probe_fn compile_probe(qg_opcode op, qg_isa isa, float imm, unsigned seri
                            qg_opcode_operand_kind(op, 0) >= 0 ? 0 : -1,
                            qg_opcode_operand_kind(op, 1) >= 0 ? 1 : -1,
                            qg_opcode_operand_kind(op, 2) >= 0 ? 2 : -1,
-                           imm};
+                           imm,
+                           imm_i};
     p.nsteps = 1;
     p.nvalues = dst + 1;
     p.kind[dst] = qg_opcode_result_kind(op);
@@ -186,7 +193,7 @@ static probe_fn compile_probe(qg_opcode op, qg_isa isa, float imm, unsigned seri
 
 /* Every combination of test values of the operation's operands, a
  * vector's lanes at a time. */
-static int check_op(qg_opcode op, qg_isa isa, probe_fn fn, int lanes, float imm) {
+static int check_op(qg_opcode op, qg_isa isa, probe_fn fn, int lanes, float imm, int32_t imm_i) {
     int kinds[3], arity = 0;
     size_t total = 1;
     for (int k = 0; k < 3; k++) {
@@ -221,7 +228,7 @@ static int check_op(qg_opcode op, qg_isa isa, probe_fn fn, int lanes, float imm)
         const qg_vkind result = qg_opcode_result_kind(op);
         for (int l = 0; l < n; l++) {
             const lane v[3] = {a[l], b[l], c[l]};
-            const lane want = expect(op, v, imm);
+            const lane want = expect(op, v, imm, imm_i);
             if (!same(result, out[l], want) && bad++ < 3)
                 fprintf(stderr, "\n  %s on %s, case %zu: a=%08x b=%08x c=%08x gives %08x; expected %08x",
                         qg_opcode_name(op), qg_isa_name(isa), combo[l], a[l].u, b[l].u, c[l].u, out[l].u, want.u);
@@ -242,10 +249,12 @@ static void test_every_opcode_on_every_host_isa(void) {
         isas++;
         for (qg_opcode op = 0; op < QG_OP_COUNT; op++) {
             const float imm = op == QG_OP_SPLAT_F ? -0.0f : 0.0f;
-            probe_fn fn = compile_probe(op, isa, imm, serial++);
+            /* the fp8 plans' immediates: an exponent mask and shift counts */
+            const int32_t imm_i = op == QG_OP_SPLAT_I ? 0x7F800000 : op == QG_OP_SHL_I ? 20 : 24;
+            probe_fn fn = compile_probe(op, isa, imm, imm_i, serial++);
             CU_ASSERT_PTR_NOT_NULL(fn);
             if (fn)
-                CU_ASSERT_EQUAL(check_op(op, isa, fn, qg_target_of(isa)->lanes, imm), 0);
+                CU_ASSERT_EQUAL(check_op(op, isa, fn, qg_target_of(isa)->lanes, imm, imm_i), 0);
         }
     }
     CU_ASSERT_TRUE(isas >= 1);

@@ -51,6 +51,12 @@ static void run_plan(const qg_plan *p, val *v) {
         case QG_OP_CVT_I2F: r.f = (float)a.i; break;
         case QG_OP_ADD_I: r.i = a.i + b.i; break;
         case QG_OP_SUB_I: r.i = a.i - b.i; break;
+        case QG_OP_SPLAT_I: r.i = s->imm_i; break;
+        case QG_OP_AND_I: r.i = a.i & b.i; break;
+        case QG_OP_SHL_I: r.i = (int32_t)((uint32_t)a.i << s->imm_i); break;
+        case QG_OP_SHR_I: r.i = (int32_t)((uint32_t)a.i >> s->imm_i); break;
+        case QG_OP_BITS_F2I: r.i = qg_ks_bits_f2i(a.f); break;
+        case QG_OP_BITS_I2F: r.f = qg_ks_bits_i2f(a.i); break;
         default: CU_FAIL("unknown opcode"); break;
         }
         v[s->dst] = r;
@@ -145,6 +151,92 @@ static void test_plans_match_reference(void) {
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* The fp8 values worth testing at scale s: every code's value, the
+ * midpoints between neighbours (ties) and the floats just beside both,
+ * past the largest finite value, and the edge list; returns the count. */
+static size_t fp8_probe_values(qg_dtype d, float s, float *out) {
+    size_t n = 0;
+    for (int c = 0; c < 256; c++) {
+        const float v = qg_fp8_decode(d, (uint8_t)c), w = qg_fp8_decode(d, (uint8_t)(c + 1));
+        out[n++] = v * s;
+        if (isfinite(v) && isfinite(w) && (c & 0x7F) != 0x7F && signbit(v) == signbit(w)) {
+            const float mid = (float)(((double)v + (double)w) / 2 * s);
+            out[n++] = mid;
+            out[n++] = nextafterf(mid, 0.0f);
+            out[n++] = nextafterf(mid, INFINITY);
+        }
+    }
+    const float big = d == QG_FP8_E5M2 ? 61440.0f : 464.0f; /* the tie above max finite */
+    const float more[] = {big, nextafterf(big, 0.0f), nextafterf(big, INFINITY), 1e30f, INFINITY, NAN};
+    for (size_t k = 0; k < sizeof more / sizeof more[0]; k++) {
+        out[n++] = more[k] * s;
+        out[n++] = -more[k] * s;
+    }
+    for (size_t k = 0; k < sizeof edge / sizeof edge[0]; k++)
+        out[n++] = edge[k];
+    return n;
+}
+
+/* fp8 plans against the reference's search over the codes (runtime/fp8.c):
+ * every code decoded, and quantize and fake_quant of the values above. */
+static size_t check_fp8_spec(const qg_spec *sp, float s) {
+    const int32_t z = 0;
+    const qg_qparams qp = {&s, &z, NULL, 1, 1};
+    qg_plan plan[3];
+    qg_error err;
+    for (int op = 0; op < 3; op++)
+        CU_ASSERT_EQUAL_FATAL(qg_plan_build(sp, (qg_kernel_op)op, &plan[op], &err), QG_OK);
+    size_t bad = 0;
+    float xs[256 * 4 + 64];
+    const size_t n = fp8_probe_values(sp->dtype, s, xs);
+    for (size_t i = 0; i < n; i++) {
+        val v[QG_PLAN_MAX_VALUES] = {{0}};
+        v[QG_IN_X].f = xs[i];
+        v[QG_IN_S].f = s;
+        v[QG_IN_INV].f = 1.0f / s;
+        uint8_t q, m;
+        float y;
+        qg_ref_quantize(sp, &xs[i], &q, 1, &qp);
+        run_plan(&plan[QG_K_QUANTIZE], v);
+        bad += v[plan[QG_K_QUANTIZE].out_q].i != q;
+        qg_ref_fake_quant(sp, &xs[i], &y, &m, 1, &qp);
+        run_plan(&plan[QG_K_FAKE_QUANT], v);
+        bad += memcmp(&v[plan[QG_K_FAKE_QUANT].out_y].f, &y, 4) != 0;
+        bad += v[plan[QG_K_FAKE_QUANT].out_mask].m != (m != 0);
+        if (i < 256) {
+            q = (uint8_t)i;
+            v[QG_IN_Q].i = q;
+            qg_ref_dequantize(sp, &q, &y, 1, &qp);
+            run_plan(&plan[QG_K_DEQUANTIZE], v);
+            bad += memcmp(&v[plan[QG_K_DEQUANTIZE].out_y].f, &y, 4) != 0;
+        }
+    }
+    return bad;
+}
+
+static void test_fp8_plans_match_reference(void) {
+    static const char *const dtypes[] = {"fp8_e4m3fn", "fp8_e5m2"};
+    static const float scales[] = {1.0f, 0.25f, 0.05f, 3e-3f};
+    size_t bad = 0;
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 8; k++) {
+            char json[200];
+            snprintf(json, sizeof json,
+                     "{\"name\": \"p\", \"dtype\": \"%s\", \"qscheme\": \"per_tensor_symmetric\", \"saturate\": %s, "
+                     "\"scale_op\": \"%s\"}",
+                     dtypes[d], k & 1 ? "false" : "true", k & 2 ? "mul_inv" : "div");
+            qg_spec sp;
+            qg_error err;
+            CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(json, "p", NULL, 0, &sp, &err), QG_OK);
+            const size_t b = check_fp8_spec(&sp, scales[k / 2]);
+            if (b)
+                fprintf(stderr, "\n  fp8 plan differs from the reference on %zu values: %s, s=%g\n", b, json,
+                        (double)scales[k / 2]);
+            bad += b;
+        }
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 /* Every step a plan keeps feeds an output: dead steps are dropped. */
 static void test_no_dead_steps(void) {
     qg_spec sp;
@@ -166,7 +258,7 @@ static void test_no_dead_steps(void) {
             }
             /* each step has the operands its operation is spelled with (a
              * splat's one is its immediate) */
-            CU_ASSERT_EQUAL(operands + (p.steps[k].op == QG_OP_SPLAT_F), qg_opcode_arity(p.steps[k].op));
+            CU_ASSERT_EQUAL(operands + qg_opcode_takes_imm(p.steps[k].op), qg_opcode_arity(p.steps[k].op));
         }
         for (int k = 0; k < p.nsteps; k++) {
             const int dst = p.steps[k].dst;
@@ -232,6 +324,7 @@ static void test_loops(void) {
 int main(void) {
     static const qg_test tests[] = {
         {"every plan equals the reference, element by element", test_plans_match_reference},
+        {"fp8 plans equal the reference on every code, tie and overflow", test_fp8_plans_match_reference},
         {"no dead steps; operands as each operation takes", test_no_dead_steps},
         {"the loops around the plans", test_loops},
     };
