@@ -185,6 +185,11 @@ static qg_status validate_float8(const qg_spec *sp, qg_error *err) {
                             dt);
     if (sp->requant != QG_REQUANT_FP32)
         return qg_error_set(err, QG_ERR_INVALID, "requant: got fixed_point with dtype %s; expected fp32", dt);
+    if (sp->observer.type == QG_OBS_HISTOGRAM) /* its search assumes a uniform grid */
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "observer.type: got histogram with dtype %s; expected a min/max observer, fixed_qparams "
+                            "or placeholder",
+                            dt);
     if (sp->observer.type == QG_OBS_FIXED_QPARAMS && sp->observer.fixed_zero_point != 0)
         return qg_error_set(err, QG_ERR_INVALID, "observer.zero_point: got %d with dtype %s; expected 0",
                             (int)sp->observer.fixed_zero_point, dt);

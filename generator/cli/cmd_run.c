@@ -29,6 +29,7 @@ static const char usage[] =
     "\n"
     "qparams: --scale s[,s...] --zero-point z[,z...] (one per channel), or --state F\n"
     "(an observer state from qgen observe). --set key=value overrides spec fields.\n"
+    "fp8 dtypes: q files are uint8 .npy of the bits.\n"
     "4-bit dtypes: q files are one-dimensional uint8 .npy of the packed bytes; dequantize takes\n"
     "the tensor's shape with --shape D0,D1,... (default: two elements per byte).\n";
 
@@ -116,7 +117,9 @@ static qg_npy_dtype npy_of(qg_dtype d) {
     case QG_QINT8: return QG_NPY_I8;
     case QG_QUINT8:
     case QG_QINT4: /* packed bytes */
-    case QG_QUINT4: return QG_NPY_U8;
+    case QG_QUINT4:
+    case QG_FP8_E4M3FN: /* the bits */
+    case QG_FP8_E5M2: return QG_NPY_U8;
     case QG_QINT16: return QG_NPY_I16;
     case QG_QUINT16: return QG_NPY_U16;
     case QG_QINT32:
@@ -528,6 +531,10 @@ static int op_with_qparams(const run_args *a, run_ctx *r, const run_out *o) {
         return qg_cli_failf("--op %s: spec \"%s\" is %s; expected a per-tensor or per-channel spec (LSQ per group "
                             "is not built)",
                             a->op, sp->name, qg_qscheme_name(sp->qscheme));
+    if ((lsqf || lsqb) && qg_dtype_is_float8(sp->dtype))
+        return qg_cli_failf("--op %s: spec \"%s\" has dtype %s; expected an integer dtype (LSQ learns an integer "
+                            "grid)",
+                            a->op, sp->name, qg_dtype_name(sp->dtype));
     qg_qparams qp;
     int rc = load_qparams(a, r, sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS || lsqf || lsqb, &qp);
     if (rc || ((lsqf || lsqb) && (rc = check_lsq_qparams(r))))

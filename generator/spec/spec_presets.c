@@ -11,7 +11,8 @@
  * torchao ones are symmetric per-group int4 weights as torchao's
  * IntxFakeQuantizeConfig(torch.int4, group_size, is_symmetric=True)
  * computes them: groups along the last axis, scale = max|w| / 7.5 floored
- * at fp32 eps, q = clamp(rne(w * fl(1 / scale)), -8, 7) (docs/spec.md). */
+ * at fp32 eps, q = clamp(rne(w * fl(1 / scale)), -8, 7) (docs/spec.md).
+ * onnx.fp8_* are QuantizeLinear-21 to the OCP fp8 formats (docs/onnx.md). */
 #include <stddef.h>
 #include <string.h>
 
@@ -39,6 +40,12 @@
 #define ONNX(dt)                                                                                                       \
     "{\"dtype\":\"" dt "\",\"qscheme\":\"per_tensor_affine\",\"rounding\":\"half_even\",\"scale_op\":\"div\","         \
     "\"observer\":{\"type\":\"minmax\"}}"
+
+/* QuantizeLinear-21 to fp8: x / y_scale rounded to the format nearest-even,
+ * saturate = 1 (+-max finite on overflow), zero point 0. */
+#define ONNX_FP8(dt)                                                                                                   \
+    "{\"dtype\":\"" dt "\",\"qscheme\":\"per_tensor_symmetric\",\"rounding\":\"half_even\",\"scale_op\":\"div\","      \
+    "\"saturate\":true,\"observer\":{\"type\":\"minmax\"}}"
 
 #define TORCHAO_INT4(g)                                                                                                \
     "{\"dtype\":\"qint4\",\"qscheme\":\"per_group_symmetric\",\"group_size\":" g ",\"ch_axis\":-1,"                    \
@@ -72,6 +79,8 @@ static const struct {
     {"onnx.uint16", ONNX("quint16")},
     {"onnx.int4", ONNX("qint4")},
     {"onnx.uint4", ONNX("quint4")},
+    {"onnx.fp8_e4m3fn", ONNX_FP8("fp8_e4m3fn")},
+    {"onnx.fp8_e5m2", ONNX_FP8("fp8_e5m2")},
     {"torchao.int4_weight_g32", TORCHAO_INT4("32")},
     {"torchao.int4_weight_g128", TORCHAO_INT4("128")},
 };

@@ -10,9 +10,10 @@ import threading
 from . import _lib
 from .spec import Spec
 
-# 4-bit q arrays are the packed bytes (qgen.packing), uint8
+# 4-bit q arrays are the packed bytes (qgen.packing), uint8; fp8 q arrays
+# are the formats' bits, uint8
 _Q_NUMPY = {"qint8": "int8", "quint8": "uint8", "qint16": "int16", "qint32": "int32", "quint16": "uint16",
-            "qint4": "uint8", "quint4": "uint8"}
+            "qint4": "uint8", "quint4": "uint8", "fp8_e4m3fn": "uint8", "fp8_e5m2": "uint8"}
 _PACKED = ("qint4", "quint4")
 _jit = None
 _jit_lock = threading.Lock()

@@ -172,6 +172,29 @@ static void test_run_matches_library(void) {
     CU_ASSERT_EQUAL(memcmp(q16.data, want16, sizeof want16), 0);
     free(q16.data);
 
+    /* fp8: a uint8 .npy of the bits out, equal to the reference; a zero
+     * point other than 0 refused naming it */
+    const char *set8[] = {"dtype=fp8_e4m3fn", "qscheme=per_tensor_symmetric"};
+    CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--set", set8[0], "--set", set8[1], "--op",
+                               "quantize", "--in", tmp("x.npy"), "--scale", "0.001", "--zero-point", "0", "--out",
+                               tmp("q8.npy"), NULL),
+                          0);
+    qg_npy q8;
+    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("q8.npy"), &q8, &err), QG_OK);
+    CU_ASSERT_TRUE(q8.dtype == QG_NPY_U8 && q8.count == 10);
+    qg_spec sp8;
+    CU_ASSERT_EQUAL_FATAL(qg_spec_load_file(tmp("act.json"), set8, 2, &sp8, &err), QG_OK);
+    const int32_t z8 = 0;
+    qg_qparams qp8 = {&s16, &z8, NULL, 1, 1};
+    uint8_t want8[10];
+    qg_ref_quantize(&sp8, X, want8, 10, &qp8);
+    CU_ASSERT_EQUAL(memcmp(q8.data, want8, sizeof want8), 0);
+    free(q8.data);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--set", set8[0], "--set", set8[1], "--op", "quantize",
+                         "--in", tmp("x.npy"), "--scale", "0.001", "--zero-point", "3", "--out", tmp("q8.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "zero_point[0]: got 3; expected 0 for dtype fp8_e4m3fn");
+
     /* quantize_dynamic: the qparams printed, q equal to the runtime's */
     CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--op", "quantize_dynamic", "--in", tmp("x.npy"),
                                "--out", tmp("qd.npy"), NULL),

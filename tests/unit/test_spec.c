@@ -121,7 +121,11 @@ static void test_presets_and_layers(void) {
         snprintf(json, sizeof json, "{\"name\": \"p\", \"base\": \"%s\"}", *p);
         CU_ASSERT_EQUAL(load(json, &sp, &err), QG_OK);
     }
-    CU_ASSERT_EQUAL(n, 26);
+    CU_ASSERT_EQUAL(n, 28);
+    /* ONNX's fp8 QuantizeLinear: symmetric, x / scale, saturating */
+    CU_ASSERT_EQUAL_FATAL(load("{\"name\": \"f\", \"base\": \"onnx.fp8_e5m2\"}", &sp, &err), QG_OK);
+    CU_ASSERT_TRUE(sp.dtype == QG_FP8_E5M2 && sp.qscheme == QG_PER_TENSOR_SYMMETRIC && sp.saturate &&
+                   sp.scale_op == QG_SCALE_DIV && sp.quant_min == -57344 && sp.quant_max == 57344);
 }
 
 typedef struct bad_case {
@@ -187,6 +191,20 @@ static void test_bad_specs(void) {
         {"{\"name\": \"a\", \"dtype\": \"quint16\", \"qscheme\": \"per_tensor_symmetric\", \"reduce_range\": true}",
          NULL,
          {"reduce_range", "symmetric quint16", "zero point"}},
+        {"{\"name\": \"a\", \"dtype\": \"fp8_e4m3fn\"}",
+         NULL,
+         {"qscheme", "per_tensor_affine", "fp8_e4m3fn", "symmetric"}},
+        {"{\"name\": \"a\", \"dtype\": \"fp8_e4m3fn\", \"qscheme\": \"per_tensor_symmetric\", \"quant_min\": -100, "
+         "\"quant_max\": 100}",
+         NULL,
+         {"quant_min/quant_max", "-100..100", "-448..448"}},
+        {"{\"name\": \"a\", \"dtype\": \"fp8_e5m2\", \"qscheme\": \"per_tensor_symmetric\", \"rounding\": \"half_up\"}",
+         NULL,
+         {"rounding", "half_up", "half_even"}},
+        {"{\"name\": \"a\", \"dtype\": \"fp8_e5m2\", \"qscheme\": \"per_tensor_symmetric\", \"observer\": {\"type\": "
+         "\"histogram\"}}",
+         NULL,
+         {"observer.type", "histogram", "fp8_e5m2"}},
         {"{\"name\": \"a\"}", "dtype", {"--set dtype", "key=value"}},
         {"{\"name\": \"a\"}", "dtpe=qint8", {"--set", "unknown field \"dtpe\"", "did you mean \"dtype\""}},
         {"{\"name\": \"a\"}", "dtype=qint3", {"--set dtype=qint3", "dtype", "\"qint3\""}},
