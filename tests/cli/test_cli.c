@@ -175,9 +175,9 @@ static void test_run_matches_library(void) {
     /* fp8: a uint8 .npy of the bits out, equal to the reference; a zero
      * point other than 0 refused naming it */
     const char *set8[] = {"dtype=fp8_e4m3fn", "qscheme=per_tensor_symmetric"};
-    CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--set", set8[0], "--set", set8[1], "--op",
-                               "quantize", "--in", tmp("x.npy"), "--scale", "0.001", "--zero-point", "0", "--out",
-                               tmp("q8.npy"), NULL),
+    CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--set", set8[0], "--set", set8[1], "--op", "quantize",
+                               "--in", tmp("x.npy"), "--scale", "0.001", "--zero-point", "0", "--out", tmp("q8.npy"),
+                               NULL),
                           0);
     qg_npy q8;
     CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("q8.npy"), &q8, &err), QG_OK);
