@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Per-group and 4-bit quantization: qgen's JIT kernels (best ISA) on a
-4096 x 4096 fp32 weight, one thread, medians, with peers measured in the
+"""Per-group, 4-bit and fp8 quantization: qgen's JIT kernels (best ISA) on
+a 4096 x 4096 fp32 weight, one thread, medians, with peers measured in the
 same run: a copy of the floats (numpy, the memory-bound floor) and torch
-1.13's quantize_per_channel to qint8 along the rows (torch has no per-group
-or 4-bit quantize; it is the nearest call it has). Each qgen row is checked
-equal in bytes to qgen's reference before it is timed.
+1.13's quantize_per_channel to qint8 along the rows (torch has no per-group,
+4-bit or fp8 quantize; it is the nearest call it has). Each qgen row is
+checked equal in bytes to qgen's reference before it is timed.
 
 usage: PYTHONPATH=<build>/python bench/group_bench.py [--quick]
 """
@@ -43,13 +43,23 @@ def main():
              ("qgen quantize, torchao.int4_weight_g32", spec("torchao.int4_weight_g32", channel_len=COLS), None),
              ("qgen quantize, torchao.int4_weight_g128", spec("torchao.int4_weight_g128", channel_len=COLS), None),
              ("qgen quantize_dynamic, torchao.int4_weight_g32 (qparams too)",
-              spec("torchao.int4_weight_g32", channel_len=COLS), "dynamic")]
+              spec("torchao.int4_weight_g32", channel_len=COLS), "dynamic"),
+             ("qgen quantize, fp8_e4m3fn per tensor (onnx.fp8_e4m3fn)", spec("onnx.fp8_e4m3fn"), None),
+             ("qgen quantize, fp8_e4m3fn per group of 32 (last axis)",
+              spec("onnx.fp8_e4m3fn", qscheme="per_group_symmetric", ch_axis=1, channel_len=COLS, group_size=32), None),
+             ("qgen fake_quant, fp8_e4m3fn per tensor", spec("onnx.fp8_e4m3fn"), "fake_quant"),
+             ("qgen fake_quant, qint8 per tensor", spec("onnx.int8", qscheme="per_tensor_symmetric"), "fake_quant")]
     for label, sp, kind in cases:
         k, r = qgen.Kernels(sp), qgen.Reference(sp)
         if kind == "dynamic":
             got, want = k.quantize_dynamic(w), r.quantize_dynamic(w)
             same = all(np.array_equal(a, b) for a, b in zip(got, want))
             run = (lambda k=k: k.quantize_dynamic(w))
+        elif kind == "fake_quant":
+            s = np.array([np.abs(w).max() / 100], np.float32)
+            z = np.zeros(1, np.int32)
+            same = all(np.array_equal(a, b) for a, b in zip(k.fake_quant(w, s, z), r.fake_quant(w, s, z)))
+            run = (lambda k=k, s=s, z=z: k.fake_quant(w, s, z, out=out))
         else:
             count = qgen._lib.lib().qg_qparams_count(sp._ptr, n, 1) if sp.per_group else 1
             s = (rng.uniform(0.5, 1.5, count) * np.abs(w).max() / 7).astype(np.float32)

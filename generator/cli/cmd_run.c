@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cmd_run.h"
 
 static const char usage[] =
     "usage: qgen run --spec S --op OP --in X.npy --out Y.npy [options]\n"
@@ -34,14 +34,6 @@ static const char usage[] =
     "the tensor's shape with --shape D0,D1,... (default: two elements per byte).\n";
 
 enum { MAXCH = 1 << 16 };
-
-typedef struct run_args {
-    const char *spec, *op, *in, *out, *mask, *state, *grad, *bias;
-    const char *scale, *zero_point, *s_in, *s_w, *s_out, *grad_factor, *shape;
-    int observer_on, fake_quant_on; /* -1: as the state has it */
-    bool per_token;
-    qg_cli_sets sets;
-} run_args;
 
 static int parse_args(int argc, char **argv, run_args *a) {
     static const struct option opts[] = {{"spec", required_argument, 0, 'S'},
@@ -112,28 +104,6 @@ static int parse_args(int argc, char **argv, run_args *a) {
     return QG_EXIT_OK;
 }
 
-static qg_npy_dtype npy_of(qg_dtype d) {
-    switch (d) {
-    case QG_QINT8: return QG_NPY_I8;
-    case QG_QUINT8:
-    case QG_QINT4: /* packed bytes */
-    case QG_QUINT4:
-    case QG_FP8_E4M3FN: /* the bits */
-    case QG_FP8_E5M2: return QG_NPY_U8;
-    case QG_QINT16: return QG_NPY_I16;
-    case QG_QUINT16: return QG_NPY_U16;
-    case QG_QINT32:
-    default: return QG_NPY_I32;
-    }
-}
-
-static int expect_dtype(const char *path, const qg_npy *a, qg_npy_dtype want, const char *why) {
-    if (a->dtype == want)
-        return QG_EXIT_OK;
-    return qg_cli_failf("%s: dtype %s; expected %s (%s)", path, qg_npy_dtype_name(a->dtype), qg_npy_dtype_name(want),
-                        why);
-}
-
 /* Working buffers of one run, freed together; the qparams arrays hold
  * `cap` values, the spec's channel count (no fixed maximum). */
 typedef struct run_ctx {
@@ -201,88 +171,6 @@ static int check_lsq_qparams(const run_ctx *r) {
     return QG_EXIT_OK;
 }
 
-/* Outputs go to temporary files first and are renamed into place together
- * once the whole command has succeeded: a failure leaves no output. */
-static struct {
-    char *tmp[2];
-    const char *path[2];
-    int n;
-} staged;
-
-static int stage(const char *path, qg_npy_dtype d, const size_t *shape, int ndim, const void *data) {
-    qg_error err;
-    char *tmp;
-    if (staged.n == 2 || qg_npy_write_temp(path, d, shape, ndim, data, &tmp, &err))
-        return staged.n == 2 ? qg_cli_failf("too many outputs") : qg_cli_fail(&err);
-    staged.tmp[staged.n] = tmp;
-    staged.path[staged.n++] = path;
-    return QG_EXIT_OK;
-}
-
-static int write_out(const char *path, qg_npy_dtype d, const qg_npy *shape_of, const void *data) {
-    return stage(path, d, shape_of->shape, shape_of->ndim, data);
-}
-
-/* A q output: 4-bit dtypes as their packed bytes, one dimension. */
-static int write_q(const char *path, const qg_spec *sp, const qg_npy *shape_of, const void *q) {
-    if (!qg_dtype_is_packed(sp->dtype))
-        return write_out(path, npy_of(sp->dtype), shape_of, q);
-    const size_t bytes = qg_q_bytes(sp->dtype, shape_of->count);
-    return stage(path, QG_NPY_U8, &bytes, 1, q);
-}
-
-/* A packed 4-bit input takes the tensor's shape from --shape, or two
- * elements per byte; the data stay packed. */
-static int unpacked_shape(const run_args *a, qg_npy *x) {
-    const size_t bytes = x->count;
-    size_t dims[QG_NPY_MAX_DIMS], nd = 1, count = 1;
-    dims[0] = 2 * bytes;
-    if (a->shape) {
-        int32_t v[QG_NPY_MAX_DIMS + 1];
-        int rc = qg_cli_ints("--shape", a->shape, v, QG_NPY_MAX_DIMS + 1, &nd);
-        if (rc)
-            return rc;
-        if (nd < 1 || nd > QG_NPY_MAX_DIMS)
-            return qg_cli_failf("--shape: got %zu dimensions; expected 1 to %d", nd, QG_NPY_MAX_DIMS);
-        for (size_t d = 0; d < nd; d++) {
-            if (v[d] < 0)
-                return qg_cli_failf("--shape: got %d for dimension %zu; expected a size >= 0", (int)v[d], d);
-            dims[d] = (size_t)v[d];
-        }
-    }
-    for (size_t d = 0; d < nd; d++)
-        count *= dims[d];
-    if ((count + 1) / 2 != bytes)
-        return qg_cli_failf("--shape: %s holds %zu elements; expected %zu or %zu for the %zu packed bytes of %s",
-                            a->shape ? a->shape : "(default)", count, bytes ? 2 * bytes - 1 : 0, 2 * bytes, bytes,
-                            a->in);
-    x->ndim = (int)nd;
-    memcpy(x->shape, dims, nd * sizeof dims[0]);
-    x->count = count;
-    return QG_EXIT_OK;
-}
-
-static int write_mask(const char *path, const qg_spec *sp, size_t n, const uint8_t *mask, const qg_npy *x) {
-    if (!sp->compat_mask)
-        return write_out(path, QG_NPY_U8, x, mask);
-    size_t bytes = qg_mask_bytes(sp, n);
-    return stage(path, QG_NPY_U8, &bytes, 1, mask);
-}
-
-/* Renames every staged output into place (rc == 0), or removes them all. */
-static int finish_outputs(int rc) {
-    qg_error err;
-    for (int i = 0; i < staged.n; i++) {
-        if (rc == QG_EXIT_OK && qg_npy_commit(staged.tmp[i], staged.path[i], &err))
-            rc = qg_cli_fail(&err);
-        else if (rc != QG_EXIT_OK)
-            unlink(staged.tmp[i]);
-        free(staged.tmp[i]);
-    }
-    staged.n = 0;
-    return rc;
-}
-
 static int op_requant_family(const run_args *a, run_ctx *r) {
     int rc;
     float s_in, s_w[MAXCH], s_out;
@@ -297,7 +185,7 @@ static int op_requant_family(const run_args *a, run_ctx *r) {
             return qg_cli_failf("--s-in/--s-w: got %g and %g; expected finite scales > 0", (double)s_in,
                                 (double)s_w[i]);
     if (strcmp(a->op, "quantize_bias") == 0) {
-        if ((rc = expect_dtype(a->in, &r->x, QG_NPY_F32, "float bias")))
+        if ((rc = run_expect_dtype(a->in, &r->x, QG_NPY_F32, "float bias")))
             return rc;
         if (r->x.count != nw)
             return qg_cli_failf("%s: %zu biases; expected one per --s-w value (%zu)", a->in, r->x.count, nw);
@@ -309,11 +197,11 @@ static int op_requant_family(const run_args *a, run_ctx *r) {
         if (!bq)
             return qg_cli_failf("out of memory");
         qg_ref_quantize_bias(r->x.data, bq, nw, s_in, s_w);
-        rc = write_out(a->out, QG_NPY_I32, &r->x, bq);
+        rc = run_write_out(a->out, QG_NPY_I32, &r->x, bq);
         free(bq);
         return rc;
     }
-    if ((rc = expect_dtype(a->in, &r->x, QG_NPY_I32, "int32 accumulators")))
+    if ((rc = run_expect_dtype(a->in, &r->x, QG_NPY_I32, "int32 accumulators")))
         return rc;
     if (!a->s_out || (rc = qg_cli_floats("--s-out", a->s_out, &s_out, 1, &n3)))
         return a->s_out ? rc : qg_cli_failf("run --op requantize: --s-out is required");
@@ -341,7 +229,7 @@ static int op_requant_family(const run_args *a, run_ctx *r) {
         qg_error err;
         if (qg_npy_read(a->bias, &bias, &err))
             return qg_cli_fail(&err);
-        if ((rc = expect_dtype(a->bias, &bias, QG_NPY_I32, "quantized int32 bias")) || bias.count != nw) {
+        if ((rc = run_expect_dtype(a->bias, &bias, QG_NPY_I32, "quantized int32 bias")) || bias.count != nw) {
             free(bias.data);
             return rc ? rc : qg_cli_failf("%s: %zu biases; expected %zu", a->bias, bias.count, nw);
         }
@@ -358,7 +246,7 @@ static int op_requant_family(const run_args *a, run_ctx *r) {
         return qg_cli_failf("out of memory");
     }
     qg_ref_requantize(&r->sp, r->x.data, y, r->x.count, &rp);
-    rc = write_q(a->out, &r->sp, &r->x, y);
+    rc = run_write_q(a->out, &r->sp, &r->x, y);
     free(y);
     free(bias.data);
     return rc;
@@ -400,7 +288,7 @@ static int op_backward(const run_args *a, run_ctx *r, const run_out *o) {
     if (qg_npy_read(a->mask, &m, &err))
         return qg_cli_fail(&err);
     size_t want = qg_mask_bytes(sp, n);
-    int rc = expect_dtype(a->mask, &m, QG_NPY_U8, "a mask from fake_quant");
+    int rc = run_expect_dtype(a->mask, &m, QG_NPY_U8, "a mask from fake_quant");
     if (rc || m.count != want) {
         free(m.data);
         return rc ? rc
@@ -409,7 +297,7 @@ static int op_backward(const run_args *a, run_ctx *r, const run_out *o) {
     }
     qg_ref_fake_quant_backward(sp, r->x.data, m.data, o->f, n);
     free(m.data);
-    return write_out(a->out, QG_NPY_F32, &r->x, o->f);
+    return run_write_out(a->out, QG_NPY_F32, &r->x, o->f);
 }
 
 static void print_values(const char *k1, const float *v1, const char *k2, const int32_t *v2, size_t n) {
@@ -432,9 +320,9 @@ static int op_fused(const run_args *a, run_ctx *r, const run_out *o) {
         qg_cli_unlock_state(lock);
         return qg_cli_fail(&err);
     }
-    rc = write_out(a->out, QG_NPY_F32, &r->x, o->f);
+    rc = run_write_out(a->out, QG_NPY_F32, &r->x, o->f);
     if (!rc && a->mask)
-        rc = write_mask(a->mask, sp, r->x.count, o->mask, &r->x);
+        rc = run_write_mask(a->mask, sp, r->x.count, o->mask, &r->x);
     /* the state changes only once every output is written */
     if (!rc && a->state && qg_observer_save(obs, a->state, &err))
         rc = qg_cli_fail(&err);
@@ -459,7 +347,7 @@ static int op_lsq_backward(const run_args *a, run_ctx *r, const run_out *o) {
         return rc;
     if (qg_npy_read(a->grad, &dy, &err))
         return qg_cli_fail(&err);
-    if ((rc = expect_dtype(a->grad, &dy, QG_NPY_F32, "float32 gradient")) || dy.count != n) {
+    if ((rc = run_expect_dtype(a->grad, &dy, QG_NPY_F32, "float32 gradient")) || dy.count != n) {
         free(dy.data);
         return rc ? rc : qg_cli_failf("%s: %zu elements; expected %zu like %s", a->grad, dy.count, n, a->in);
     }
@@ -473,7 +361,7 @@ static int op_lsq_backward(const run_args *a, run_ctx *r, const run_out *o) {
     for (size_t i = 0; i < r->channels; i++)
         printf("%s%.9g", i ? ", " : "", r->dz[i]);
     printf("]}\n");
-    return write_out(a->out, QG_NPY_F32, &r->x, o->f);
+    return run_write_out(a->out, QG_NPY_F32, &r->x, o->f);
 }
 
 /* q with qparams from x's own min/max: per tensor, or per row of the last
@@ -493,7 +381,7 @@ static int op_dynamic(const run_args *a, run_ctx *r, const run_out *o) {
         rc = qg_cli_failf("out of memory");
     else if (qg_quantize_dynamic(&r->sp, NULL, NULL, r->x.data, o->q, rows, row_len, s, z, &err))
         rc = qg_cli_fail(&err);
-    else if (!(rc = write_q(a->out, &r->sp, &r->x, o->q)))
+    else if (!(rc = run_write_q(a->out, &r->sp, &r->x, o->q)))
         print_values("scale", s, "zero_point", z, count);
     free(s);
     free(z);
@@ -509,16 +397,16 @@ static int op_elementwise(const run_args *a, run_ctx *r, const qg_qparams *qp, c
         return qg_cli_fail(&err);
     if (strcmp(a->op, "quantize") == 0) {
         qg_ref_quantize(sp, r->x.data, o->q, n, qp);
-        return write_q(a->out, sp, &r->x, o->q);
+        return run_write_q(a->out, sp, &r->x, o->q);
     }
     if (strcmp(a->op, "dequantize") == 0) {
         qg_ref_dequantize(sp, r->x.data, o->f, n, qp);
-        return write_out(a->out, QG_NPY_F32, &r->x, o->f);
+        return run_write_out(a->out, QG_NPY_F32, &r->x, o->f);
     }
     qg_ref_fake_quant(sp, r->x.data, o->f, a->mask ? o->mask : NULL, n, qp);
-    int rc = write_out(a->out, QG_NPY_F32, &r->x, o->f);
+    int rc = run_write_out(a->out, QG_NPY_F32, &r->x, o->f);
     if (!rc && a->mask)
-        rc = write_mask(a->mask, sp, n, o->mask, &r->x);
+        rc = run_write_mask(a->mask, sp, n, o->mask, &r->x);
     return rc;
 }
 
@@ -541,7 +429,7 @@ static int op_with_qparams(const run_args *a, run_ctx *r, const run_out *o) {
         return rc;
     if (lsqf) {
         qg_ref_lsq_forward(sp, r->x.data, o->f, r->x.count, r->scale, r->zf, r->channels, r->inner);
-        return write_out(a->out, QG_NPY_F32, &r->x, o->f);
+        return run_write_out(a->out, QG_NPY_F32, &r->x, o->f);
     }
     return lsqb ? op_lsq_backward(a, r, o) : op_elementwise(a, r, &qp, o);
 }
@@ -564,13 +452,13 @@ static int run_op(const run_args *a, run_ctx *r) {
                             op);
     if (a->per_token && !is_dyn)
         return qg_cli_failf("--per-token: given with --op %s; expected --op quantize_dynamic", op);
-    if ((rc = expect_dtype(a->in, &r->x, is_dq ? npy_of(sp->dtype) : QG_NPY_F32,
-                           is_dq ? "the spec's dtype" : "float32 input")))
+    if ((rc = run_expect_dtype(a->in, &r->x, is_dq ? run_npy_of(sp->dtype) : QG_NPY_F32,
+                               is_dq ? "the spec's dtype" : "float32 input")))
         return rc;
     if (a->shape && !(is_dq && qg_dtype_is_packed(sp->dtype)))
         return qg_cli_failf("--shape: given with --op %s and dtype %s; expected --op dequantize of a 4-bit dtype", op,
                             qg_dtype_name(sp->dtype));
-    if (is_dq && qg_dtype_is_packed(sp->dtype) && (rc = unpacked_shape(a, &r->x)))
+    if (is_dq && qg_dtype_is_packed(sp->dtype) && (rc = run_unpacked_shape(a, &r->x)))
         return rc;
     if (qg_cli_layout(sp, &r->x, a->in, &r->channels, &r->inner, &err))
         return qg_cli_fail(&err);
@@ -622,7 +510,7 @@ int qg_cmd_run(int argc, char **argv) {
         rc = qg_cli_failf("out of memory");
     else
         rc = run_op(&a, r);
-    rc = finish_outputs(rc);
+    rc = run_finish_outputs(rc);
     free(r->x.data);
     free(r->scale);
     free(r->zf);

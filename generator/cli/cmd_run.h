@@ -1,0 +1,30 @@
+/* qgen run's shared pieces: its arguments, and the .npy side of it (q
+ * files by dtype, outputs staged and renamed into place together). */
+#ifndef QGEN_CMD_RUN_H
+#define QGEN_CMD_RUN_H
+
+#include "cli.h"
+
+typedef struct run_args {
+    const char *spec, *op, *in, *out, *mask, *state, *grad, *bias;
+    const char *scale, *zero_point, *s_in, *s_w, *s_out, *grad_factor, *shape;
+    int observer_on, fake_quant_on; /* -1: as the state has it */
+    bool per_token;
+    qg_cli_sets sets;
+} run_args;
+
+/* The .npy dtype of a q file of dtype d (4-bit: the packed bytes; fp8: the bits). */
+qg_npy_dtype run_npy_of(qg_dtype d);
+/* An error naming `path` unless a has dtype `want` (`why` says what it is). */
+int run_expect_dtype(const char *path, const qg_npy *a, qg_npy_dtype want, const char *why);
+/* Outputs go to temporary files first; run_finish_outputs renames them all
+ * into place when rc is 0, or removes them all. */
+int run_stage(const char *path, qg_npy_dtype d, const size_t *shape, int ndim, const void *data);
+int run_write_out(const char *path, qg_npy_dtype d, const qg_npy *shape_of, const void *data);
+int run_write_q(const char *path, const qg_spec *sp, const qg_npy *shape_of, const void *q);
+int run_write_mask(const char *path, const qg_spec *sp, size_t n, const uint8_t *mask, const qg_npy *x);
+int run_finish_outputs(int rc);
+/* A packed 4-bit input's tensor shape, from --shape or two elements per byte. */
+int run_unpacked_shape(const run_args *a, qg_npy *x);
+
+#endif
