@@ -181,8 +181,10 @@ static int fp8_rounded(const fp8_format *f, qg_plan *p, int t, int *fits) {
     const int a = named(p, E2(COPYSIGN, t, named(p, K(0.0f), "zero")), "magnitude");
     const int capped = named(p, E2(MIN_F, a, named(p, K(f->top), "top")), "capped");
     const int binade = named(p, E2(MAX_F, capped, named(p, K(f->min_normal), "min_normal")), "binade_of");
-    const int exponent = named(p, E2(AND_I, E1(BITS_F2I, binade), KI(0x7F800000)), "exponent");
-    const int magic = named(p, E1(BITS_I2F, E2(ADD_I, exponent, KI((23 - f->man) << 23))), "magic");
+    const int binade_bits = named(p, E1(BITS_F2I, binade), "binade_bits");
+    const int exponent = named(p, E2(AND_I, binade_bits, named(p, KI(0x7F800000), "exponent_field")), "exponent");
+    const int offset = named(p, KI((23 - f->man) << 23), "grid_offset");
+    const int magic = named(p, E1(BITS_I2F, named(p, E2(ADD_I, exponent, offset), "magic_bits")), "magic");
     const int r = named(p, E2(SUB_F, named(p, E2(ADD_F, capped, magic), "shifted"), magic), "rounded");
     *fits = named(p, E2(CMP_LE, r, named(p, K(f->max), "max_finite")), "fits");
     return r;
@@ -193,26 +195,35 @@ static void fp8_quantize(const qg_spec *sp, const fp8_format *f, qg_plan *p) {
     int fits;
     const int r = fp8_rounded(f, p, t, &fits);
     const float over = sp->saturate ? f->max : f->has_inf ? f->top : f->nan_value;
-    const int v = named(p, emit(p, QG_OP_SELECT_F, fits, r, K(over), 0.0f), "finite_or_over");
+    const int v =
+        named(p, emit(p, QG_OP_SELECT_F, fits, r, named(p, K(over), "overflow_value"), 0.0f), "finite_or_over");
     const int ordered = named(p, E1(ORDERED, t), "not_nan");
-    const int code_value = named(p, emit(p, QG_OP_SELECT_F, ordered, v, K(f->nan_value), 0.0f), "code_value");
-    const int rescaled = named(p, E2(MUL_F, code_value, K(ldexpf(1.0f, f->bias - 127))), "rescaled");
-    const int mag = named(p, emit_imm(p, QG_OP_SHR_I, E1(BITS_F2I, rescaled), 23 - f->man), "code_magnitude");
-    const int sign = named(p, E2(AND_I, emit_imm(p, QG_OP_SHR_I, E1(BITS_F2I, t), 24), KI(0x80)), "code_sign");
+    const int nan_value = named(p, K(f->nan_value), "nan_value");
+    const int code_value = named(p, emit(p, QG_OP_SELECT_F, ordered, v, nan_value, 0.0f), "code_value");
+    const int exp_shift = named(p, K(ldexpf(1.0f, f->bias - 127)), "exponent_shift");
+    const int rescaled =
+        named(p, E1(BITS_F2I, named(p, E2(MUL_F, code_value, exp_shift), "rescaled")), "rescaled_bits");
+    const int mag = named(p, emit_imm(p, QG_OP_SHR_I, rescaled, 23 - f->man), "code_magnitude");
+    const int sign_byte = named(p, emit_imm(p, QG_OP_SHR_I, named(p, E1(BITS_F2I, t), "scaled_bits"), 24), "top_byte");
+    const int sign = named(p, E2(AND_I, sign_byte, named(p, KI(0x80), "sign_bit")), "code_sign");
     p->out_q = named(p, E2(ADD_I, mag, sign), "quantized");
 }
 
 static void fp8_dequantize(const fp8_format *f, qg_plan *p) {
-    const int mag = named(p, E2(AND_I, QG_IN_Q, KI(0x7F)), "code_magnitude");
-    const int widened = E1(BITS_I2F, emit_imm(p, QG_OP_SHL_I, mag, 23 - f->man));
-    const int raw = named(p, E2(MUL_F, widened, K(ldexpf(1.0f, 127 - f->bias))), "magnitude");
+    const int mag = named(p, E2(AND_I, QG_IN_Q, named(p, KI(0x7F), "magnitude_bits")), "code_magnitude");
+    const int moved = named(p, emit_imm(p, QG_OP_SHL_I, mag, 23 - f->man), "moved_bits");
+    const int exp_shift = named(p, K(ldexpf(1.0f, 127 - f->bias)), "exponent_shift");
+    const int raw = named(p, E2(MUL_F, named(p, E1(BITS_I2F, moved), "moved"), exp_shift), "magnitude");
     int m = raw;
-    if (f->has_inf)
-        m = named(p, emit(p, QG_OP_SELECT_F, E2(CMP_GE, raw, K(f->top)), K(INFINITY), raw, 0.0f), "magnitude_or_inf");
-    const int sign = named(p, E1(BITS_I2F, emit_imm(p, QG_OP_SHL_I, QG_IN_Q, 24)), "code_sign");
+    if (f->has_inf) {
+        const int is_inf = named(p, E2(CMP_GE, raw, named(p, K(f->top), "top")), "inf_code");
+        m = named(p, emit(p, QG_OP_SELECT_F, is_inf, named(p, K(INFINITY), "inf"), raw, 0.0f), "magnitude_or_inf");
+    }
+    const int sign_bits = named(p, emit_imm(p, QG_OP_SHL_I, QG_IN_Q, 24), "sign_bits");
+    const int sign = named(p, E1(BITS_I2F, sign_bits), "code_sign");
     const int y = named(p, E2(MUL_F, named(p, E2(COPYSIGN, m, sign), "decoded"), QG_IN_S), "y_number");
-    const int is_nan = named(p, E2(CMP_GE, raw, K(f->nan_from)), "nan_code");
-    p->out_y = named(p, emit(p, QG_OP_SELECT_F, is_nan, K(NAN), y, 0.0f), "y");
+    const int is_nan = named(p, E2(CMP_GE, raw, named(p, K(f->nan_from), "nan_from")), "nan_code");
+    p->out_y = named(p, emit(p, QG_OP_SELECT_F, is_nan, named(p, K(NAN), "nan"), y, 0.0f), "y");
 }
 
 static void fp8_fake_quant(const qg_spec *sp, const fp8_format *f, qg_plan *p) {
@@ -220,10 +231,11 @@ static void fp8_fake_quant(const qg_spec *sp, const fp8_format *f, qg_plan *p) {
     int fits;
     const int r = fp8_rounded(f, p, t, &fits);
     const float over = sp->saturate ? f->max : f->has_inf ? INFINITY : 0.0f; /* e4m3fn: NaN below */
-    const int v = named(p, emit(p, QG_OP_SELECT_F, fits, r, K(over), 0.0f), "finite_or_over");
+    const int v =
+        named(p, emit(p, QG_OP_SELECT_F, fits, r, named(p, K(over), "overflow_value"), 0.0f), "finite_or_over");
     int y = named(p, E2(MUL_F, named(p, E2(COPYSIGN, v, t), "decoded"), QG_IN_S), "y_number");
     if (!sp->saturate && !f->has_inf)
-        y = named(p, emit(p, QG_OP_SELECT_F, fits, y, K(NAN), 0.0f), "y_or_overflow_nan");
+        y = named(p, emit(p, QG_OP_SELECT_F, fits, y, named(p, K(NAN), "nan"), 0.0f), "y_or_overflow_nan");
     const int ordered = named(p, E1(ORDERED, t), "not_nan");
     p->out_y = named(p, emit(p, QG_OP_SELECT_F, ordered, y, QG_IN_X, 0.0f), "y");
     p->out_mask = sp->saturate ? named(p, E2(AND_M, fits, ordered), "in_range") : ordered;
