@@ -14,11 +14,8 @@ other difference is one.
 
 Usage: onnx_fp8.py <onnxruntime-node dir> [work dir]"""
 
-import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import onnx
@@ -146,13 +143,10 @@ def qgen_ops(fmt, shape, axis, block, saturate, **changes):
 
 
 def main():
-    ort_dir = sys.argv[1]
-    if not os.path.isfile(os.path.join(ort_dir, "package.json")):
-        print(f"onnx_fp8: {ort_dir}: no onnxruntime-node here; expected scripts/install-deps.sh to have installed it",
-              file=sys.stderr)
+    dirs = conf.work_dir("onnx_fp8", "qgen-onnx-fp8-")
+    if not dirs:
         return 1
-    work = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp(prefix="qgen-onnx-fp8-")
-    os.makedirs(work, exist_ok=True)
+    ort_dir, work = dirs
     rng = np.random.default_rng(20261124)
     cases, manifest = [], []
     for fmt in FORMATS:
@@ -176,14 +170,8 @@ def main():
                         "outputs": {k: files[k] for k in ("q", "fq", "y")},
                     })
                     cases.append((tag, fmt, saturate, shape, axis, block, s, x, qin, files))
-    with open(os.path.join(work, "manifest.json"), "w") as f:
-        json.dump({"cases": manifest}, f)
-    run = subprocess.run([os.environ.get("QGEN_NODE", "node"), os.path.join(HERE, "ort_run.js"), os.path.abspath(ort_dir),
-                          os.path.join(work, "manifest.json")], capture_output=True, text=True)
-    if run.returncode != 0:
-        print(run.stdout + run.stderr, file=sys.stderr)
+    if not conf.run_ort(ort_dir, work, manifest):
         return 1
-    print(run.stdout.strip())
     failures, compared, overflowed = [], 0, 0
     excused, told_apart = dict.fromkeys(FORMATS, 0), 0
     for tag, fmt, saturate, shape, axis, block, s, x, qin, files in cases:

@@ -219,14 +219,38 @@ def differences(what, got, want, x, limit=5):
         [f"{what}: {len(bad)} elements differ"] if len(bad) > limit else [])
 
 
-def main():
+def work_dir(who, prefix):
+    """The onnxruntime-node directory and the work directory from argv, or
+    None with the reason printed."""
     ort_dir = sys.argv[1]
     if not os.path.isfile(os.path.join(ort_dir, "package.json")):
-        print(f"onnx_runtime: {ort_dir}: no onnxruntime-node here; expected scripts/install-deps.sh to have installed it",
+        print(f"{who}: {ort_dir}: no onnxruntime-node here; expected scripts/install-deps.sh to have installed it",
               file=sys.stderr)
-        return 1
-    work = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp(prefix="qgen-onnx-")
+        return None
+    work = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp(prefix=prefix)
     os.makedirs(work, exist_ok=True)
+    return ort_dir, work
+
+
+def run_ort(ort_dir, work, manifest):
+    """Runs the manifest's models on ONNX Runtime (ort_run.js); False with
+    its output printed when that fails."""
+    with open(os.path.join(work, "manifest.json"), "w") as f:
+        json.dump({"cases": manifest}, f)
+    run = subprocess.run([os.environ.get("QGEN_NODE", "node"), os.path.join(HERE, "ort_run.js"), os.path.abspath(ort_dir),
+                          os.path.join(work, "manifest.json")], capture_output=True, text=True)
+    if run.returncode != 0:
+        print(run.stdout + run.stderr, file=sys.stderr)
+        return False
+    print(run.stdout.strip())
+    return True
+
+
+def main():
+    dirs = work_dir("onnx_runtime", "qgen-onnx-")
+    if not dirs:
+        return 1
+    ort_dir, work = dirs
     rng = np.random.default_rng(20261123)
     cases, manifest = [], []
     for dtype, (et, npt, ort_type) in DTYPES.items():
@@ -283,14 +307,8 @@ def main():
             onnx.save(packed_model(et, packed, n), path)
             manifest.append({"model": path, "inputs": {}, "outputs": {"y": os.path.join(work, f"{tag}.y")}})
             layout_cases.append((tag, dtype, values, packed, os.path.join(work, f"{tag}.y")))
-    with open(os.path.join(work, "manifest.json"), "w") as f:
-        json.dump({"cases": manifest}, f)
-    run = subprocess.run([os.environ.get("QGEN_NODE", "node"), os.path.join(HERE, "ort_run.js"), os.path.abspath(ort_dir),
-                          os.path.join(work, "manifest.json")], capture_output=True, text=True)
-    if run.returncode != 0:
-        print(run.stdout + run.stderr, file=sys.stderr)
+    if not run_ort(ort_dir, work, manifest):
         return 1
-    print(run.stdout.strip())
 
     failures, compared = [], 0
     # Controls: the data must tell the preset's choices apart, or agreeing
