@@ -14,10 +14,15 @@ typedef struct fp8_format {
     bool has_inf;
 } fp8_format;
 
+/* The codes from the dtype's layout: the largest finite magnitude is the
+ * top exponent with all mantissa ones but one (e4m3fn, whose 0x7F is NaN)
+ * or the exponent below the top with all ones (e5m2). */
 static fp8_format format_of(qg_dtype d) {
-    if (d == QG_FP8_E5M2)
-        return (fp8_format){2, 15, 0x7B, 0x7C, true};
-    return (fp8_format){3, 7, 0x7E, 0x7F, false};
+    fp8_format f = {0};
+    qg_dtype_float8_layout(d, &f.man, &f.bias, &f.has_inf);
+    f.max = (uint8_t)(f.has_inf ? 0x7Fu - (1u << f.man) : 0x7Eu);
+    f.special = (uint8_t)(f.max + 1u);
+    return f;
 }
 
 /* The magnitude code c read as if exponents went on past the format's

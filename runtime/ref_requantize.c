@@ -112,13 +112,12 @@ void qg_ref_requantize(const qg_spec *sp, const int32_t *acc, void *y, size_t n,
             qg_quantize_multiplier((double)rp->s_in * (double)rp->s_w[c] / (double)rp->s_out, &mult, &shift);
             v = (double)qg_multiply_by_quantized_multiplier(a, mult, shift);
         } else {
-            float m = rp->s_in * rp->s_w[c] / rp->s_out;
-            v = (double)qg_round_mode(sp->rounding, (float)a * m);
-        }
-        if (qg_dtype_is_float8(sp->dtype)) { /* fp32 scheme, zero point 0 */
-            qg_store_q(sp->dtype, y, i,
-                       qg_fp8_encode(sp->dtype, (float)a * (rp->s_in * rp->s_w[c] / rp->s_out), sp->saturate));
-            continue;
+            const float t = (float)a * (rp->s_in * rp->s_w[c] / rp->s_out);
+            if (qg_dtype_is_float8(sp->dtype)) { /* the fp32 scheme's t to the format, zero point 0 */
+                qg_store_q(sp->dtype, y, i, qg_fp8_encode(sp->dtype, t, sp->saturate));
+                continue;
+            }
+            v = (double)qg_round_mode(sp->rounding, t);
         }
         v = v != v ? 0.0 : v; /* NaN from an invalid multiplier: the zero point */
         v += rp->z_out;

@@ -97,4 +97,14 @@ bool qg_dtype_is_packed(qg_dtype d) { return d == QG_QINT4 || d == QG_QUINT4; }
 
 bool qg_dtype_is_float8(qg_dtype d) { return d == QG_FP8_E4M3FN || d == QG_FP8_E5M2; }
 
+bool qg_dtype_float8_layout(qg_dtype d, int *mantissa_bits, int *bias, bool *has_inf) {
+    if (!mantissa_bits || !bias || !has_inf || !qg_dtype_is_float8(d))
+        return false;
+    const bool e5m2 = d == QG_FP8_E5M2;
+    *mantissa_bits = e5m2 ? 2 : 3;
+    *bias = e5m2 ? 15 : 7;
+    *has_inf = e5m2;
+    return true;
+}
+
 size_t qg_q_bytes(qg_dtype d, size_t n) { return qg_dtype_is_packed(d) ? n / 2 + n % 2 : n * qg_dtype_size(d); }

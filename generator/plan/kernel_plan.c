@@ -169,10 +169,24 @@ typedef struct fp8_format {
     bool has_inf;     /* e5m2: 0x7C is inf, the value `top` */
 } fp8_format;
 
+/* A normal code's value, read as if every exponent were finite. */
+static float fp8_raw_value(const fp8_format *f, unsigned code) {
+    const unsigned e = code >> f->man, m = code & ((1u << f->man) - 1u);
+    return ldexpf((float)((1u << f->man) + m), (int)e - f->bias - f->man);
+}
+
+/* The constants the plans use, from the dtype's layout (qg_dtype_float8_layout). */
 static fp8_format fp8_format_of(qg_dtype d) {
-    if (d == QG_FP8_E5M2)
-        return (fp8_format){2, 15, 57344.0f, 65536.0f, 0x1p-14f, 114688.0f, 81920.0f, true};
-    return (fp8_format){3, 7, 448.0f, 512.0f, 0x1p-6f, 480.0f, 480.0f, false};
+    fp8_format f = {0};
+    qg_dtype_float8_layout(d, &f.man, &f.bias, &f.has_inf);
+    const unsigned top_exp = 0x7Fu >> f.man; /* all ones */
+    const unsigned max_code = f.has_inf ? 0x7Fu - (1u << f.man) : 0x7Eu;
+    f.max = fp8_raw_value(&f, max_code);
+    f.top = ldexpf(1.0f, (int)(max_code >> f.man) + 1 - f.bias);
+    f.min_normal = ldexpf(1.0f, 1 - f.bias);
+    f.nan_value = fp8_raw_value(&f, 0x7F);
+    f.nan_from = fp8_raw_value(&f, f.has_inf ? (top_exp << f.man) + 1u : 0x7Fu); /* the first NaN code */
+    return f;
 }
 
 /* |t| rounded to the grid (top past the largest finite value), and

@@ -164,6 +164,10 @@ size_t qg_dtype_size(qg_dtype d);
 bool qg_dtype_is_unsigned(qg_dtype d);
 bool qg_dtype_is_packed(qg_dtype d);
 bool qg_dtype_is_float8(qg_dtype d);
+/* An fp8 dtype's bit layout: mantissa bits, exponent bias, and whether the
+ * top exponent holds infinities and NaNs (e5m2) rather than finite values
+ * and one NaN magnitude (e4m3fn). False for other dtypes. */
+bool qg_dtype_float8_layout(qg_dtype d, int *mantissa_bits, int *bias, bool *has_inf);
 /* Bytes a q tensor of n elements takes: (n + 1) / 2 for the 4-bit dtypes. */
 size_t qg_q_bytes(qg_dtype d, size_t n);
 
