@@ -18,8 +18,6 @@
 
 static char out_text[16384], err_text[16384];
 
-/* Runs qgen with the NULL-terminated arguments; returns its exit status
- * (128 + signal when it crashed), stdout and stderr in out_text/err_text. */
 static size_t read_bytes(const char *path, char *buf, size_t cap) {
     FILE *f = fopen(path, "rb");
     size_t n = f ? fread(buf, 1, cap, f) : 0;
@@ -28,15 +26,13 @@ static size_t read_bytes(const char *path, char *buf, size_t cap) {
     return n;
 }
 
-static int qgen(const char *first, ...) {
-    const char *argv[32] = {QGEN_BIN, first};
-    int argc = 2;
-    va_list ap;
-    va_start(ap, first);
-    const char *a;
-    while ((a = va_arg(ap, const char *)) && argc < 31)
-        argv[argc++] = a;
-    va_end(ap);
+/* Runs qgen with the NULL-terminated arguments; returns its exit status
+ * (128 + signal when it crashed), stdout and stderr in out_text/err_text. */
+static int qgen_argv(const char *const *args) {
+    const char *argv[32] = {QGEN_BIN};
+    int argc = 1;
+    while (*args && argc < 31)
+        argv[argc++] = *args++;
     argv[argc] = NULL;
     char out_path[512], err_path[512];
     snprintf(out_path, sizeof out_path, "%s/stdout.txt", TEST_TMP);
@@ -45,6 +41,20 @@ static int qgen(const char *first, ...) {
     qg_test_slurp(out_path, out_text, sizeof out_text);
     qg_test_slurp(err_path, err_text, sizeof err_text);
     return rc;
+}
+
+/* The same, the arguments as a NULL-terminated list. */
+static int qgen(const char *first, ...) {
+    const char *args[32] = {first};
+    int n = 1;
+    va_list ap;
+    va_start(ap, first);
+    const char *a;
+    while ((a = va_arg(ap, const char *)) && n < 31)
+        args[n++] = a;
+    va_end(ap);
+    args[n] = NULL;
+    return qgen_argv(args);
 }
 
 static const char *tmp(const char *name) {
@@ -118,6 +128,35 @@ static void test_spec_commands(void) {
     ASSERT_CONTAINS(err_text, "nope.json", "cannot open");
 }
 
+/* `qgen run --op quantize` of X with the spec act.json and `sets`, scale
+ * 0.001 and zero point `z`: a q file of dtype `want` equal to the
+ * reference's bytes. */
+static void check_q_file(const char *const *sets, size_t nsets, const char *z, qg_npy_dtype want) {
+    const char *argv[24] = {"run", "--spec", tmp("act.json")};
+    int argc = 3;
+    for (size_t k = 0; k < nsets && k < 4; k++) {
+        argv[argc++] = "--set";
+        argv[argc++] = sets[k];
+    }
+    const char *rest[] = {"--op",         "quantize", "--in",  tmp("x.npy"),      "--scale", "0.001",
+                          "--zero-point", z,          "--out", tmp("q_file.npy"), NULL};
+    memcpy(argv + argc, rest, sizeof rest);
+    CU_ASSERT_EQUAL_FATAL(qgen_argv(argv), 0);
+    qg_error err;
+    qg_npy q;
+    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("q_file.npy"), &q, &err), QG_OK);
+    CU_ASSERT_TRUE(q.dtype == want && q.count == 10);
+    qg_spec sp;
+    CU_ASSERT_EQUAL_FATAL(qg_spec_load_file(tmp("act.json"), sets, nsets, &sp, &err), QG_OK);
+    const float s = 0.001f;
+    const int32_t zp = atoi(z);
+    qg_qparams qp = {&s, &zp, NULL, 1, 1};
+    uint8_t ref[10 * 4];
+    qg_ref_quantize(&sp, X, ref, 10, &qp);
+    CU_ASSERT_EQUAL(memcmp(q.data, ref, 10 * qg_dtype_size(sp.dtype)), 0);
+    free(q.data);
+}
+
 static void test_run_matches_library(void) {
     CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant", "--in", tmp("x.npy"), "--scale",
                                "0.05", "--zero-point", "7", "--out", tmp("y.npy"), "--mask", tmp("m.npy"), NULL),
@@ -153,43 +192,11 @@ static void test_run_matches_library(void) {
     CU_ASSERT_EQUAL(memcmp(dq.data, want, sizeof want), 0); /* dequantize(quantize(x)) == fake_quant(x) */
     free(dq.data);
 
-    /* quint16: a uint16 .npy out, equal to the reference */
-    CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--set", "dtype=quint16", "--op", "quantize", "--in",
-                               tmp("x.npy"), "--scale", "0.001", "--zero-point", "40000", "--out", tmp("q16.npy"),
-                               NULL),
-                          0);
-    qg_npy q16;
-    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("q16.npy"), &q16, &err), QG_OK);
-    CU_ASSERT_TRUE(q16.dtype == QG_NPY_U16 && q16.count == 10);
-    qg_spec sp16;
-    const char *set16 = "dtype=quint16";
-    CU_ASSERT_EQUAL_FATAL(qg_spec_load_file(tmp("act.json"), &set16, 1, &sp16, &err), QG_OK);
-    const float s16 = 0.001f;
-    const int32_t z16 = 40000;
-    qg_qparams qp16 = {&s16, &z16, NULL, 1, 1};
-    uint16_t want16[10];
-    qg_ref_quantize(&sp16, X, want16, 10, &qp16);
-    CU_ASSERT_EQUAL(memcmp(q16.data, want16, sizeof want16), 0);
-    free(q16.data);
-
-    /* fp8: a uint8 .npy of the bits out, equal to the reference; a zero
-     * point other than 0 refused naming it */
-    const char *set8[] = {"dtype=fp8_e4m3fn", "qscheme=per_tensor_symmetric"};
-    CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--set", set8[0], "--set", set8[1], "--op", "quantize",
-                               "--in", tmp("x.npy"), "--scale", "0.001", "--zero-point", "0", "--out", tmp("q8.npy"),
-                               NULL),
-                          0);
-    qg_npy q8;
-    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("q8.npy"), &q8, &err), QG_OK);
-    CU_ASSERT_TRUE(q8.dtype == QG_NPY_U8 && q8.count == 10);
-    qg_spec sp8;
-    CU_ASSERT_EQUAL_FATAL(qg_spec_load_file(tmp("act.json"), set8, 2, &sp8, &err), QG_OK);
-    const int32_t z8 = 0;
-    qg_qparams qp8 = {&s16, &z8, NULL, 1, 1};
-    uint8_t want8[10];
-    qg_ref_quantize(&sp8, X, want8, 10, &qp8);
-    CU_ASSERT_EQUAL(memcmp(q8.data, want8, sizeof want8), 0);
-    free(q8.data);
+    /* quint16 and fp8: a uint16 .npy, and a uint8 .npy of the bits, out;
+     * a zero point other than 0 refused for fp8, naming it */
+    const char *set16[] = {"dtype=quint16"}, *set8[] = {"dtype=fp8_e4m3fn", "qscheme=per_tensor_symmetric"};
+    check_q_file(set16, 1, "40000", QG_NPY_U16);
+    check_q_file(set8, 2, "0", QG_NPY_U8);
     CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--set", set8[0], "--set", set8[1], "--op", "quantize",
                          "--in", tmp("x.npy"), "--scale", "0.001", "--zero-point", "3", "--out", tmp("q8.npy"), NULL),
                     2);
