@@ -33,6 +33,10 @@ static qg_status in_group(qg_error *err, qg_status st, size_t g) {
 
 qg_status qg_quantize_dynamic_check(const qg_spec *sp, qg_error *err) {
     QG_NEED(sp, err, "a spec");
+    if (sp->float_type != QG_FLOAT32)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "float_type: got %s; expected float32 (dynamic quantization takes float32 tensors)",
+                            qg_float_type_name(sp->float_type));
     if (qg_qscheme_is_per_channel(sp->qscheme))
         return qg_error_set(err, QG_ERR_INVALID,
                             "qscheme: %s; expected per_tensor_affine or per_tensor_symmetric (dynamic quantization "

@@ -196,6 +196,24 @@ static qg_status validate_float8(const qg_spec *sp, qg_error *err) {
     return QG_OK;
 }
 
+/* bfloat16/float16 tensors run the float32 kernels between exact widening
+ * and nearest-even narrowing (docs/semantics.md, "Float types"); specs
+ * whose scalar kernels are the reference itself take float32 only. */
+static qg_status validate_float_type(const qg_spec *sp, qg_error *err) {
+    const char *ft = qg_float_type_name(sp->float_type);
+    if (!ft)
+        return qg_error_set(err, QG_ERR_INVALID, "float_type: got %d; expected float32, bfloat16 or float16",
+                            (int)sp->float_type);
+    if (sp->float_type == QG_FLOAT32)
+        return QG_OK;
+    if (sp->dtype == QG_QINT32 || sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "float_type: got %s with dtype %s, qscheme %s; expected float32 (these specs run on the "
+                            "reference, which takes float32 tensors)",
+                            ft, qg_dtype_name(sp->dtype), qg_qscheme_name(sp->qscheme));
+    return QG_OK;
+}
+
 qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
     QG_NEED(sp, err, "a spec");
     if (!is_c_identifier(sp->name))
@@ -223,7 +241,8 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
     if (!qg_rounding_name(sp->rounding) || !qg_scale_op_name(sp->scale_op) || !qg_nan_policy_name(sp->nan_policy) ||
         !qg_requant_name(sp->requant))
         return qg_error_set(err, QG_ERR_INVALID, "rounding/scale_op/nan/requant: out-of-range enum value");
-    if ((st = validate_observer(sp, err)) || (st = validate_training(sp, err)) || (st = validate_float8(sp, err)))
+    if ((st = validate_observer(sp, err)) || (st = validate_training(sp, err)) || (st = validate_float8(sp, err)) ||
+        (st = validate_float_type(sp, err)))
         return st;
     if (sp->targets == 0 || sp->targets >= (1u << QG_ISA_COUNT))
         return qg_error_set(err, QG_ERR_INVALID,

@@ -120,6 +120,11 @@ qg_status qg_fused_train_step_calls(qg_observer *o, const qg_step_calls *calls, 
         return qg_error_set(err, QG_ERR_STATE,
                             "observer.type: \"placeholder\" has no qparams to train; expected an observer that "
                             "records data");
+    if (sp->float_type != QG_FLOAT32)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "float_type: got %s; expected float32 (the fused training step takes float32 tensors; "
+                            "run observe and fake_quant of the %s kernels instead)",
+                            qg_float_type_name(sp->float_type), qg_float_type_name(sp->float_type));
     /* Both rules change nothing before every check has passed: the data
      * is observed first (NaN is refused there with the state kept), and
      * a qparams failure leaves the buffers as they were. */

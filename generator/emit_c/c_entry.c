@@ -50,7 +50,7 @@ static void emit_param_args(emitter *e, const qg_plan *p) {
 void qg_c_entry_open(emitter *e, qg_kernel_op op) {
     char suffix[32];
     snprintf(suffix, sizeof suffix, "__%s", e->tg->name);
-    qg_c_prototype(e->t, qg_op_info_of(op), e->name, suffix);
+    qg_c_prototype(e->t, qg_op_info_of(op), e->name, qg_c_float_t(e->sp), suffix);
     S(" {\n");
 }
 
@@ -113,7 +113,7 @@ static void emit_channel_count(emitter *e, const char *indent) {
 /* Opens NAME_<op><infix>__<isa>: the entry itself, or (infix given) a static
  * function a runtime driver calls through its qg_<stem>_fn type, so its q
  * argument is a void pointer, typed again on the first line. */
-static void open_link(emitter *e, const qg_op_info *o, const char *infix) {
+void qg_c_open_link(emitter *e, const qg_op_info *o, const char *infix) {
     if (!infix[0]) {
         qg_c_entry_open(e, o->op);
         return;
@@ -127,7 +127,7 @@ static void open_link(emitter *e, const qg_op_info *o, const char *infix) {
             q = k;
             P("%svoid *%s_v", o->args[k].kind == QG_ARG_Q_IN ? "const " : "", o->args[k].name);
         } else {
-            qg_c_arg_decl(e->t, o, k, e->name, true);
+            qg_c_arg_decl(e->t, o, k, e->name, "float", true);
         }
     }
     S(") {\n");
@@ -137,10 +137,11 @@ static void open_link(emitter *e, const qg_op_info *o, const char *infix) {
 }
 
 /* NAME_<op><name>__<isa>(args) { qg_<driver>_<op>(&NAME_spec, NAME_<op><inner>__<isa>, args); }
- * (the per-group and 4-bit drivers of the runtime). */
-static void emit_forwarder(emitter *e, const qg_op_info *o, const char *name, const char *driver, const char *inner) {
-    open_link(e, o, name);
-    P("    qg_%s_%s(&%s_spec, %s_%s%s__%s, ", driver, o->driver_stem, e->name, e->name, o->name, inner, e->tg->name);
+ * (the runtime's per-group, 4-bit and 16-bit float drivers). */
+void qg_c_forwarder(emitter *e, const qg_op_info *o, const char *name, const char *driver, const char *inner) {
+    qg_c_open_link(e, o, name);
+    P("    %sqg_%s_%s(&%s_spec, %s_%s%s__%s, ", o->returns_status ? "return " : "", driver, o->driver_stem, e->name,
+      e->name, o->name, inner, e->tg->name);
     qg_c_arg_names(e->t, o);
     S(");\n}\n\n");
 }
@@ -183,10 +184,10 @@ void qg_c_entry(emitter *e, const qg_plan *p) {
     const qg_op_info *o = qg_op_info_of(p->op);
     qg_entry_chain ch;
     qg_entry_chain_of(e->lp, &ch);
-    open_link(e, o, ch.walk);
+    qg_c_open_link(e, o, ch.walk);
     emit_walk(e, p);
     for (int f = 0; f < ch.forwarders; f++)
-        emit_forwarder(e, o, ch.name[f], ch.driver[f], ch.inner[f]);
+        qg_c_forwarder(e, o, ch.name[f], ch.driver[f], ch.inner[f]);
 }
 
 /* Per-channel parameter table for the channels-last layout, padded to a

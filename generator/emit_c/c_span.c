@@ -9,7 +9,7 @@
 
 static void arg_decl(const emitter *e, const qg_op_info *o, int k, char *out, size_t cap) {
     qg_text tmp = {0};
-    qg_c_arg_decl(&tmp, o, k, e->name, true);
+    qg_c_arg_decl(&tmp, o, k, e->name, "float", true);
     snprintf(out, cap, "%s", tmp.p ? tmp.p : "");
     qg_text_free(&tmp);
 }

@@ -46,9 +46,9 @@ static size_t channels_of(const qg_spec *sp) { return qg_qscheme_is_per_channel(
 /* The specs qg_quantize_dynamic serves (docs/semantics.md, "Dynamic quantization"). */
 static bool has_dynamic(const qg_spec *sp) { return qg_quantize_dynamic_check(sp, NULL) == QG_OK; }
 
-static void declare_ops(qg_text *t, const char *n, const char *suffix) {
+static void declare_ops(qg_text *t, const qg_spec *sp, const char *suffix) {
     for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
-        qg_c_prototype(t, qg_op_info_of(op), n, suffix);
+        qg_c_prototype(t, qg_op_info_of(op), sp->name, qg_c_float_t(sp), suffix);
         S(";\n");
     }
 }
@@ -61,21 +61,28 @@ qg_status qg_emit_header(const qg_spec *sp, const char *banner, qg_text *t, qg_e
     S("#include <stddef.h>\n#include <stdint.h>\n\n#include \"qgen/runtime.h\"\n\n");
     S("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
     P("typedef %s %s_q_t;\n\n", qg_q_type(sp->dtype), n);
-    P("#define %s_QUANT_MIN (%lldLL)\n#define %s_QUANT_MAX (%lldLL)\n#define %s_CHANNELS %zu\n\n", n,
+    P("#define %s_QUANT_MIN (%lldLL)\n#define %s_QUANT_MAX (%lldLL)\n#define %s_CHANNELS %zu\n", n,
       (long long)sp->quant_min, n, (long long)sp->quant_max, n, channels_of(sp));
+    /* the bits of a float tensor's element: 32, or 16 for bfloat16/float16 */
+    P("#define %s_FLOAT_BITS %zu\n\n", n, 8 * qg_float_type_size(sp->float_type));
     S("/* Dispatching entry points: the best ISA this CPU has, chosen on first\n"
       " * call (QGEN_ISA=<isa> in the environment forces one). Element i belongs\n"
       " * to channel (i / qp->inner) % qp->channels; mask may be NULL and is ");
     S(sp->compat_mask ? "packed,\n * 1 bit per element, LSB first. */\n" : "one\n * byte per element. */\n");
-    declare_ops(t, n, "");
-    P("/* observe, new qparams and fake_quant in one call, with the module state\n"
-      " * (qparams, switches) the observer holds; scale and zero_point receive\n"
-      " * the qparams after the step (%s_CHANNELS values). See\n"
-      " * qg_ref_fused_train_step in qgen/runtime.h. */\n",
-      n);
-    P("qg_status %s_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,\n"
-      "    size_t inner, float *scale, int32_t *zero_point, qg_error *err);\n",
-      n);
+    if (sp->float_type != QG_FLOAT32)
+        P("/* x, y, dy and dx hold %s bit patterns; the arithmetic is float32 on\n"
+          " * the widened values, outputs rounded nearest-even (docs/semantics.md,\n"
+          " * \"Float types\"). */\n",
+          qg_float_type_name(sp->float_type));
+    declare_ops(t, sp, "");
+    if (sp->float_type == QG_FLOAT32)
+        P("/* observe, new qparams and fake_quant in one call, with the module state\n"
+          " * (qparams, switches) the observer holds; scale and zero_point receive\n"
+          " * the qparams after the step (%s_CHANNELS values). See\n"
+          " * qg_ref_fused_train_step in qgen/runtime.h. */\n"
+          "qg_status %s_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,\n"
+          "    size_t inner, float *scale, int32_t *zero_point, qg_error *err);\n",
+          n, n);
     if (has_dynamic(sp))
         P("#define %s_HAS_QUANTIZE_DYNAMIC 1\n"
           "/* x quantized per row of row_len elements with the qparams of the row's\n"
@@ -92,7 +99,7 @@ qg_status qg_emit_header(const qg_spec *sp, const char *banner, qg_text *t, qg_e
             continue;
         char suffix[32];
         snprintf(suffix, sizeof suffix, "__%s", qg_isa_name((qg_isa)isa));
-        declare_ops(t, n, suffix);
+        declare_ops(t, sp, suffix);
     }
     S("\n#ifdef __cplusplus\n}\n#endif\n#endif\n");
     return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
@@ -123,7 +130,7 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
     for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
         const qg_op_info *o = qg_op_info_of(op);
         P("    %s (*%s)(", o->returns_status ? "qg_status" : "void", o->name);
-        qg_c_params(t, o, n, false);
+        qg_c_params(t, o, n, qg_c_float_t(sp), false);
         S(");\n");
     }
     P("} %s_kernels;\n\n", n);
@@ -168,17 +175,18 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
     S("    return k;\n}\n\n");
     for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
         const qg_op_info *o = qg_op_info_of(op);
-        qg_c_prototype(t, o, n, "");
+        qg_c_prototype(t, o, n, qg_c_float_t(sp), "");
         P(" {\n    %s%s_pick()->%s(", o->returns_status ? "return " : "", n, o->name);
         qg_c_arg_names(t, o);
         S(");\n}\n");
     }
-    P("qg_status %s_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,\n"
-      "    size_t inner, float *scale, int32_t *zero_point, qg_error *err) {\n",
-      n);
-    P("    return qg_fused_train_step_with(obs, %s_observe, %s_fake_quant, x, y, mask, n, inner, scale, zero_point,\n"
-      "                                    err);\n}\n",
-      n, n);
+    if (sp->float_type == QG_FLOAT32) /* the fused step takes float32 tensors */
+        P("qg_status %s_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,\n"
+          "    size_t inner, float *scale, int32_t *zero_point, qg_error *err) {\n"
+          "    return qg_fused_train_step_with(obs, %s_observe, %s_fake_quant, x, y, mask, n, inner, scale, "
+          "zero_point,\n"
+          "                                    err);\n}\n",
+          n, n, n);
     if (has_dynamic(sp)) {
         /* an adapter, so that the kernel is called through its own type */
         P("static void %s_quantize_any(const float *x, void *q, size_t n, const qg_qparams *qp) {\n"

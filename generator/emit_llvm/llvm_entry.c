@@ -22,7 +22,7 @@ LLVMValueRef lx_define_entry(lx *x, const qg_op_info *o) { return define_named(x
 
 /* NAME_<op><infix>__<isa>: the entry itself, or (infix given) an internal
  * function whose address a forwarder hands to a runtime driver. */
-static LLVMValueRef define_link(lx *x, const qg_op_info *o, const char *infix) {
+LLVMValueRef lx_define_link(lx *x, const qg_op_info *o, const char *infix) {
     LLVMValueRef fn = define_named(x, o, infix);
     if (infix[0])
         LLVMSetLinkage(fn, LLVMInternalLinkage);
@@ -36,10 +36,10 @@ static LLVMValueRef spec_object(lx *x) {
     return g ? g : LLVMAddGlobal(x->m, x->i8, name);
 }
 
-/* NAME_<op><infix>__<isa>(args...) { runtime_fn(&NAME_spec, [extra,] args...); } */
-static LLVMValueRef build_forwarder(lx *x, const qg_op_info *o, const char *infix, const char *runtime_fn,
-                                    LLVMValueRef extra) {
-    LLVMValueRef fn = define_link(x, o, infix);
+/* NAME_<op><infix>__<isa>(args...) { [return] runtime_fn(&NAME_spec, [extra,] args...); } */
+LLVMValueRef lx_build_forwarder(lx *x, const qg_op_info *o, const char *infix, const char *runtime_fn,
+                                LLVMValueRef extra) {
+    LLVMValueRef fn = lx_define_link(x, o, infix);
     LLVMTypeRef types[QG_OP_MAX_ARGS + 2] = {x->ptr, x->ptr};
     LLVMValueRef args[QG_OP_MAX_ARGS + 2] = {spec_object(x), extra};
     const unsigned first = extra ? 2 : 1;
@@ -48,8 +48,8 @@ static LLVMValueRef build_forwarder(lx *x, const qg_op_info *o, const char *infi
         types[first + k] = LLVMTypeOf(args[first + k]);
     }
     const unsigned n = (unsigned)o->nargs + first;
-    lx_call(x, lx_declare(x, runtime_fn, x->vd, types, n), args, n);
-    LLVMBuildRetVoid(x->b);
+    LLVMValueRef r = lx_call(x, lx_declare(x, runtime_fn, o->returns_status ? x->i32 : x->vd, types, n), args, n);
+    o->returns_status ? LLVMBuildRet(x->b, r) : LLVMBuildRetVoid(x->b);
     return fn;
 }
 
@@ -258,12 +258,12 @@ static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef sp
     const qg_op_info *o = qg_op_info_of(p->op);
     qg_entry_chain ch;
     qg_entry_chain_of(x->lp, &ch);
-    LLVMValueRef fn = define_link(x, o, ch.walk);
+    LLVMValueRef fn = lx_define_link(x, o, ch.walk);
     build_walk(x, p, io, fn, span, span1);
     for (int f = 0; f < ch.forwarders; f++) {
         char driver[64];
         snprintf(driver, sizeof driver, "qg_%s_%s", ch.driver[f], o->driver_stem);
-        fn = build_forwarder(x, o, ch.name[f], driver, fn);
+        fn = lx_build_forwarder(x, o, ch.name[f], driver, fn);
     }
 }
 
@@ -303,7 +303,7 @@ static void build_requantize_entry(lx *x, const qg_plan *p, LLVMValueRef span) {
 /* NAME_<op>__<isa>(args...) { ref(&NAME_spec, args...); } */
 static void build_forward(lx *x, qg_kernel_op op) {
     const qg_op_info *o = qg_op_info_of(op);
-    build_forwarder(x, o, "", o->reference, NULL);
+    lx_build_forwarder(x, o, "", o->reference, NULL);
 }
 
 /* The plan and loops of `op`, the loops made the builder's current ones. */

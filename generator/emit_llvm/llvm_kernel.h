@@ -57,6 +57,12 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
 
 /* llvm_entry.c: entries */
 LLVMValueRef lx_define_entry(lx *x, const qg_op_info *o);
+/* NAME_<op><infix>__<isa>: the entry (infix ""), else internal. */
+LLVMValueRef lx_define_link(lx *x, const qg_op_info *o, const char *infix);
+/* A link that calls runtime_fn(&NAME_spec, [extra,] its args) and returns
+ * what it returns. */
+LLVMValueRef lx_build_forwarder(lx *x, const qg_op_info *o, const char *infix, const char *runtime_fn,
+                                LLVMValueRef extra);
 
 /* llvm_observe.c: the min/max reduction */
 void lx_build_observe(lx *x);

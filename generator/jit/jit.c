@@ -104,6 +104,11 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
         {"qg_group_fake_quant", (void (*)(void))qg_group_fake_quant},
         {"qg_pack4_quantize", (void (*)(void))qg_pack4_quantize},
         {"qg_pack4_dequantize", (void (*)(void))qg_pack4_dequantize},
+        {"qg_ftype_quantize", (void (*)(void))qg_ftype_quantize},
+        {"qg_ftype_dequantize", (void (*)(void))qg_ftype_dequantize},
+        {"qg_ftype_fake_quant", (void (*)(void))qg_ftype_fake_quant},
+        {"qg_ftype_fake_quant_backward", (void (*)(void))qg_ftype_fake_quant_backward},
+        {"qg_ftype_observe", (void (*)(void))qg_ftype_observe},
     };
     enum { N = sizeof syms / sizeof syms[0] };
     LLVMOrcCSymbolMapPair pairs[N];

@@ -41,6 +41,7 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
     const bool narrow_out = qg_op_info_of(op)->args[qg_op_data_out(o)].kind == QG_ARG_Q_OUT;
     out->group_store = narrow_out && t->unroll == 4 && qg_isa_spelling_of(isa)->store_q4[qg_kernel_dtype(sp)] != NULL;
     out->pack4 = qg_dtype_is_packed(sp->dtype) && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE);
+    out->ftype = sp->float_type != QG_FLOAT32 && op != QG_K_REQUANTIZE;
 }
 
 qg_dtype qg_kernel_dtype(const qg_spec *sp) {
@@ -49,19 +50,22 @@ qg_dtype qg_kernel_dtype(const qg_spec *sp) {
     return sp->dtype == QG_QINT4 ? QG_QINT8 : sp->dtype == QG_QUINT4 ? QG_QUINT8 : sp->dtype;
 }
 
+/* A function a driver wraps is named after the driver: the per-group
+ * walk "_blocks", the byte kernels of 4-bit dtypes "_bytes", the float32
+ * kernels of 16-bit float types "_f32". The outermost link is the entry. */
 void qg_entry_chain_of(const qg_kernel_loops *lp, qg_entry_chain *out) {
     memset(out, 0, sizeof *out);
-    out->walk = lp->group_driver ? "_blocks" : lp->pack4 ? "_bytes" : "";
-    const char *at = out->walk;
-    if (lp->group_driver) {
-        out->name[out->forwarders] = lp->pack4 ? "_bytes" : "";
-        out->driver[out->forwarders] = "group";
-        out->inner[out->forwarders++] = at;
-        at = lp->pack4 ? "_bytes" : "";
+    static const char *const infix[] = {"_blocks", "_bytes", "_f32"}, *const driver[] = {"group", "pack4", "ftype"};
+    const bool on[] = {lp->group_driver, lp->pack4, lp->ftype};
+    int wraps[3], count = 0;
+    for (int k = 0; k < 3; k++)
+        if (on[k])
+            wraps[count++] = k;
+    out->walk = count ? infix[wraps[0]] : "";
+    for (int f = 0; f < count; f++) {
+        out->name[f] = f + 1 < count ? infix[wraps[f + 1]] : "";
+        out->driver[f] = driver[wraps[f]];
+        out->inner[f] = f ? out->name[f - 1] : out->walk;
     }
-    if (lp->pack4) {
-        out->name[out->forwarders] = "";
-        out->driver[out->forwarders] = "pack4";
-        out->inner[out->forwarders++] = at;
-    }
+    out->forwarders = count;
 }

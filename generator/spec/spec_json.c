@@ -16,9 +16,9 @@
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const top_fields[] = {
-    "name",      "base",      "dtype",        "qscheme",  "ch_axis",     "channel_len", "group_size",
-    "quant_min", "quant_max", "reduce_range", "saturate", "compat_mask", "in_place",    "fast_training",
-    "rounding",  "scale_op",  "nan",          "requant",  "observer",    "targets",     "train_qparams"};
+    "name",      "base",         "dtype",    "qscheme",     "ch_axis",       "channel_len",   "group_size", "quant_min",
+    "quant_max", "reduce_range", "saturate", "compat_mask", "in_place",      "fast_training", "rounding",   "scale_op",
+    "nan",       "requant",      "observer", "targets",     "train_qparams", "float_type"};
 static const char *const observer_fields[] = {"type",  "averaging_constant", "eps", "bins", "upsample_rate",
                                               "scale", "zero_point"};
 
@@ -184,6 +184,7 @@ static const char *nan_n(int i) { return qg_nan_policy_name((qg_nan_policy)i); }
 static const char *requant_n(int i) { return qg_requant_name((qg_requant_scheme)i); }
 static const char *train_qparams_n(int i) { return qg_train_qparams_name((qg_train_qparams)i); }
 static const char *observer_n(int i) { return qg_observer_type_name((qg_observer_type)i); }
+static const char *float_type_n(int i) { return qg_float_type_name((qg_float_type)i); }
 static const char *isa_n(int i) { return qg_isa_name((qg_isa)i); }
 
 /* ---- conversion of the merged object ------------------------------------ */
@@ -256,7 +257,8 @@ static qg_status convert(const ctx *c, json_t *m, qg_spec *sp) {
     snprintf(sp->name, sizeof sp->name, "%s", json_string_value(name));
 
     int dtype = QG_QUINT8, qscheme = QG_PER_TENSOR_AFFINE, rounding = QG_ROUND_HALF_EVEN, scale_op = QG_SCALE_MUL_INV,
-        nan = QG_NAN_ZERO_POINT, requant = QG_REQUANT_FP32, train_qparams = QG_TRAIN_QPARAMS_OBSERVER;
+        nan = QG_NAN_ZERO_POINT, requant = QG_REQUANT_FP32, train_qparams = QG_TRAIN_QPARAMS_OBSERVER,
+        float_type = QG_FLOAT32;
     long long ch_axis = 0, channel_len = 1, group_size = 0;
     if ((st = get_enum(c, m, "dtype", "dtype", dtype_n, QG_DTYPE_COUNT, &dtype)) ||
         (st = get_enum(c, m, "qscheme", "qscheme", qscheme_n, QG_QSCHEME_COUNT, &qscheme)) ||
@@ -265,6 +267,7 @@ static qg_status convert(const ctx *c, json_t *m, qg_spec *sp) {
         (st = get_enum(c, m, "nan", "nan", nan_n, 2, &nan)) ||
         (st = get_enum(c, m, "requant", "requant", requant_n, 2, &requant)) ||
         (st = get_enum(c, m, "train_qparams", "train_qparams", train_qparams_n, 2, &train_qparams)) ||
+        (st = get_enum(c, m, "float_type", "float_type", float_type_n, QG_FLOAT_TYPE_COUNT, &float_type)) ||
         (st = get_int(c, m, "ch_axis", "ch_axis", -8, 7, &ch_axis)) ||
         (st = get_int(c, m, "channel_len", "channel_len", 1, 1 << 24, &channel_len)) ||
         (st = get_int(c, m, "group_size", "group_size", 0, 1 << 24, &group_size)))
@@ -276,6 +279,7 @@ static qg_status convert(const ctx *c, json_t *m, qg_spec *sp) {
     sp->nan_policy = (qg_nan_policy)nan;
     sp->requant = (qg_requant_scheme)requant;
     sp->train_qparams = (qg_train_qparams)train_qparams;
+    sp->float_type = (qg_float_type)float_type;
     sp->ch_axis = (int)ch_axis;
     sp->channel_len = (size_t)channel_len;
     sp->group_size = (size_t)group_size;

@@ -44,6 +44,8 @@ char *qg_spec_to_json(const qg_spec *sp) {
     json_object_set_new(o, "scale_op", json_string(qg_scale_op_name(sp->scale_op)));
     json_object_set_new(o, "nan", json_string(qg_nan_policy_name(sp->nan_policy)));
     json_object_set_new(o, "requant", json_string(qg_requant_name(sp->requant)));
+    if (sp->float_type != QG_FLOAT32) /* float32 specs print as before */
+        json_object_set_new(o, "float_type", json_string(qg_float_type_name(sp->float_type)));
     json_t *ob = json_object();
     json_object_set_new(ob, "type", json_string(qg_observer_type_name(sp->observer.type)));
     json_object_set_new(ob, "averaging_constant", float_json(sp->observer.averaging_constant));

@@ -50,20 +50,35 @@ enum {
 };
 
 /* The generated ABI as function pointers; q buffers hold the spec's dtype.
- * An op that was not asked for is NULL. */
+ * An op that was not asked for is NULL. A spec whose float_type is
+ * bfloat16 or float16 is called through `u16`, the same kernels typed with
+ * the 16-bit bit patterns its float tensors hold. */
 typedef struct qg_kernels {
     const qg_spec *spec; /* a copy owned by the JIT */
     qg_isa isa;
-    void (*quantize)(const float *x, void *q, size_t n, const qg_qparams *qp);
-    void (*dequantize)(const void *q, float *x, size_t n, const qg_qparams *qp);
-    void (*fake_quant)(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp);
-    void (*fake_quant_backward)(const float *dy, const uint8_t *mask, float *dx, size_t n);
-    qg_status (*observe)(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err);
-    void (*requantize)(const int32_t *acc, void *q, size_t n, const qg_requant_params *rp);
+    union {
+        struct {
+            void (*quantize)(const float *x, void *q, size_t n, const qg_qparams *qp);
+            void (*dequantize)(const void *q, float *x, size_t n, const qg_qparams *qp);
+            void (*fake_quant)(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp);
+            void (*fake_quant_backward)(const float *dy, const uint8_t *mask, float *dx, size_t n);
+            qg_status (*observe)(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err);
+            void (*requantize)(const int32_t *acc, void *q, size_t n, const qg_requant_params *rp);
+        };
+        struct {
+            void (*quantize)(const uint16_t *x, void *q, size_t n, const qg_qparams *qp);
+            void (*dequantize)(const void *q, uint16_t *x, size_t n, const qg_qparams *qp);
+            void (*fake_quant)(const uint16_t *x, uint16_t *y, uint8_t *mask, size_t n, const qg_qparams *qp);
+            void (*fake_quant_backward)(const uint16_t *dy, const uint8_t *mask, uint16_t *dx, size_t n);
+            qg_status (*observe)(const uint16_t *x, size_t n, size_t inner, qg_observer *obs, qg_error *err);
+            void (*requantize)(const int32_t *acc, void *q, size_t n, const qg_requant_params *rp);
+        } u16;
+    };
 } qg_kernels;
 
 /* The fused training step on JIT kernels compiled with at least
- * QG_JIT_OBSERVE | QG_JIT_FAKE_QUANT (see qg_ref_fused_train_step). */
+ * QG_JIT_OBSERVE | QG_JIT_FAKE_QUANT (see qg_ref_fused_train_step);
+ * float32 specs only. */
 static inline qg_status qg_kernels_fused_train_step(const qg_kernels *k, qg_observer *obs, const float *x, float *y,
                                                     uint8_t *mask, size_t n, size_t inner, float *scale,
                                                     int32_t *zero_point, qg_error *err) {
@@ -71,7 +86,8 @@ static inline qg_status qg_kernels_fused_train_step(const qg_kernels *k, qg_obse
 }
 
 /* Dynamic quantization on JIT kernels compiled with at least
- * QG_JIT_OBSERVE | QG_JIT_QUANTIZE (see qg_quantize_dynamic). */
+ * QG_JIT_OBSERVE | QG_JIT_QUANTIZE (see qg_quantize_dynamic); float32
+ * specs only. */
 static inline qg_status qg_kernels_quantize_dynamic(const qg_kernels *k, const float *x, void *q, size_t rows,
                                                     size_t row_len, float *scale, int32_t *zero_point, qg_error *err) {
     return qg_quantize_dynamic(k->spec, k->observe, k->quantize, x, q, rows, row_len, scale, zero_point, err);

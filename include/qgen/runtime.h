@@ -77,6 +77,19 @@ void qg_ref_fake_quant_backward(const qg_spec *spec, const float *dy, const uint
 uint8_t qg_fp8_encode(qg_dtype dtype, float v, bool saturate);
 float qg_fp8_decode(qg_dtype dtype, uint8_t bits);
 
+/* bfloat16 and float16 bit patterns (docs/semantics.md, "Float types"):
+ * widening is exact; narrowing rounds to nearest-even, overflowing to
+ * +-inf, and gives NaN as torch 1.13 does (bfloat16 0x7FC0, float16 0x7E00
+ * with the sign). The ref functions take float32 tensors; for a spec with a
+ * 16-bit float_type an op's result is its float32 result on the widened
+ * input, narrowed. widen/narrow of QG_FLOAT32 copy. */
+float qg_bf16_to_float(uint16_t h);
+uint16_t qg_float_to_bf16(float f);
+float qg_f16_to_float(uint16_t h);
+uint16_t qg_float_to_f16(float f);
+void qg_float_type_widen(qg_float_type type, const void *in, float *out, size_t n);
+void qg_float_type_narrow(qg_float_type type, const float *in, void *out, size_t n);
+
 /* Bytes a mask of n elements takes for this spec. */
 size_t qg_mask_bytes(const qg_spec *spec, size_t n);
 

@@ -72,6 +72,13 @@ typedef enum qg_requant_scheme { QG_REQUANT_FP32, QG_REQUANT_FIXED_POINT } qg_re
  * FusedMovingAvgObsFakeQuantize (get_default_qat_qconfig's default) does. */
 typedef enum qg_train_qparams { QG_TRAIN_QPARAMS_OBSERVER, QG_TRAIN_QPARAMS_FUSED_OP } qg_train_qparams;
 
+/* The element type of the float side of every op (x, y, dy, dx). The
+ * arithmetic is float32 on the exactly widened input; float outputs are
+ * rounded to the type nearest-even (docs/semantics.md, "Float types").
+ * bfloat16 and float16 tensors hold 16-bit patterns (uint16_t). */
+typedef enum qg_float_type { QG_FLOAT32, QG_BFLOAT16, QG_FLOAT16 } qg_float_type;
+#define QG_FLOAT_TYPE_COUNT 3
+
 typedef enum qg_observer_type {
     QG_OBS_MINMAX,
     QG_OBS_MOVING_AVERAGE_MINMAX,
@@ -131,6 +138,7 @@ typedef struct qg_spec {
     qg_observer_spec observer;
     unsigned targets;  /* bit set of 1u << qg_isa */
     size_t group_size; /* per-group qschemes only (>= 1), else 0 */
+    qg_float_type float_type;
 } qg_spec;
 
 static inline bool qg_qscheme_is_per_channel(qg_qscheme s) {
@@ -155,6 +163,7 @@ const char *qg_requant_name(qg_requant_scheme r);
 const char *qg_train_qparams_name(qg_train_qparams r);
 const char *qg_observer_type_name(qg_observer_type t);
 const char *qg_isa_name(qg_isa isa);
+const char *qg_float_type_name(qg_float_type f);
 
 /* The dtype's full range, its element size in bytes (1 for the 4-bit
  * dtypes: their kernels work on one byte per element before packing), and
@@ -168,6 +177,8 @@ bool qg_dtype_is_float8(qg_dtype d);
  * top exponent holds infinities and NaNs (e5m2) rather than finite values
  * and one NaN magnitude (e4m3fn). False for other dtypes. */
 bool qg_dtype_float8_layout(qg_dtype d, int *mantissa_bits, int *bias, bool *has_inf);
+/* Bytes per element of the float side: 4, or 2 for bfloat16 and float16. */
+size_t qg_float_type_size(qg_float_type f);
 /* Bytes a q tensor of n elements takes: (n + 1) / 2 for the 4-bit dtypes. */
 size_t qg_q_bytes(qg_dtype d, size_t n);
 

@@ -28,6 +28,7 @@
 #include "qgen/jit.h"
 #define KC_Q KC_QTYPE
 #define KC_QP void
+#define KC_FBITS KC_FLOAT_BITS
 static qg_spec jit_spec;
 static const qg_spec *SP = &jit_spec;
 #else
@@ -41,17 +42,29 @@ static const qg_spec *SP = &jit_spec;
 #define KC_Q KC_CAT(KC_SPEC, _q_t)
 #define KC_QP KC_Q
 #define KC_SPEC_STRUCT KC_CAT(KC_SPEC, _spec)
+#define KC_FBITS KC_CAT(KC_SPEC, _FLOAT_BITS)
 static const qg_spec *SP = &KC_SPEC_STRUCT;
+#endif
+
+/* The kernels' float tensors: float, or the bit patterns of a 16-bit
+ * float_type (docs/semantics.md, "Float types"). The tests below work on
+ * floats exactly representable in the type; kc_* below narrow them for the
+ * kernel and widen its results, and the reference's results are rounded to
+ * the type before comparing. */
+#if KC_FBITS == 16
+typedef uint16_t KC_F;
+#else
+typedef float KC_F;
 #endif
 
 typedef struct kc_kernels {
     const char *isa;
     qg_isa id;
-    void (*quantize)(const float *, KC_QP *, size_t, const qg_qparams *);
-    void (*dequantize)(const KC_QP *, float *, size_t, const qg_qparams *);
-    void (*fake_quant)(const float *, float *, uint8_t *, size_t, const qg_qparams *);
-    void (*fake_quant_backward)(const float *, const uint8_t *, float *, size_t);
-    qg_status (*observe)(const float *, size_t, size_t, qg_observer *, qg_error *);
+    void (*quantize)(const KC_F *, KC_QP *, size_t, const qg_qparams *);
+    void (*dequantize)(const KC_QP *, KC_F *, size_t, const qg_qparams *);
+    void (*fake_quant)(const KC_F *, KC_F *, uint8_t *, size_t, const qg_qparams *);
+    void (*fake_quant_backward)(const KC_F *, const uint8_t *, KC_F *, size_t);
+    qg_status (*observe)(const KC_F *, size_t, size_t, qg_observer *, qg_error *);
     void (*requantize)(const int32_t *, KC_QP *, size_t, const qg_requant_params *);
 } kc_kernels;
 
@@ -89,6 +102,69 @@ static unsigned checks_failed;
 #define CHECK_FAIL(msg) CHECK(!(msg))
 static unsigned long long compared, mismatches, total_mismatches; /* mismatches: this test's */
 
+/* ---- the kernels on float buffers -------------------------------------- */
+
+enum { LMAX = 259, CH_MAX = 64, BUF = 70000 };
+
+#if KC_FBITS == 16
+static uint16_t h_in[BUF + 8], h_out[BUF + 8];
+static const uint16_t GUARD = 0x5A5A;
+
+/* x rounded to the float type, in place. */
+static void kc_round(float *x, size_t n) {
+    qg_float_type_narrow(SP->float_type, x, h_in, n);
+    qg_float_type_widen(SP->float_type, h_in, x, n);
+}
+/* 16-bit copies of the float arguments, at the same alignment offset */
+static uint16_t *kc_in(const float *x, size_t n) {
+    uint16_t *h = h_in + ((uintptr_t)x / sizeof(float)) % 2;
+    qg_float_type_narrow(SP->float_type, x, h, n);
+    return h;
+}
+static uint16_t *kc_out(size_t n) {
+    h_out[n] = GUARD;
+    return h_out;
+}
+static void kc_back(const uint16_t *h, float *y, size_t n) {
+    CHECK_EQ(h_out[n], GUARD); /* nothing written past n */
+    qg_float_type_widen(SP->float_type, h, y, n);
+}
+static void kc_quantize(const float *x, KC_QP *q, size_t n, const qg_qparams *qp) {
+    K->quantize(kc_in(x, n), q, n, qp);
+}
+static void kc_dequantize(const KC_QP *q, float *y, size_t n, const qg_qparams *qp) {
+    uint16_t *h = kc_out(n);
+    K->dequantize(q, h, n, qp);
+    kc_back(h, y, n);
+}
+static void kc_fake_quant(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
+    uint16_t *h = kc_in(x, n);
+    if (x == y) { /* in place in the 16-bit tensor too */
+        K->fake_quant(h, h, mask, n, qp);
+        qg_float_type_widen(SP->float_type, h, y, n);
+        return;
+    }
+    uint16_t *o = kc_out(n);
+    K->fake_quant(h, o, mask, n, qp);
+    kc_back(o, y, n);
+}
+static void kc_backward(const float *dy, const uint8_t *mask, float *dx, size_t n) {
+    uint16_t *h = kc_in(dy, n), *o = kc_out(n);
+    K->fake_quant_backward(h, mask, o, n);
+    kc_back(o, dx, n);
+}
+static qg_status kc_observe(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {
+    return K->observe(kc_in(x, n), n, inner, obs, err);
+}
+#else
+static void kc_round(float *x, size_t n) { (void)x, (void)n; }
+#define kc_quantize(...) K->quantize(__VA_ARGS__)
+#define kc_dequantize(...) K->dequantize(__VA_ARGS__)
+#define kc_fake_quant(...) K->fake_quant(__VA_ARGS__)
+#define kc_backward(...) K->fake_quant_backward(__VA_ARGS__)
+#define kc_observe(...) K->observe(__VA_ARGS__)
+#endif
+
 /* ---- deterministic inputs -------------------------------------------------- */
 
 static uint64_t rng = 0x243F6A8885A308D3ull;
@@ -110,7 +186,6 @@ static float nudge(float v, int ulps) {
     return v;
 }
 
-enum { LMAX = 259, CH_MAX = 64, BUF = 70000 };
 static const size_t big_lengths[] = {1000, 4099, 65537};
 
 static bool per_group(void) { return qg_qscheme_is_per_group(SP->qscheme); }
@@ -192,6 +267,7 @@ static size_t param_of(const params *p, size_t i, size_t inner) {
 static void fill(float *x, size_t n, const params *p, size_t inner) {
     for (size_t i = 0; i < n; i++)
         x[i] = make_x(p, param_of(p, i, inner));
+    kc_round(x, n);
 }
 
 static qg_qparams qparams_of(const params *p, size_t inner) {
@@ -253,14 +329,15 @@ static void test_fake_quant(void) {
         size_t mb = qg_mask_bytes(SP, len);
         memset(mbuf, 0xA5, mb + 8);
         memset(rmbuf, 0xA5, mb + 8);
-        K->fake_quant(x, ybuf, mbuf, len, &qp);
+        kc_fake_quant(x, ybuf, mbuf, len, &qp);
         qg_ref_fake_quant(SP, x, rbuf, rmbuf, len, &qp);
+        kc_round(rbuf, len);
         count("fake_quant y", len, ybuf, rbuf, 4, len, inner);
         count("fake_quant mask", mb + 8, mbuf, rmbuf, 1, len, inner); /* and nothing past it */
-        K->fake_quant(x, ybuf, NULL, len, &qp);
+        kc_fake_quant(x, ybuf, NULL, len, &qp);
         count("fake_quant y (no mask)", len, ybuf, rbuf, 4, len, inner);
         if (SP->in_place) {
-            K->fake_quant(x, x, NULL, len, &qp);
+            kc_fake_quant(x, x, NULL, len, &qp);
             count("fake_quant in place", len, x, rbuf, 4, len, inner);
         }
     }
@@ -278,15 +355,16 @@ static void test_quantize_dequantize(void) {
         KC_Q *q = qbuf + off;
         const size_t qn = qg_q_bytes(SP->dtype, len) / sizeof(KC_Q); /* 4-bit: packed bytes */
         q[qn] = (KC_Q)0x5A;
-        K->quantize(x, q, len, &qp);
+        kc_quantize(x, q, len, &qp);
         qg_ref_quantize(SP, x, rqbuf, len, &qp);
         count("quantize", qn, q, rqbuf, sizeof(KC_Q), len, inner);
         CHECK_EQ(q[qn], (KC_Q)0x5A); /* nothing written past n */
         /* dequantize any stored value, also outside [qmin, qmax] */
         for (size_t i = 0; i < qn; i++)
             q[i] = i % 5 == 0 ? (KC_Q)next() : rqbuf[i];
-        K->dequantize(q, ybuf, len, &qp);
+        kc_dequantize(q, ybuf, len, &qp);
         qg_ref_dequantize(SP, q, rbuf, len, &qp);
+        kc_round(rbuf, len);
         count("dequantize", len, ybuf, rbuf, 4, len, inner);
     }
     CHECK_EQ(mismatches, 0);
@@ -296,11 +374,12 @@ static void test_quantize_dequantize(void) {
  * kernels in qg_quantize_dynamic against the reference's, per tensor and in
  * three rows. Non-finite values are refused alike; one row gets a NaN. */
 static void kc_quantize_any(const float *x, void *q, size_t n, const qg_qparams *qp) {
-    K->quantize(x, (KC_QP *)q, n, qp);
+    kc_quantize(x, (KC_QP *)q, n, qp);
 }
 
 static void test_quantize_dynamic(void) {
-    if (qg_qscheme_is_per_channel(SP->qscheme) || SP->dtype == QG_QINT32 || SP->observer.type == QG_OBS_FIXED_QPARAMS) {
+    if (qg_qscheme_is_per_channel(SP->qscheme) || SP->dtype == QG_QINT32 || SP->observer.type == QG_OBS_FIXED_QPARAMS ||
+        SP->float_type != QG_FLOAT32) {
         qg_error err;
         int32_t z;
         CHECK_EQ(qg_quantize_dynamic(SP, NULL, NULL, xbuf, rqbuf, 1, 4, rbuf, &z, &err), QG_ERR_INVALID);
@@ -328,7 +407,8 @@ static void test_quantize_dynamic(void) {
         static float s[BUF], rs[BUF];
         static int32_t z[BUF], rz[BUF];
         qg_error err, rerr;
-        qg_status st = qg_quantize_dynamic(SP, K->observe, kc_quantize_any, xbuf, qbuf, rows, row_len, s, z, &err);
+        qg_status st =
+            qg_quantize_dynamic(SP, (qg_observe_fn)K->observe, kc_quantize_any, xbuf, qbuf, rows, row_len, s, z, &err);
         qg_status rst = qg_quantize_dynamic(SP, NULL, NULL, xbuf, rqbuf, rows, row_len, rs, rz, &rerr);
         CHECK_EQ(st, rst);
         refused += st != QG_OK;
@@ -353,12 +433,13 @@ static void test_backward(void) {
         float *dy = xbuf + off;
         for (size_t i = 0; i < len; i++)
             dy[i] = (float)(uniform() * 4.0 - 2.0);
+        kc_round(dy, len);
         size_t mb = qg_mask_bytes(SP, len);
         static const uint8_t byte_values[] = {0, 1, 2, 255, 1, 0};
         for (size_t i = 0; i < mb; i++)
             mbuf[i] = SP->compat_mask ? (uint8_t)next() : byte_values[next() % 6];
         ybuf[len] = 12345.0f;
-        K->fake_quant_backward(dy, mbuf, ybuf, len);
+        kc_backward(dy, mbuf, ybuf, len);
         qg_ref_fake_quant_backward(SP, dy, mbuf, rbuf, len);
         count("backward", len, ybuf, rbuf, 4, len, 1);
         CHECK_EQ(ybuf[len], 12345.0f);
@@ -453,7 +534,8 @@ static void test_observe(void) {
                 if (!isfinite(x[i]))
                     x[i] = (float)(uniform() * 10.0 - 5.0);
             }
-            qg_status sa = K->observe(x, n, inner, a, &err);
+            kc_round(x, n);
+            qg_status sa = kc_observe(x, n, inner, a, &err);
             qg_status sb = qg_observer_update(b, x, n, inner, &err);
             CHECK_EQ(sa, sb);
             compare_observers(a, b, n, inner);
@@ -462,7 +544,7 @@ static void test_observe(void) {
             xbuf[n / 2] = NAN; /* refused, state kept */
             float before_min[CH_MAX], before_max[CH_MAX], after_min[CH_MAX], after_max[CH_MAX];
             qg_observer_minmax(a, before_min, before_max);
-            CHECK_EQ(K->observe(xbuf, n, inner, a, &err), QG_ERR_INVALID);
+            CHECK_EQ(kc_observe(xbuf, n, inner, a, &err), QG_ERR_INVALID);
             qg_observer_minmax(a, after_min, after_max);
             count("observe NaN keeps state", 1, &after_min[0], &before_min[0], 4, n, inner);
         }
@@ -496,7 +578,8 @@ static void fused_run(size_t n, size_t inner, size_t ch) {
         size_t mb = qg_mask_bytes(SP, n);
         memset(mbuf, 0xA5, mb + 8);
         memset(rmbuf, 0xA5, mb + 8);
-        qg_status sa = qg_fused_train_step_with(a, K->observe, K->fake_quant, xbuf, ybuf, mbuf, n, inner, as, az, &err);
+        qg_status sa = qg_fused_train_step_with(a, (qg_observe_fn)K->observe, (qg_fake_quant_fn)K->fake_quant, xbuf,
+                                                ybuf, mbuf, n, inner, as, az, &err);
         qg_status sb = qg_ref_fused_train_step(b, xbuf, rbuf, rmbuf, n, inner, bs, bz, &err);
         CHECK_EQ(sa, sb);
         count("fused y", n, ybuf, rbuf, 4, n, inner);
@@ -515,7 +598,18 @@ static void fused_run(size_t n, size_t inner, size_t ch) {
 static void test_fused_train_step(void) {
     const qg_observer_type t = SP->observer.type;
     if (t == QG_OBS_PLACEHOLDER || t == QG_OBS_FIXED_QPARAMS || t == QG_OBS_HISTOGRAM || per_group())
-        return; /* nothing a min/max kernel trains (per group: no observer, see test_observe) */
+        return;                         /* nothing a min/max kernel trains (per group: no observer, see test_observe) */
+    if (SP->float_type != QG_FLOAT32) { /* float32 tensors only: refused, naming the field */
+        qg_observer *o = NULL;
+        qg_error err;
+        float s[CH_MAX];
+        int32_t z[CH_MAX];
+        CHECK_EQ(qg_observer_create(SP, &o, &err), QG_OK);
+        CHECK_EQ(qg_ref_fused_train_step(o, xbuf, ybuf, NULL, 4, 1, s, z, &err), QG_ERR_INVALID);
+        CHECK(strstr(err.message, "float_type") != NULL);
+        qg_observer_destroy(o);
+        return;
+    }
     const bool per_channel = t == QG_OBS_PER_CHANNEL_MINMAX || t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
     const size_t C = qg_qscheme_is_per_channel(SP->qscheme) ? SP->channel_len : 1;
     static const size_t rows[] = {1, 2, 7, 33, 259, 1000};
@@ -555,8 +649,14 @@ static void test_dispatch(void) {
     const size_t n = per_group() ? 1000 / SP->channel_len * SP->channel_len : 1000;
     fill(xbuf, n, &p, 1);
     qg_qparams qp = qparams_of(&p, 1);
+#if KC_FBITS == 16
+    KC_CAT(KC_SPEC, _fake_quant)(kc_in(xbuf, n), kc_out(n), NULL, n, &qp);
+    kc_back(h_out, ybuf, n);
+#else
     KC_CAT(KC_SPEC, _fake_quant)(xbuf, ybuf, NULL, n, &qp);
+#endif
     qg_ref_fake_quant(SP, xbuf, rbuf, NULL, n, &qp);
+    kc_round(rbuf, n);
     count("dispatch fake_quant", n, ybuf, rbuf, 4, n, 1);
 #if KC_CAT(KC_SPEC, _HAS_QUANTIZE_DYNAMIC)
     for (size_t i = 0; i < 1000; i++)
@@ -623,9 +723,19 @@ static int jit_setup(const char *isa_name) {
     qg_jit_get_stats(jit_warm, &st);
     CHECK(st.compiled == 0 && st.disk_hits == 1);
     CHECK(cold != jit_k && cold->fake_quant != jit_k->fake_quant);
+    if ((SP->float_type == QG_FLOAT32) != (KC_FBITS == 32)) {
+        fprintf(stderr, "kernel_check: built with KC_FLOAT_BITS=%d, but %s's float_type is %s\n", KC_FBITS, SP->name,
+                qg_float_type_name(SP->float_type));
+        return 2;
+    }
+#if KC_FBITS == 16
+#define KC_JK(op) jit_k->u16.op
+#else
+#define KC_JK(op) jit_k->op
+#endif
     kc_table[0] =
-        (kc_kernels){qg_isa_name(jit_k->isa),    jit_k->isa,     jit_k->quantize,  jit_k->dequantize, jit_k->fake_quant,
-                     jit_k->fake_quant_backward, jit_k->observe, jit_k->requantize};
+        (kc_kernels){qg_isa_name(jit_k->isa),    jit_k->isa,     KC_JK(quantize),  KC_JK(dequantize), KC_JK(fake_quant),
+                     KC_JK(fake_quant_backward), KC_JK(observe), KC_JK(requantize)};
     return 0;
 }
 

@@ -80,11 +80,16 @@ static void test_op_table_is_whole(void) {
         CU_ASSERT_EQUAL(qg_op_data_out(o) >= 0, o->reference != NULL);
     }
     qg_text t = {0};
-    qg_c_prototype(&t, qg_op_info_of(QG_K_FAKE_QUANT_BACKWARD), "net", "__avx2");
+    qg_c_prototype(&t, qg_op_info_of(QG_K_FAKE_QUANT_BACKWARD), "net", "float", "__avx2");
     CU_ASSERT_STRING_EQUAL(t.p, "void net_fake_quant_backward__avx2(const float *dy, const uint8_t *mask, float *dx, "
                                 "size_t n)");
     qg_text_free(&t);
-    qg_c_params(&t, qg_op_info_of(QG_K_REQUANTIZE), "net", false);
+    /* 16-bit float tensors: the bit patterns' type at the entry */
+    qg_c_prototype(&t, qg_op_info_of(QG_K_FAKE_QUANT), "net", "uint16_t", "");
+    CU_ASSERT_STRING_EQUAL(t.p, "void net_fake_quant(const uint16_t *x, uint16_t *y, uint8_t *mask, size_t n, "
+                                "const qg_qparams *qp)");
+    qg_text_free(&t);
+    qg_c_params(&t, qg_op_info_of(QG_K_REQUANTIZE), "net", "uint16_t", false);
     CU_ASSERT_STRING_EQUAL(t.p, "const int32_t *, net_q_t *, size_t, const qg_requant_params *");
     qg_text_free(&t);
 }

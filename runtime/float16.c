@@ -1,0 +1,100 @@
+/* bfloat16 and float16 tensors (docs/semantics.md, "Float types"): exact
+ * widening to float and nearest-even narrowing in integer arithmetic, so
+ * every ISA and compiler gives the same bits. NaN narrows as torch 1.13
+ * converts it: bfloat16 0x7FC0, float16 0x7E00 with the NaN's sign. */
+#include <string.h>
+
+#include "qgen/runtime.h"
+#include "arg_check.h"
+
+static uint32_t bits_of(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float float_of(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+float qg_bf16_to_float(uint16_t h) { return float_of((uint32_t)h << 16); }
+
+uint16_t qg_float_to_bf16(float f) {
+    const uint32_t u = bits_of(f);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+        return 0x7FC0;
+    /* adding 0x7FFF plus the kept part's lowest bit rounds half to even;
+     * a carry into the exponent is the correct next binade (or infinity) */
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+float qg_f16_to_float(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
+    if (exp == 0x1F) /* inf and NaN, payload kept */
+        return float_of(sign | 0x7F800000u | (mant << 13));
+    if (exp == 0) { /* zero and subnormals: mant * 2^-24, exact in float */
+        const float v = (float)mant * 0x1p-24f;
+        return sign ? -v : v;
+    }
+    return float_of(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+/* m >> shift rounded half to even (1 <= shift <= 31). */
+static uint32_t shift_rne(uint32_t m, unsigned shift) {
+    const uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
+    return q + (rem > half || (rem == half && (q & 1u)));
+}
+
+uint16_t qg_float_to_f16(float f) {
+    const uint32_t u = bits_of(f), sign = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu;
+    if (a > 0x7F800000u)
+        return (uint16_t)(sign | 0x7E00u);
+    if (a >= 0x477FF000u) /* 65520 and up: past the tie above 65504 */
+        return (uint16_t)(sign | 0x7C00u);
+    if (a >= 0x38800000u) /* normal: rebias 127 -> 15, keep 10 mantissa bits */
+        return (uint16_t)(sign | shift_rne(a - 0x38000000u, 13));
+    if (a <= 0x33000000u) /* 2^-25 and below: the tie at 2^-25 goes to even 0 */
+        return (uint16_t)sign;
+    /* subnormal: (1.m) * 2^(e-150) in units of 2^-24; a carry gives the
+     * smallest normal's code, as it should */
+    const unsigned e = a >> 23;
+    return (uint16_t)(sign | shift_rne((a & 0x7FFFFFu) | 0x800000u, 126u - e));
+}
+
+void qg_float_type_widen(qg_float_type type, const void *in, float *out, size_t n) {
+    QG_NEED_OR_RETURN((in && out) || n == 0);
+    const uint16_t *h = in;
+    switch (type) {
+    case QG_BFLOAT16:
+        for (size_t i = 0; i < n; i++)
+            out[i] = qg_bf16_to_float(h[i]);
+        return;
+    case QG_FLOAT16:
+        for (size_t i = 0; i < n; i++)
+            out[i] = qg_f16_to_float(h[i]);
+        return;
+    default:
+        if (n)
+            memmove(out, in, n * sizeof(float));
+    }
+}
+
+void qg_float_type_narrow(qg_float_type type, const float *in, void *out, size_t n) {
+    QG_NEED_OR_RETURN((in && out) || n == 0);
+    uint16_t *h = out;
+    switch (type) {
+    case QG_BFLOAT16:
+        for (size_t i = 0; i < n; i++)
+            h[i] = qg_float_to_bf16(in[i]);
+        return;
+    case QG_FLOAT16:
+        for (size_t i = 0; i < n; i++)
+            h[i] = qg_float_to_f16(in[i]);
+        return;
+    default:
+        if (n)
+            memmove(out, in, n * sizeof(float));
+    }
+}

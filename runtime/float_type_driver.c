@@ -1,0 +1,210 @@
+/* bfloat16/float16 tensors on float32 kernels (docs/semantics.md, "Float
+ * types"): the generated entry points of a spec with a 16-bit float_type
+ * call these with the spec's float32 kernel. The float inputs are widened
+ * (exactly) into a buffer, the kernel runs on it, the float outputs are
+ * narrowed nearest-even. A tensor goes through a stack buffer in pieces
+ * that start where the parameter pattern starts again (whole periods of
+ * channels x inner, a multiple of 8 elements so that packed masks and
+ * 4-bit q tensors split on bytes); when one period is longer than the
+ * buffer, through one heap copy. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qgen/kernel_support.h"
+#include "arg_check.h"
+
+enum { CHUNK = 2048 };
+
+typedef enum op_kind { OP_QUANTIZE, OP_DEQUANTIZE, OP_FAKE_QUANT, OP_BACKWARD } op_kind;
+
+typedef struct job {
+    const qg_spec *sp;
+    op_kind op;
+    qg_quantize_fn quantize;
+    qg_dequantize_fn dequantize;
+    qg_fake_quant_fn fake_quant;
+    qg_backward_fn backward;
+    const uint16_t *in; /* x or dy */
+    uint16_t *out;      /* y or dx */
+    const void *q_in;   /* dequantize */
+    void *q_out;        /* quantize */
+    const uint8_t *mask_in;
+    uint8_t *mask_out;
+    const qg_qparams *qp;
+} job;
+
+/* Elements in one repetition of the parameter pattern, the parameters one
+ * repetition uses (per group: the next period's start further on), 0 when
+ * the layout has no period (qp->inner of 0 on a per-group spec). */
+static size_t period_of(const job *j, size_t *params_per_period) {
+    *params_per_period = 0;
+    if (!j->qp || (!qg_qscheme_is_per_channel(j->sp->qscheme) && !qg_qscheme_is_per_group(j->sp->qscheme)))
+        return 1;
+    const size_t inner = j->qp->inner ? j->qp->inner : 1;
+    if (qg_qscheme_is_per_channel(j->sp->qscheme))
+        return j->sp->channel_len * inner;
+    if (j->qp->inner == 0 || j->qp->channels == 0)
+        return 0;
+    const size_t G = j->sp->group_size;
+    *params_per_period = (j->qp->channels + G - 1) / G * inner;
+    return j->qp->channels * inner;
+}
+
+static size_t byte_offset(const job *j, size_t at) { return qg_q_bytes(j->sp->dtype, at); }
+
+static size_t mask_offset(const job *j, size_t at) { return j->sp->compat_mask ? at / 8 : at; }
+
+/* Elements [at, at + len) with qparams qp, through the float buffers. */
+static void run_piece(const job *j, size_t at, size_t len, const qg_qparams *qp, float *fin, float *fout) {
+    const qg_float_type ft = j->sp->float_type;
+    if (j->in)
+        qg_float_type_widen(ft, j->in + at, fin, len);
+    uint8_t *mo = j->mask_out ? j->mask_out + mask_offset(j, at) : NULL;
+    const uint8_t *mi = j->mask_in ? j->mask_in + mask_offset(j, at) : NULL;
+    switch (j->op) {
+    case OP_QUANTIZE: j->quantize(fin, (unsigned char *)j->q_out + byte_offset(j, at), len, qp); break;
+    case OP_DEQUANTIZE: j->dequantize((const unsigned char *)j->q_in + byte_offset(j, at), fout, len, qp); break;
+    case OP_FAKE_QUANT: j->fake_quant(fin, fout, mo, len, qp); break;
+    default: j->backward(fin, mi, fout, len); break;
+    }
+    if (j->out)
+        qg_float_type_narrow(ft, fout, j->out + at, len);
+}
+
+/* Element i's parameter index (docs/semantics.md, "Layouts"). */
+static size_t param_of(const job *j, size_t i) {
+    const qg_spec *sp = j->sp;
+    const size_t inner = j->qp->inner ? j->qp->inner : 1;
+    if (qg_qscheme_is_per_channel(sp->qscheme))
+        return (i / inner) % sp->channel_len;
+    if (!qg_qscheme_is_per_group(sp->qscheme))
+        return 0;
+    const size_t D = j->qp->channels, G = sp->group_size, groups = (D + G - 1) / G;
+    return ((i / inner / D) * groups + (i / inner) % D / G) * inner + i % inner;
+}
+
+/* Out of memory for a long period: element by element on the reference,
+ * each with its own parameters as a per-tensor twin of the spec. */
+static void run_elements(const job *j, size_t n) {
+    qg_spec one = *j->sp;
+    one.qscheme = qg_qscheme_is_symmetric(one.qscheme) ? QG_PER_TENSOR_SYMMETRIC : QG_PER_TENSOR_AFFINE;
+    one.channel_len = 1;
+    one.group_size = 0;
+    const bool packed4 = qg_dtype_is_packed(one.dtype);
+    const size_t qsize = qg_dtype_size(one.dtype);
+    for (size_t i = 0; i < n; i++) {
+        qg_qparams p1 = {0};
+        if (j->qp) {
+            const size_t k = param_of(j, i);
+            p1 = (qg_qparams){j->qp->scale + k, j->qp->zero_point ? j->qp->zero_point + k : NULL, NULL, 1, 1};
+        }
+        float x = 0.0f, y = 0.0f;
+        if (j->in)
+            qg_float_type_widen(one.float_type, j->in + i, &x, 1);
+        unsigned char q[4] = {0}, m = 0;
+        if (j->op == OP_QUANTIZE) {
+            qg_ref_quantize(&one, &x, q, 1, &p1);
+            unsigned char *dst = (unsigned char *)j->q_out;
+            if (packed4)
+                dst[i / 2] = (unsigned char)(i % 2 ? (dst[i / 2] & 0xFu) | (q[0] << 4) : q[0]);
+            else
+                memcpy(dst + i * qsize, q, qsize);
+        } else if (j->op == OP_DEQUANTIZE) {
+            const unsigned char *src = j->q_in;
+            if (packed4)
+                q[0] = (unsigned char)((src[i / 2] >> (4 * (i % 2))) & 0xFu);
+            else
+                memcpy(q, src + i * qsize, qsize);
+            qg_ref_dequantize(&one, q, &y, 1, &p1);
+        } else if (j->op == OP_FAKE_QUANT) {
+            qg_ref_fake_quant(&one, &x, &y, j->mask_out ? &m : NULL, 1, &p1);
+            if (j->mask_out && one.compat_mask)
+                j->mask_out[i / 8] = (uint8_t)((j->mask_out[i / 8] & ~(1u << i % 8)) | (m & 1u) << i % 8);
+            else if (j->mask_out)
+                j->mask_out[i] = m;
+        } else {
+            uint8_t mi = 1;
+            if (j->mask_in)
+                mi = one.compat_mask ? (uint8_t)((j->mask_in[i / 8] >> i % 8) & 1u) : j->mask_in[i];
+            qg_ref_fake_quant_backward(&one, &x, &mi, &y, 1);
+        }
+        if (j->out)
+            qg_float_type_narrow(one.float_type, &y, j->out + i, 1);
+    }
+}
+
+static void run(const job *j, size_t n) {
+    size_t per_period;
+    const size_t P = period_of(j, &per_period);
+    size_t unit = P;
+    while (unit && unit % 8) /* whole bytes of packed masks and nibbles */
+        unit += P;
+    if (unit && unit <= CHUNK) {
+        float fin[CHUNK], fout[CHUNK];
+        const size_t step = CHUNK / unit * unit;
+        for (size_t at = 0; at < n; at += step) {
+            qg_qparams qp, *pq = NULL;
+            if (j->qp) {
+                qp = *j->qp;
+                const size_t shift = per_period * (at / P);
+                qp.scale += shift;
+                qp.zero_point = qp.zero_point ? qp.zero_point + shift : NULL;
+                pq = &qp;
+            }
+            run_piece(j, at, n - at < step ? n - at : step, pq, fin, fout);
+        }
+        return;
+    }
+    float *buf = malloc(2 * (n ? n : 1) * sizeof(float));
+    if (!buf) {
+        run_elements(j, n);
+        return;
+    }
+    run_piece(j, 0, n, j->qp, buf, buf + n);
+    free(buf);
+}
+
+void qg_ftype_quantize(const qg_spec *sp, qg_quantize_fn f32, const uint16_t *x, void *q, size_t n,
+                       const qg_qparams *qp) {
+    QG_NEED_OR_RETURN(sp && f32 && qp && ((x && q) || n == 0));
+    const job j = {.sp = sp, .op = OP_QUANTIZE, .quantize = f32, .in = x, .q_out = q, .qp = qp};
+    run(&j, n);
+}
+
+void qg_ftype_dequantize(const qg_spec *sp, qg_dequantize_fn f32, const void *q, uint16_t *y, size_t n,
+                         const qg_qparams *qp) {
+    QG_NEED_OR_RETURN(sp && f32 && qp && ((y && q) || n == 0));
+    const job j = {.sp = sp, .op = OP_DEQUANTIZE, .dequantize = f32, .q_in = q, .out = y, .qp = qp};
+    run(&j, n);
+}
+
+void qg_ftype_fake_quant(const qg_spec *sp, qg_fake_quant_fn f32, const uint16_t *x, uint16_t *y, uint8_t *mask,
+                         size_t n, const qg_qparams *qp) {
+    QG_NEED_OR_RETURN(sp && f32 && qp && ((x && y) || n == 0));
+    const job j = {.sp = sp, .op = OP_FAKE_QUANT, .fake_quant = f32, .in = x, .out = y, .mask_out = mask, .qp = qp};
+    run(&j, n);
+}
+
+void qg_ftype_fake_quant_backward(const qg_spec *sp, qg_backward_fn f32, const uint16_t *dy, const uint8_t *mask,
+                                  uint16_t *dx, size_t n) {
+    QG_NEED_OR_RETURN(sp && f32 && ((dy && dx) || n == 0));
+    const job j = {.sp = sp, .op = OP_BACKWARD, .backward = f32, .in = dy, .out = dx, .mask_in = mask};
+    run(&j, n);
+}
+
+qg_status qg_ftype_observe(const qg_spec *sp, qg_observe_fn f32, const uint16_t *x, size_t n, size_t inner,
+                           qg_observer *obs, qg_error *err) {
+    QG_NEED(sp, err, "a spec");
+    QG_NEED(f32, err, "a float32 observe kernel");
+    QG_NEED_DATA(x, n, err);
+    /* one call over the whole tensor: a moving average folds once per call */
+    float *buf = malloc((n ? n : 1) * sizeof(float));
+    if (!buf)
+        return qg_error_set(err, QG_ERR_NOMEM, "observe: out of memory widening %zu %s values", n,
+                            qg_float_type_name(sp->float_type));
+    qg_float_type_widen(sp->float_type, x, buf, n);
+    const qg_status st = f32(buf, n, inner, obs, err);
+    free(buf);
+    return st;
+}
