@@ -93,6 +93,8 @@ static void run_elements(const job *j, size_t n) {
     one.group_size = 0;
     const bool packed4 = qg_dtype_is_packed(one.dtype);
     const size_t qsize = qg_dtype_size(one.dtype);
+    if (j->mask_out && one.compat_mask) /* as the kernels do: bits past n are 0 */
+        memset(j->mask_out, 0, (n + 7) / 8);
     for (size_t i = 0; i < n; i++) {
         qg_qparams p1 = {0};
         if (j->qp) {
@@ -120,7 +122,7 @@ static void run_elements(const job *j, size_t n) {
         } else if (j->op == OP_FAKE_QUANT) {
             qg_ref_fake_quant(&one, &x, &y, j->mask_out ? &m : NULL, 1, &p1);
             if (j->mask_out && one.compat_mask)
-                j->mask_out[i / 8] = (uint8_t)((j->mask_out[i / 8] & ~(1u << i % 8)) | (m & 1u) << i % 8);
+                j->mask_out[i / 8] |= (uint8_t)((m & 1u) << i % 8);
             else if (j->mask_out)
                 j->mask_out[i] = m;
         } else {
