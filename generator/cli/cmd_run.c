@@ -297,7 +297,7 @@ static int op_backward(const run_args *a, run_ctx *r, const run_out *o) {
     }
     qg_ref_fake_quant_backward(sp, r->x.data, m.data, o->f, n);
     free(m.data);
-    return run_write_out(a->out, QG_NPY_F32, &r->x, o->f);
+    return run_write_float(a->out, &r->sp, &r->x, o->f);
 }
 
 static void print_values(const char *k1, const float *v1, const char *k2, const int32_t *v2, size_t n) {
@@ -320,7 +320,7 @@ static int op_fused(const run_args *a, run_ctx *r, const run_out *o) {
         qg_cli_unlock_state(lock);
         return qg_cli_fail(&err);
     }
-    rc = run_write_out(a->out, QG_NPY_F32, &r->x, o->f);
+    rc = run_write_float(a->out, &r->sp, &r->x, o->f);
     if (!rc && a->mask)
         rc = run_write_mask(a->mask, sp, r->x.count, o->mask, &r->x);
     /* the state changes only once every output is written */
@@ -361,7 +361,7 @@ static int op_lsq_backward(const run_args *a, run_ctx *r, const run_out *o) {
     for (size_t i = 0; i < r->channels; i++)
         printf("%s%.9g", i ? ", " : "", r->dz[i]);
     printf("]}\n");
-    return run_write_out(a->out, QG_NPY_F32, &r->x, o->f);
+    return run_write_float(a->out, &r->sp, &r->x, o->f);
 }
 
 /* q with qparams from x's own min/max: per tensor, or per row of the last
@@ -401,10 +401,10 @@ static int op_elementwise(const run_args *a, run_ctx *r, const qg_qparams *qp, c
     }
     if (strcmp(a->op, "dequantize") == 0) {
         qg_ref_dequantize(sp, r->x.data, o->f, n, qp);
-        return run_write_out(a->out, QG_NPY_F32, &r->x, o->f);
+        return run_write_float(a->out, &r->sp, &r->x, o->f);
     }
     qg_ref_fake_quant(sp, r->x.data, o->f, a->mask ? o->mask : NULL, n, qp);
-    int rc = run_write_out(a->out, QG_NPY_F32, &r->x, o->f);
+    int rc = run_write_float(a->out, &r->sp, &r->x, o->f);
     if (!rc && a->mask)
         rc = run_write_mask(a->mask, sp, n, o->mask, &r->x);
     return rc;
@@ -419,6 +419,10 @@ static int op_with_qparams(const run_args *a, run_ctx *r, const run_out *o) {
         return qg_cli_failf("--op %s: spec \"%s\" is %s; expected a per-tensor or per-channel spec (LSQ per group "
                             "is not built)",
                             a->op, sp->name, qg_qscheme_name(sp->qscheme));
+    if ((lsqf || lsqb) && sp->float_type != QG_FLOAT32)
+        return qg_cli_failf("--op %s: spec \"%s\" has float_type %s; expected float32 (LSQ runs on float32 "
+                            "tensors)",
+                            a->op, sp->name, qg_float_type_name(sp->float_type));
     if ((lsqf || lsqb) && qg_dtype_is_float8(sp->dtype))
         return qg_cli_failf("--op %s: spec \"%s\" has dtype %s; expected an integer dtype (LSQ learns an integer "
                             "grid)",
@@ -429,7 +433,7 @@ static int op_with_qparams(const run_args *a, run_ctx *r, const run_out *o) {
         return rc;
     if (lsqf) {
         qg_ref_lsq_forward(sp, r->x.data, o->f, r->x.count, r->scale, r->zf, r->channels, r->inner);
-        return run_write_out(a->out, QG_NPY_F32, &r->x, o->f);
+        return run_write_float(a->out, &r->sp, &r->x, o->f);
     }
     return lsqb ? op_lsq_backward(a, r, o) : op_elementwise(a, r, &qp, o);
 }
@@ -452,8 +456,11 @@ static int run_op(const run_args *a, run_ctx *r) {
                             op);
     if (a->per_token && !is_dyn)
         return qg_cli_failf("--per-token: given with --op %s; expected --op quantize_dynamic", op);
-    if ((rc = run_expect_dtype(a->in, &r->x, is_dq ? run_npy_of(sp->dtype) : QG_NPY_F32,
-                               is_dq ? "the spec's dtype" : "float32 input")))
+    char why[64];
+    snprintf(why, sizeof why, "%s input, the spec's float_type", qg_float_type_name(sp->float_type));
+    if ((rc = run_expect_dtype(a->in, &r->x, is_dq ? run_npy_of(sp->dtype) : run_float_npy(sp),
+                               is_dq ? "the spec's dtype" : why)) ||
+        (!is_dq && (rc = run_widen_input(sp, &r->x))))
         return rc;
     if (a->shape && !(is_dq && qg_dtype_is_packed(sp->dtype)))
         return qg_cli_failf("--shape: given with --op %s and dtype %s; expected --op dequantize of a 4-bit dtype", op,

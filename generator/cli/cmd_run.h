@@ -15,6 +15,13 @@ typedef struct run_args {
 
 /* The .npy dtype of a q file of dtype d (4-bit: the packed bytes; fp8: the bits). */
 qg_npy_dtype run_npy_of(qg_dtype d);
+/* The .npy dtype of the spec's float tensors: float32, float16, or uint16
+ * holding bfloat16 bits (docs/semantics.md, "Float types"). */
+qg_npy_dtype run_float_npy(const qg_spec *sp);
+/* A float input of the spec's float_type, widened to float32 in place. */
+int run_widen_input(const qg_spec *sp, qg_npy *x);
+/* A float output, narrowed to the spec's float_type. */
+int run_write_float(const char *path, const qg_spec *sp, const qg_npy *shape_of, const float *data);
 /* An error naming `path` unless a has dtype `want` (`why` says what it is). */
 int run_expect_dtype(const char *path, const qg_npy *a, qg_npy_dtype want, const char *why);
 /* Outputs go to temporary files first; run_finish_outputs renames them all

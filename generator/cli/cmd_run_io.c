@@ -22,6 +22,35 @@ qg_npy_dtype run_npy_of(qg_dtype d) {
     }
 }
 
+qg_npy_dtype run_float_npy(const qg_spec *sp) {
+    return sp->float_type == QG_FLOAT16 ? QG_NPY_F16 : sp->float_type == QG_BFLOAT16 ? QG_NPY_U16 : QG_NPY_F32;
+}
+
+int run_widen_input(const qg_spec *sp, qg_npy *x) {
+    if (sp->float_type == QG_FLOAT32)
+        return QG_EXIT_OK;
+    float *f = malloc(x->count * sizeof(float) + 1);
+    if (!f)
+        return qg_cli_failf("out of memory");
+    qg_float_type_widen(sp->float_type, x->data, f, x->count);
+    free(x->data);
+    x->data = f;
+    x->dtype = QG_NPY_F32;
+    return QG_EXIT_OK;
+}
+
+int run_write_float(const char *path, const qg_spec *sp, const qg_npy *shape_of, const float *data) {
+    if (sp->float_type == QG_FLOAT32)
+        return run_write_out(path, QG_NPY_F32, shape_of, data);
+    uint16_t *h = malloc(shape_of->count * sizeof(uint16_t) + 1);
+    if (!h)
+        return qg_cli_failf("out of memory");
+    qg_float_type_narrow(sp->float_type, data, h, shape_of->count);
+    const int rc = run_write_out(path, run_float_npy(sp), shape_of, h);
+    free(h);
+    return rc;
+}
+
 int run_expect_dtype(const char *path, const qg_npy *a, qg_npy_dtype want, const char *why) {
     if (a->dtype == want)
         return QG_EXIT_OK;

@@ -16,8 +16,8 @@ static const struct {
     const char *descr, *name;
     size_t size;
 } kinds[] = {
-    {"<f4", "float32", 4}, {"|i1", "int8", 1},  {"|u1", "uint8", 1},
-    {"<i2", "int16", 2},   {"<i4", "int32", 4}, {"<u2", "uint16", 2},
+    {"<f4", "float32", 4}, {"|i1", "int8", 1},   {"|u1", "uint8", 1},   {"<i2", "int16", 2},
+    {"<i4", "int32", 4},   {"<u2", "uint16", 2}, {"<f2", "float16", 2},
 };
 
 const char *qg_npy_dtype_name(qg_npy_dtype d) { return kinds[d].name; }
@@ -134,8 +134,8 @@ static qg_status parse_entry(hdr_parse *h) {
         if (h->kind < 0) {
             h->p = at;
             return header_error(h, "descr",
-                                "'<f4' (float32), '|i1' (int8), '|u1' (uint8), '<i2' (int16), '<u2' (uint16) or "
-                                "'<i4' (int32)");
+                                "'<f4' (float32), '<f2' (float16), '|i1' (int8), '|u1' (uint8), '<i2' (int16), "
+                                "'<u2' (uint16) or '<i4' (int32)");
         }
         return QG_OK;
     }

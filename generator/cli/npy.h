@@ -7,7 +7,15 @@
 
 #include "qgen/status.h"
 
-typedef enum qg_npy_dtype { QG_NPY_F32, QG_NPY_I8, QG_NPY_U8, QG_NPY_I16, QG_NPY_I32, QG_NPY_U16 } qg_npy_dtype;
+typedef enum qg_npy_dtype {
+    QG_NPY_F32,
+    QG_NPY_I8,
+    QG_NPY_U8,
+    QG_NPY_I16,
+    QG_NPY_I32,
+    QG_NPY_U16,
+    QG_NPY_F16
+} qg_npy_dtype;
 
 #define QG_NPY_MAX_DIMS 8
 

@@ -38,6 +38,8 @@ static void emit_spec_literal(const qg_spec *sp, qg_text *t) {
     P("    .targets = 0x%xu,\n", sp->targets);
     if (sp->group_size)
         P("    .group_size = %zu,\n", sp->group_size);
+    if (sp->float_type != QG_FLOAT32)
+        P("    .float_type = %d, /* %s */\n", (int)sp->float_type, qg_float_type_name(sp->float_type));
     S("};\n");
 }
 

@@ -723,11 +723,6 @@ static int jit_setup(const char *isa_name) {
     qg_jit_get_stats(jit_warm, &st);
     CHECK(st.compiled == 0 && st.disk_hits == 1);
     CHECK(cold != jit_k && cold->fake_quant != jit_k->fake_quant);
-    if ((SP->float_type == QG_FLOAT32) != (KC_FBITS == 32)) {
-        fprintf(stderr, "kernel_check: built with KC_FLOAT_BITS=%d, but %s's float_type is %s\n", KC_FBITS, SP->name,
-                qg_float_type_name(SP->float_type));
-        return 2;
-    }
 #if KC_FBITS == 16
 #define KC_JK(op) jit_k->u16.op
 #else
@@ -769,6 +764,12 @@ int main(int argc, char **argv) {
 #endif
     if (!K) {
         fprintf(stderr, "kernel_check: spec %s has no %s kernels in this build\n", SP->name, argv[1]);
+        return 2;
+    }
+    /* the generated NAME_spec (or the spec file) and the entry points agree on the float type */
+    if ((SP->float_type == QG_FLOAT32) != (KC_FBITS == 32)) {
+        fprintf(stderr, "kernel_check: the kernels take %d-bit floats, but %s's float_type is %s\n", KC_FBITS, SP->name,
+                qg_float_type_name(SP->float_type));
         return 2;
     }
     if (!qg_cpu_has(K->id) && !runner_cpu) {
