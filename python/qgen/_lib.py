@@ -102,6 +102,8 @@ def _declare(lib):
         "qg_ref_dequantize": (None, [vp, vp, vp, sz, c.POINTER(QParams)]),
         "qg_ref_fake_quant": (None, [vp, vp, vp, vp, sz, c.POINTER(QParams)]),
         "qg_ref_fake_quant_backward": (None, [vp, vp, vp, vp, sz]),
+        "qg_float_type_widen": (None, [c.c_int, vp, vp, sz]),
+        "qg_float_type_narrow": (None, [c.c_int, vp, vp, sz]),
         "qg_ref_lsq_forward": (None, [vp, vp, vp, sz, vp, vp, sz, sz]),
         "qg_ref_lsq_backward": (None, [vp, vp, vp, sz, vp, vp, sz, sz, c.c_float, c.POINTER(LsqGrads)]),
         "qg_status_name": (c.c_char_p, [c.c_int]),

@@ -15,6 +15,11 @@ from .spec import Spec
 _Q_NUMPY = {"qint8": "int8", "quint8": "uint8", "qint16": "int16", "qint32": "int32", "quint16": "uint16",
             "qint4": "uint8", "quint4": "uint8", "fp8_e4m3fn": "uint8", "fp8_e5m2": "uint8"}
 _PACKED = ("qint4", "quint4")
+# float tensors by float_type: (numpy dtype, torch dtype); numpy has no
+# bfloat16, so its arrays hold the bits as uint16 (docs/semantics.md, "Float
+# types")
+_FLOAT = {"float32": ("float32", "float32"), "float16": ("float16", "float16"), "bfloat16": ("uint16", "bfloat16")}
+_FLOAT_TYPE_ID = {"float32": 0, "bfloat16": 1, "float16": 2}
 _jit = None
 _jit_lock = threading.Lock()
 
@@ -97,6 +102,10 @@ class Kernels:
 
     _jits = {}
 
+    def _f(self, a):
+        """The dtype of float tensors beside `a` (numpy or torch)."""
+        return _FLOAT[self.spec.float_type][1 if type(a).__module__.startswith("torch") else 0]
+
     @classmethod
     def _jit_for(cls, isa):
         names = _lib.isas()
@@ -142,9 +151,9 @@ class Kernels:
     def fake_quant(self, x, scale, zero_point, inner=None, out=None):
         """(y, mask): y = fake-quantized x, mask = 1 where x was in range
         (docs/semantics.md); mask is bytes, or packed bits with compat_mask."""
-        px, n, shape = _array_info(x, "x", "float32")
-        y = _empty_like(x, "float32", shape) if out is None else out
-        py, ny, _ = _array_info(y, "out", "float32")
+        px, n, shape = _array_info(x, "x", self._f(x))
+        y = _empty_like(x, self._f(x), shape) if out is None else out
+        py, ny, _ = _array_info(y, "out", self._f(x))
         if ny != n:
             raise ValueError(f"out: {ny} elements; expected {n} as x")
         nmask = (n + 7) // 8 if self.spec["compat_mask"] else n
@@ -156,13 +165,13 @@ class Kernels:
 
     def fake_quant_backward(self, dy, mask, out=None):
         """dx = dy where mask is set, else 0."""
-        pdy, n, shape = _array_info(dy, "dy", "float32")
+        pdy, n, shape = _array_info(dy, "dy", self._f(dy))
         pm, nm, _ = _array_info(mask, "mask", "uint8")
         want = (n + 7) // 8 if self.spec["compat_mask"] else n
         if nm != want:
             raise ValueError(f"mask: {nm} bytes; expected {want} for {n} elements")
-        dx = _empty_like(dy, "float32", shape) if out is None else out
-        pdx, ndx, _ = _array_info(dx, "out", "float32")
+        dx = _empty_like(dy, self._f(dy), shape) if out is None else out
+        pdx, ndx, _ = _array_info(dx, "out", self._f(dy))
         if ndx != n:
             raise ValueError(f"out: {ndx} elements; expected {n} as dy")
         self._backward(pdy, pm, pdx, n)
@@ -174,7 +183,7 @@ class Kernels:
         return _empty_like(x, self.q_dtype, ((n + 1) // 2,) if self.spec["dtype"] in _PACKED else shape)
 
     def quantize(self, x, scale, zero_point, inner=None):
-        px, n, shape = _array_info(x, "x", "float32")
+        px, n, shape = _array_info(x, "x", self._f(x))
         q = self._q_like(x, shape, n)
         qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner), n)
         self._quantize(px, _array_info(q, "q", self.q_dtype)[0], n, qp)
@@ -193,9 +202,9 @@ class Kernels:
             n = count
         else:
             shape = shape_q
-        x = _empty_like(q, "float32", shape)
+        x = _empty_like(q, self._f(q), shape)
         qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner), n)
-        self._dequantize(pq, _array_info(x, "x", "float32")[0], n, qp)
+        self._dequantize(pq, _array_info(x, "x", self._f(q))[0], n, qp)
         return x
 
     def quantize_dynamic(self, x, per_token=False):
@@ -257,17 +266,47 @@ class Reference(Kernels):
     def _dynamic_kernels(self):
         return None, None
 
+    # 16-bit float types: the float32 reference between widening and
+    # narrowing, which is what the op means (docs/semantics.md, "Float types")
+
+    def _widened(self, p, n):
+        """(address, keep-alive) of p's n floats as float32."""
+        if self.spec.float_type == "float32":
+            return p, None
+        import numpy
+
+        f = numpy.empty(n, dtype=numpy.float32)
+        _lib.lib().qg_float_type_widen(_FLOAT_TYPE_ID[self.spec.float_type], p, f.ctypes.data, n)
+        return f.ctypes.data, f
+
+    def _narrow(self, f, p, n):
+        if f is not None:
+            _lib.lib().qg_float_type_narrow(_FLOAT_TYPE_ID[self.spec.float_type], f.ctypes.data, p, n)
+
+    def _out(self, p, n):
+        import numpy
+
+        f = None if self.spec.float_type == "float32" else numpy.empty(n, dtype=numpy.float32)
+        return (p if f is None else f.ctypes.data), f
+
     def _fake_quant(self, px, py, pm, n, qp):
-        _lib.lib().qg_ref_fake_quant(self.spec._ptr, px, py, pm, n, ctypes.byref(qp))
+        (x, kx), (y, fy) = self._widened(px, n), self._out(py, n)
+        _lib.lib().qg_ref_fake_quant(self.spec._ptr, x, y, pm, n, ctypes.byref(qp))
+        self._narrow(fy, py, n)
 
     def _backward(self, pdy, pm, pdx, n):
-        _lib.lib().qg_ref_fake_quant_backward(self.spec._ptr, pdy, pm, pdx, n)
+        (dy, kdy), (dx, fdx) = self._widened(pdy, n), self._out(pdx, n)
+        _lib.lib().qg_ref_fake_quant_backward(self.spec._ptr, dy, pm, dx, n)
+        self._narrow(fdx, pdx, n)
 
     def _quantize(self, px, pq, n, qp):
-        _lib.lib().qg_ref_quantize(self.spec._ptr, px, pq, n, ctypes.byref(qp))
+        x, kx = self._widened(px, n)
+        _lib.lib().qg_ref_quantize(self.spec._ptr, x, pq, n, ctypes.byref(qp))
 
     def _dequantize(self, pq, px, n, qp):
-        _lib.lib().qg_ref_dequantize(self.spec._ptr, pq, px, n, ctypes.byref(qp))
+        x, fx = self._out(px, n)
+        _lib.lib().qg_ref_dequantize(self.spec._ptr, pq, x, n, ctypes.byref(qp))
+        self._narrow(fx, px, n)
 
 
 def _to_numpy(v):

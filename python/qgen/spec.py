@@ -89,6 +89,11 @@ class Spec:
         return self._dict.get("group_size", 0)
 
     @property
+    def float_type(self):
+        """float32, bfloat16 or float16: the element type of x, y, dy, dx."""
+        return self._dict.get("float_type", "float32")
+
+    @property
     def channels(self):
         """The spec's channel count; per group, the grouped axis' length."""
         return self._dict["channel_len"] if self.per_channel or self.per_group else 1
