@@ -19,18 +19,22 @@ static float float_of(uint32_t u) {
     return f;
 }
 
-float qg_bf16_to_float(uint16_t h) { return float_of((uint32_t)h << 16); }
+/* The loops below call these static forms: the exported ones may be
+ * interposed in the shared library, which would keep them out of line. */
+static inline float bf16_widen(uint16_t h) { return float_of((uint32_t)h << 16); }
 
-uint16_t qg_float_to_bf16(float f) {
+static inline uint16_t bf16_narrow(float f) {
     const uint32_t u = bits_of(f);
-    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
-        return 0x7FC0;
     /* adding 0x7FFF plus the kept part's lowest bit rounds half to even;
      * a carry into the exponent is the correct next binade (or infinity) */
-    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+    const uint16_t r = (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+    return (u & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FC0 : r;
 }
 
-float qg_f16_to_float(uint16_t h) {
+float qg_bf16_to_float(uint16_t h) { return bf16_widen(h); }
+uint16_t qg_float_to_bf16(float f) { return bf16_narrow(f); }
+
+static inline float f16_widen(uint16_t h) {
     const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
     if (exp == 0x1F) /* inf and NaN, payload kept */
         return float_of(sign | 0x7F800000u | (mant << 13));
@@ -47,7 +51,7 @@ static uint32_t shift_rne(uint32_t m, unsigned shift) {
     return q + (rem > half || (rem == half && (q & 1u)));
 }
 
-uint16_t qg_float_to_f16(float f) {
+static inline uint16_t f16_narrow(float f) {
     const uint32_t u = bits_of(f), sign = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu;
     if (a > 0x7F800000u)
         return (uint16_t)(sign | 0x7E00u);
@@ -63,17 +67,20 @@ uint16_t qg_float_to_f16(float f) {
     return (uint16_t)(sign | shift_rne((a & 0x7FFFFFu) | 0x800000u, 126u - e));
 }
 
+float qg_f16_to_float(uint16_t h) { return f16_widen(h); }
+uint16_t qg_float_to_f16(float f) { return f16_narrow(f); }
+
 void qg_float_type_widen(qg_float_type type, const void *in, float *out, size_t n) {
     QG_NEED_OR_RETURN((in && out) || n == 0);
     const uint16_t *h = in;
     switch (type) {
     case QG_BFLOAT16:
         for (size_t i = 0; i < n; i++)
-            out[i] = qg_bf16_to_float(h[i]);
+            out[i] = bf16_widen(h[i]);
         return;
     case QG_FLOAT16:
         for (size_t i = 0; i < n; i++)
-            out[i] = qg_f16_to_float(h[i]);
+            out[i] = f16_widen(h[i]);
         return;
     default:
         if (n)
@@ -87,11 +94,11 @@ void qg_float_type_narrow(qg_float_type type, const float *in, void *out, size_t
     switch (type) {
     case QG_BFLOAT16:
         for (size_t i = 0; i < n; i++)
-            h[i] = qg_float_to_bf16(in[i]);
+            h[i] = bf16_narrow(in[i]);
         return;
     case QG_FLOAT16:
         for (size_t i = 0; i < n; i++)
-            h[i] = qg_float_to_f16(in[i]);
+            h[i] = f16_narrow(in[i]);
         return;
     default:
         if (n)
