@@ -1,11 +1,17 @@
 /* bfloat16 and float16 tensors (docs/semantics.md, "Float types"): exact
  * widening to float and nearest-even narrowing in integer arithmetic, so
  * every ISA and compiler gives the same bits. NaN narrows as torch 1.13
- * converts it: bfloat16 0x7FC0, float16 0x7E00 with the NaN's sign. */
+ * converts it: bfloat16 0x7FC0, float16 0x7E00 with the NaN's sign; a
+ * float16 NaN widens quieted. */
 #include <string.h>
 
 #include "qgen/runtime.h"
 #include "arg_check.h"
+#include "rt_internal.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define QG_X86_CONVERT 1 /* float16_x86.c: AVX2 and F16C loops, when the CPU has them */
+#endif
 
 static uint32_t bits_of(float f) {
     uint32_t u;
@@ -36,8 +42,8 @@ uint16_t qg_float_to_bf16(float f) { return bf16_narrow(f); }
 
 static inline float f16_widen(uint16_t h) {
     const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
-    if (exp == 0x1F) /* inf and NaN, payload kept */
-        return float_of(sign | 0x7F800000u | (mant << 13));
+    if (exp == 0x1F) /* inf, and NaN quieted with its payload kept (as F16C does) */
+        return float_of(sign | 0x7F800000u | (mant << 13) | (mant ? 0x400000u : 0));
     if (exp == 0) { /* zero and subnormals: mant * 2^-24, exact in float */
         const float v = (float)mant * 0x1p-24f;
         return sign ? -v : v;
@@ -73,13 +79,22 @@ uint16_t qg_float_to_f16(float f) { return f16_narrow(f); }
 void qg_float_type_widen(qg_float_type type, const void *in, float *out, size_t n) {
     QG_NEED_OR_RETURN((in && out) || n == 0);
     const uint16_t *h = in;
+    size_t i = 0;
     switch (type) {
     case QG_BFLOAT16:
-        for (size_t i = 0; i < n; i++)
+#ifdef QG_X86_CONVERT
+        if (qg_x86_convert_ok())
+            i = qg_x86_bf16_widen(h, out, n);
+#endif
+        for (; i < n; i++)
             out[i] = bf16_widen(h[i]);
         return;
     case QG_FLOAT16:
-        for (size_t i = 0; i < n; i++)
+#ifdef QG_X86_CONVERT
+        if (qg_x86_convert_ok())
+            i = qg_x86_f16_widen(h, out, n);
+#endif
+        for (; i < n; i++)
             out[i] = f16_widen(h[i]);
         return;
     default:
@@ -91,13 +106,22 @@ void qg_float_type_widen(qg_float_type type, const void *in, float *out, size_t 
 void qg_float_type_narrow(qg_float_type type, const float *in, void *out, size_t n) {
     QG_NEED_OR_RETURN((in && out) || n == 0);
     uint16_t *h = out;
+    size_t i = 0;
     switch (type) {
     case QG_BFLOAT16:
-        for (size_t i = 0; i < n; i++)
+#ifdef QG_X86_CONVERT
+        if (qg_x86_convert_ok())
+            i = qg_x86_bf16_narrow(in, h, n);
+#endif
+        for (; i < n; i++)
             h[i] = bf16_narrow(in[i]);
         return;
     case QG_FLOAT16:
-        for (size_t i = 0; i < n; i++)
+#ifdef QG_X86_CONVERT
+        if (qg_x86_convert_ok())
+            i = qg_x86_f16_narrow(in, h, n);
+#endif
+        for (; i < n; i++)
             h[i] = f16_narrow(in[i]);
         return;
     default:

@@ -78,7 +78,8 @@ uint8_t qg_fp8_encode(qg_dtype dtype, float v, bool saturate);
 float qg_fp8_decode(qg_dtype dtype, uint8_t bits);
 
 /* bfloat16 and float16 bit patterns (docs/semantics.md, "Float types"):
- * widening is exact; narrowing rounds to nearest-even, overflowing to
+ * widening is exact (a float16 signaling NaN comes out quiet); narrowing
+ * rounds to nearest-even, overflowing to
  * +-inf, and gives NaN as torch 1.13 does (bfloat16 0x7FC0, float16 0x7E00
  * with the sign). The ref functions take float32 tensors; for a spec with a
  * 16-bit float_type an op's result is its float32 result on the widened

@@ -150,6 +150,40 @@ static void test_narrowing_is_nearest_even(void) {
 #endif
 }
 
+/* The array loops (vector code where the CPU has it: AVX2 and F16C on x86)
+ * against the one-value functions: every code widened, and ties, their
+ * neighbours, specials and random floats narrowed, at every offset into a
+ * vector. */
+static void test_array_loops_equal_scalar(void) {
+    enum { M = 65536 + 13 };
+    static uint16_t h[M], back[M];
+    static float f[M];
+    for (int t = QG_BFLOAT16; t <= QG_FLOAT16; t++) {
+        unsigned bad = 0;
+        for (size_t i = 0; i < M; i++)
+            h[i] = (uint16_t)i;
+        for (size_t off = 0; off < 9; off++) {
+            qg_float_type_widen((qg_float_type)t, h + off, f + off, M - off);
+            for (size_t i = off; i < M; i++)
+                bad += u_of(f[i]) != u_of(widen1((qg_float_type)t, h[i]));
+        }
+        for (size_t i = 0; i < M; i++) {
+            const uint32_t r = next32();
+            f[i] = i % 4 == 0   ? f_of(r)
+                   : i % 4 == 1 ? nextafterf(widen1((qg_float_type)t, (uint16_t)r), (r & 1) ? INFINITY : -INFINITY)
+                   : i % 4 == 2
+                       ? (widen1((qg_float_type)t, (uint16_t)r) + widen1((qg_float_type)t, (uint16_t)(r + 1))) / 2
+                       : f_of((r & 0x807FFFFFu) | 0x7F800000u); /* inf and NaNs with payloads */
+        }
+        for (size_t off = 0; off < 9; off++) {
+            qg_float_type_narrow((qg_float_type)t, f + off, back + off, M - off);
+            for (size_t i = off; i < M; i++)
+                bad += back[i] != narrow1((qg_float_type)t, f[i]);
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+}
+
 /* ---- the drivers, with the reference as the float32 kernel ------------ */
 
 static qg_spec SP;
@@ -302,6 +336,7 @@ int main(void) {
     static const qg_test tests[] = {
         {"every code widens exactly and narrows back", test_every_code_round_trips},
         {"narrowing is nearest-even (ties, overflow, subnormals)", test_narrowing_is_nearest_even},
+        {"array loops equal the one-value functions", test_array_loops_equal_scalar},
         {"drivers: pieces, one copy, element by element", test_drivers_on_every_path},
         {"observe driver", test_observe_driver},
         {"refusals", test_refusals},
