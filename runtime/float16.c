@@ -76,56 +76,46 @@ static inline uint16_t f16_narrow(float f) {
 float qg_f16_to_float(uint16_t h) { return f16_widen(h); }
 uint16_t qg_float_to_f16(float f) { return f16_narrow(f); }
 
+/* The prefix of whole vectors the CPU's vector loops convert (x86 with AVX2
+ * and F16C), or 0; the element loops below do the rest. */
+static size_t vector_widen(qg_float_type type, const uint16_t *h, float *out, size_t n) {
+#ifdef QG_X86_CONVERT
+    if (qg_x86_convert_ok())
+        return type == QG_BFLOAT16 ? qg_x86_bf16_widen(h, out, n) : qg_x86_f16_widen(h, out, n);
+#endif
+    (void)type, (void)h, (void)out, (void)n;
+    return 0;
+}
+
+static size_t vector_narrow(qg_float_type type, const float *in, uint16_t *h, size_t n) {
+#ifdef QG_X86_CONVERT
+    if (qg_x86_convert_ok())
+        return type == QG_BFLOAT16 ? qg_x86_bf16_narrow(in, h, n) : qg_x86_f16_narrow(in, h, n);
+#endif
+    (void)type, (void)in, (void)h, (void)n;
+    return 0;
+}
+
 void qg_float_type_widen(qg_float_type type, const void *in, float *out, size_t n) {
     QG_NEED_OR_RETURN((in && out) || n == 0);
-    const uint16_t *h = in;
-    size_t i = 0;
-    switch (type) {
-    case QG_BFLOAT16:
-#ifdef QG_X86_CONVERT
-        if (qg_x86_convert_ok())
-            i = qg_x86_bf16_widen(h, out, n);
-#endif
-        for (; i < n; i++)
-            out[i] = bf16_widen(h[i]);
-        return;
-    case QG_FLOAT16:
-#ifdef QG_X86_CONVERT
-        if (qg_x86_convert_ok())
-            i = qg_x86_f16_widen(h, out, n);
-#endif
-        for (; i < n; i++)
-            out[i] = f16_widen(h[i]);
-        return;
-    default:
+    if (type != QG_BFLOAT16 && type != QG_FLOAT16) {
         if (n)
             memmove(out, in, n * sizeof(float));
+        return;
     }
+    const uint16_t *h = in;
+    for (size_t i = vector_widen(type, h, out, n); i < n; i++)
+        out[i] = type == QG_BFLOAT16 ? bf16_widen(h[i]) : f16_widen(h[i]);
 }
 
 void qg_float_type_narrow(qg_float_type type, const float *in, void *out, size_t n) {
     QG_NEED_OR_RETURN((in && out) || n == 0);
-    uint16_t *h = out;
-    size_t i = 0;
-    switch (type) {
-    case QG_BFLOAT16:
-#ifdef QG_X86_CONVERT
-        if (qg_x86_convert_ok())
-            i = qg_x86_bf16_narrow(in, h, n);
-#endif
-        for (; i < n; i++)
-            h[i] = bf16_narrow(in[i]);
-        return;
-    case QG_FLOAT16:
-#ifdef QG_X86_CONVERT
-        if (qg_x86_convert_ok())
-            i = qg_x86_f16_narrow(in, h, n);
-#endif
-        for (; i < n; i++)
-            h[i] = f16_narrow(in[i]);
-        return;
-    default:
+    if (type != QG_BFLOAT16 && type != QG_FLOAT16) {
         if (n)
             memmove(out, in, n * sizeof(float));
+        return;
     }
+    uint16_t *h = out;
+    for (size_t i = vector_narrow(type, in, h, n); i < n; i++)
+        h[i] = type == QG_BFLOAT16 ? bf16_narrow(in[i]) : f16_narrow(in[i]);
 }
