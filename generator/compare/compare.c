@@ -138,6 +138,8 @@ static void analyse(ctx *c, qg_compare_row *row) {
     /* the entry and the helpers it may call (inlined or not) */
     char f[4][QG_NAME_MAX + 64];
     snprintf(f[0], sizeof f[0], "%s_%s__%s", name, op, isa);
+    /* 16-bit float types: the entry forwards to the runtime with this link */
+    snprintf(f[3], sizeof f[3], "%s_%s_f32__%s", name, op, isa);
     if (row->op == QG_K_OBSERVE) {
         snprintf(f[1], sizeof f[1], "%s_minmax_span", name);
         snprintf(f[2], sizeof f[2], "%s_minmax_span__%s", name, isa);
@@ -145,9 +147,8 @@ static void analyse(ctx *c, qg_compare_row *row) {
         snprintf(f[1], sizeof f[1], "%s_%s_span", name, op);
         snprintf(f[2], sizeof f[2], "%s_%s_body", name, op);
     }
-    snprintf(f[3], sizeof f[3], "%s_chan_init__%s", name, isa);
     long bytes = -1;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         long s = qg_cmp_symbol_size(obj, f[k]);
         if (s > 0)
             bytes = (bytes < 0 ? 0 : bytes) + s;
@@ -168,9 +169,9 @@ static void analyse(ctx *c, qg_compare_row *row) {
         return;
     text[0] = '\n';
     text[got + 1] = 0;
-    const char *fns[3] = {f[0], f[1], f[2]};
+    const char *fns[4] = {f[0], f[1], f[2], f[3]};
     qg_loop loop;
-    qg_loop_find(text, fns, 3, a->arch, &loop);
+    qg_loop_find(text, fns, 4, a->arch, &loop);
     free(text);
     row->loop_found = loop.found;
     const bool forwards = qg_plan_by_reference(c->sp, row->op);

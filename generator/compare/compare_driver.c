@@ -25,20 +25,46 @@
 
 static const qg_spec *SP = &CMP_SPEC;
 
+enum { N_CHECK = 4099, N_TIME = 65536, CH_MAX = 4096 };
+
+/* The kernels' float tensors: float, or the 16-bit patterns of the spec's
+ * float_type (docs/semantics.md, "Float types"). Inputs are made in float
+ * and narrowed; outputs are hashed as the kernels write them. */
+#if CMP_CAT(CMP_NAME, _FLOAT_BITS) == 16
+typedef uint16_t cmp_f;
+#else
+typedef float cmp_f;
+#endif
+
 #ifdef CMP_REFERENCE
-static void quantize(const float *x, CMP_Q *q, size_t n, const qg_qparams *qp) { qg_ref_quantize(SP, x, q, n, qp); }
-static void dequantize(const CMP_Q *q, float *y, size_t n, const qg_qparams *qp) { qg_ref_dequantize(SP, q, y, n, qp); }
-static void fake_quant(const float *x, float *y, uint8_t *m, size_t n, const qg_qparams *qp) {
-    qg_ref_fake_quant(SP, x, y, m, n, qp);
+/* the reference on float32, between widening and narrowing (a copy for
+ * float32 specs) */
+static float wide_in[N_TIME], wide_out[N_TIME];
+static const float *widen(const cmp_f *x, size_t n) {
+    qg_float_type_widen(SP->float_type, x, wide_in, n);
+    return wide_in;
 }
-static void backward(const float *dy, const uint8_t *m, float *dx, size_t n) {
-    qg_ref_fake_quant_backward(SP, dy, m, dx, n);
+static void narrow(cmp_f *y, size_t n) { qg_float_type_narrow(SP->float_type, wide_out, y, n); }
+static void quantize(const cmp_f *x, CMP_Q *q, size_t n, const qg_qparams *qp) {
+    qg_ref_quantize(SP, widen(x, n), q, n, qp);
+}
+static void dequantize(const CMP_Q *q, cmp_f *y, size_t n, const qg_qparams *qp) {
+    qg_ref_dequantize(SP, q, wide_out, n, qp);
+    narrow(y, n);
+}
+static void fake_quant(const cmp_f *x, cmp_f *y, uint8_t *m, size_t n, const qg_qparams *qp) {
+    qg_ref_fake_quant(SP, widen(x, n), wide_out, m, n, qp);
+    narrow(y, n);
+}
+static void backward(const cmp_f *dy, const uint8_t *m, cmp_f *dx, size_t n) {
+    qg_ref_fake_quant_backward(SP, widen(dy, n), m, wide_out, n);
+    narrow(dx, n);
 }
 static void requantize(const int32_t *acc, CMP_Q *q, size_t n, const qg_requant_params *rp) {
     qg_ref_requantize(SP, acc, q, n, rp);
 }
-static qg_status observe(const float *x, size_t n, size_t inner, qg_observer *o, qg_error *err) {
-    return qg_observer_update(o, x, n, inner, err);
+static qg_status observe(const cmp_f *x, size_t n, size_t inner, qg_observer *o, qg_error *err) {
+    return qg_observer_update(o, widen(x, n), n, inner, err);
 }
 #else
 #define quantize CMP_K(quantize)
@@ -48,8 +74,6 @@ static qg_status observe(const float *x, size_t n, size_t inner, qg_observer *o,
 #define requantize CMP_K(requantize)
 #define observe CMP_K(observe)
 #endif
-
-enum { N_CHECK = 4099, N_TIME = 65536, CH_MAX = 4096 };
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t next(void) {
@@ -110,7 +134,8 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static float xs[N_TIME], ys[N_TIME], dys[N_TIME];
+static float xs[N_TIME]; /* made in float, narrowed into xf */
+static cmp_f xf[N_TIME], yf[N_TIME], dyf[N_TIME];
 static CMP_Q qs[N_TIME];
 static uint8_t ms[N_TIME];
 static int32_t accs[N_TIME];
@@ -121,15 +146,15 @@ static float s_w[4] = {0.5f, 0.25f, 0.75f, 0.3f};
 static int32_t bias_q[4] = {-1000, 0, 12345, -7};
 
 typedef void (*op_fn)(void);
-static void run_quantize(void) { quantize(xs, qs, n_cur, &qp); }
-static void run_dequantize(void) { dequantize(qs, ys, n_cur, &qp); }
-static void run_fake_quant(void) { fake_quant(xs, ys, ms, n_cur, &qp); }
-static void run_backward(void) { backward(dys, ms, ys, n_cur); }
+static void run_quantize(void) { quantize(xf, qs, n_cur, &qp); }
+static void run_dequantize(void) { dequantize(qs, yf, n_cur, &qp); }
+static void run_fake_quant(void) { fake_quant(xf, yf, ms, n_cur, &qp); }
+static void run_backward(void) { backward(dyf, ms, yf, n_cur); }
 static void run_requantize(void) { requantize(accs, qs, n_cur, &rp); }
 static qg_observer *obs;
 static void run_observe(void) {
     qg_error err;
-    observe(xs, n_cur, 1, obs, &err);
+    observe(xf, n_cur, 1, obs, &err);
 }
 
 static double melem_per_s(op_fn fn) {
@@ -173,20 +198,22 @@ int main(int argc, char **argv) {
     rp = (qg_requant_params){0.02f, s_w, bias_q, 0.05f, (int32_t)(SP->quant_min + SP->quant_max + 1) / 2, 4, 7};
     n_cur = N_CHECK;
     fill(xs, n_cur, 1);
+    qg_float_type_narrow(SP->float_type, xs, xf, n_cur);
     for (size_t i = 0; i < n_cur; i++) {
-        dys[i] = (float)(int64_t)(next() % 2001 - 1000) / 64.0f;
+        xs[i] = (float)(int64_t)(next() % 2001 - 1000) / 64.0f;
         accs[i] = (int32_t)(next() % 4000001) - 2000000;
     }
+    qg_float_type_narrow(SP->float_type, xs, dyf, n_cur);
     const size_t mask_bytes = SP->compat_mask ? (n_cur + 7) / 8 : n_cur;
     memset(ms, 0, sizeof ms);
     run_fake_quant();
-    hash_line("fake_quant", ys, n_cur * sizeof ys[0], ms, mask_bytes);
+    hash_line("fake_quant", yf, n_cur * sizeof yf[0], ms, mask_bytes);
     run_backward();
-    hash_line("fake_quant_backward", ys, n_cur * sizeof ys[0], NULL, 0);
+    hash_line("fake_quant_backward", yf, n_cur * sizeof yf[0], NULL, 0);
     run_quantize();
     hash_line("quantize", qs, n_cur * sizeof qs[0], NULL, 0);
     run_dequantize();
-    hash_line("dequantize", ys, n_cur * sizeof ys[0], NULL, 0);
+    hash_line("dequantize", yf, n_cur * sizeof yf[0], NULL, 0);
     run_requantize();
     hash_line("requantize", qs, n_cur * sizeof qs[0], NULL, 0);
     if (qg_observer_create(SP, &obs, &err)) {
@@ -194,8 +221,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     fill(xs, n_cur, 0);
+    qg_float_type_narrow(SP->float_type, xs, xf, n_cur);
     const size_t n_obs = channels > 1 ? n_cur / channels * channels : n_cur;
-    qg_status st = observe(xs, n_obs, 1, obs, &err);
+    qg_status st = observe(xf, n_obs, 1, obs, &err);
     static float mn[CH_MAX], mx[CH_MAX];
     qg_observer_minmax(obs, mn, mx);
     const size_t nc = SP->channel_len < CH_MAX ? SP->channel_len : CH_MAX;
@@ -205,8 +233,10 @@ int main(int argc, char **argv) {
     if (timing) {
         n_cur = N_TIME;
         fill(xs, n_cur, 0);
+        qg_float_type_narrow(SP->float_type, xs, xf, n_cur);
+        qg_float_type_narrow(SP->float_type, xs, dyf, n_cur);
         for (size_t i = 0; i < n_cur; i++)
-            dys[i] = xs[i], accs[i] = (int32_t)(next() % 4000001) - 2000000;
+            accs[i] = (int32_t)(next() % 4000001) - 2000000;
         qg_observer_reset(obs);
         const struct {
             const char *name;
