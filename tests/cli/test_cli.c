@@ -157,6 +157,49 @@ static void check_q_file(const char *const *sets, size_t nsets, const char *z, q
     free(q.data);
 }
 
+/* float_type: float16 .npy in and out, bfloat16 as uint16 bits; the
+ * result is the float32 op on the widened input, narrowed
+ * (docs/semantics.md, "Float types"); a float32 file is refused naming the
+ * type, and so is the fused step, naming the field. */
+static void check_float_type(const char *set, qg_float_type ft, qg_npy_dtype file_dtype) {
+    uint16_t x16[10];
+    float wide[10], want[10];
+    uint16_t want16[10];
+    qg_float_type_narrow(ft, X, x16, 10);
+    qg_float_type_widen(ft, x16, wide, 10);
+    qg_error err;
+    const size_t n = 10;
+    CU_ASSERT_EQUAL_FATAL(qg_npy_write(tmp("x16.npy"), file_dtype, &n, 1, x16, &err), QG_OK);
+    CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--set", set, "--op", "fake_quant", "--in",
+                               tmp("x16.npy"), "--scale", "0.05", "--zero-point", "7", "--out", tmp("y16.npy"), NULL),
+                          0);
+    qg_spec sp;
+    const char *sets[] = {set};
+    CU_ASSERT_EQUAL_FATAL(qg_spec_load_file(tmp("act.json"), sets, 1, &sp, &err), QG_OK);
+    const float s = 0.05f;
+    const int32_t z = 7;
+    qg_qparams qp = {&s, &z, NULL, 1, 1};
+    qg_ref_fake_quant(&sp, wide, want, NULL, 10, &qp);
+    qg_float_type_narrow(ft, want, want16, 10);
+    qg_npy y;
+    CU_ASSERT_EQUAL_FATAL(qg_npy_read(tmp("y16.npy"), &y, &err), QG_OK);
+    CU_ASSERT_TRUE(y.count == 10 && y.dtype == file_dtype && memcmp(y.data, want16, sizeof want16) == 0);
+    free(y.data);
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--set", set, "--op", "fake_quant", "--in", tmp("x.npy"),
+                         "--scale", "0.05", "--zero-point", "7", "--out", tmp("y16.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "dtype float32; expected", qg_float_type_name(ft));
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--set", set, "--op", "fused_train_step", "--in",
+                         tmp("x16.npy"), "--out", tmp("y16.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "float_type", qg_float_type_name(ft), "expected float32");
+}
+
+static void test_run_float_types(void) {
+    check_float_type("float_type=float16", QG_FLOAT16, QG_NPY_F16);
+    check_float_type("float_type=bfloat16", QG_BFLOAT16, QG_NPY_U16);
+}
+
 static void test_run_matches_library(void) {
     CU_ASSERT_EQUAL_FATAL(qgen("run", "--spec", tmp("act.json"), "--op", "fake_quant", "--in", tmp("x.npy"), "--scale",
                                "0.05", "--zero-point", "7", "--out", tmp("y.npy"), "--mask", tmp("m.npy"), NULL),
@@ -603,6 +646,7 @@ int main(void) {
         {"help and usage", test_help_and_usage},
         {"spec show/check/presets", test_spec_commands},
         {"run and observe agree with the library", test_run_matches_library},
+        {"run: bfloat16 and float16 files", test_run_float_types},
         {"bad qparams and data exit 2 with a clear message", test_bad_qparams_and_data},
         {"bad .npy files", test_bad_npy},
         {"generate: deterministic files, bad targets and directories", test_generate},
