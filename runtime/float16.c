@@ -5,7 +5,7 @@
  * float16 NaN widens quieted. */
 #include <string.h>
 
-#include "qgen/runtime.h"
+#include "qgen/kernel_support.h"
 #include "arg_check.h"
 #include "rt_internal.h"
 
@@ -13,17 +13,9 @@
 #define QG_X86_CONVERT 1 /* float16_x86.c: AVX2 and F16C loops, when the CPU has them */
 #endif
 
-static uint32_t bits_of(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float float_of(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
+/* a float's bits, unsigned, through kernel_support.h's helpers */
+static inline uint32_t bits_of(float f) { return (uint32_t)qg_ks_bits_f2i(f); }
+static inline float float_of(uint32_t u) { return qg_ks_bits_i2f((int32_t)u); }
 
 /* The loops below call these static forms: the exported ones may be
  * interposed in the shared library, which would keep them out of line. */

@@ -13,6 +13,7 @@
 
 #include "qgen/kernel_support.h"
 #include "arg_check.h"
+#include "rt_internal.h"
 
 enum { CHUNK = 2048 };
 
@@ -72,67 +73,51 @@ static void run_piece(const job *j, size_t at, size_t len, const qg_qparams *qp,
         qg_float_type_narrow(ft, fout, j->out + at, len);
 }
 
-/* Element i's parameter index (docs/semantics.md, "Layouts"). */
-static size_t param_of(const job *j, size_t i) {
-    const qg_spec *sp = j->sp;
-    const size_t inner = j->qp->inner ? j->qp->inner : 1;
-    if (qg_qscheme_is_per_channel(sp->qscheme))
-        return (i / inner) % sp->channel_len;
-    if (!qg_qscheme_is_per_group(sp->qscheme))
-        return 0;
-    const size_t D = j->qp->channels, G = sp->group_size, groups = (D + G - 1) / G;
-    return ((i / inner / D) * groups + (i / inner) % D / G) * inner + i % inner;
-}
-
 /* Out of memory for a long period: element by element on the reference,
- * each with its own parameters as a per-tensor twin of the spec. */
+ * each element with its own parameters (qg_param_index) as a one-element
+ * tensor, q values and mask bits moved with the runtime's helpers. */
 static void run_elements(const job *j, size_t n) {
-    qg_spec one = *j->sp;
-    one.qscheme = qg_qscheme_is_symmetric(one.qscheme) ? QG_PER_TENSOR_SYMMETRIC : QG_PER_TENSOR_AFFINE;
-    one.channel_len = 1;
-    one.group_size = 0;
-    const bool packed4 = qg_dtype_is_packed(one.dtype);
-    const size_t qsize = qg_dtype_size(one.dtype);
-    if (j->mask_out && one.compat_mask) /* as the kernels do: bits past n are 0 */
+    const qg_spec *sp = j->sp;
+    qg_qparams at = {0};
+    if (j->qp) {
+        at = *j->qp;
+        at.inner = at.inner ? at.inner : 1; /* as the kernels walk inner 0 */
+    }
+    if (j->op == OP_QUANTIZE && qg_dtype_is_packed(sp->dtype) && n)
+        memset(j->q_out, 0, qg_q_bytes(sp->dtype, n)); /* qg_store_q ORs nibbles in */
+    if (j->mask_out && sp->compat_mask)                /* as the kernels do: bits past n are 0 */
         memset(j->mask_out, 0, (n + 7) / 8);
     for (size_t i = 0; i < n; i++) {
-        qg_qparams p1 = {0};
+        qg_qparams one = {0};
         if (j->qp) {
-            const size_t k = param_of(j, i);
-            p1 = (qg_qparams){j->qp->scale + k, j->qp->zero_point ? j->qp->zero_point + k : NULL, NULL, 1, 1};
+            const size_t k = qg_param_index(sp, &at, i);
+            one = (qg_qparams){at.scale + k, at.zero_point ? at.zero_point + k : NULL, NULL, 1, 1};
         }
         float x = 0.0f, y = 0.0f;
         if (j->in)
-            qg_float_type_widen(one.float_type, j->in + i, &x, 1);
-        unsigned char q[4] = {0}, m = 0;
+            qg_float_type_widen(sp->float_type, j->in + i, &x, 1);
+        int32_t q = 0; /* one element of any dtype, 4-bit in the low nibble */
+        uint8_t m = 0;
         if (j->op == OP_QUANTIZE) {
-            qg_ref_quantize(&one, &x, q, 1, &p1);
-            unsigned char *dst = (unsigned char *)j->q_out;
-            if (packed4)
-                dst[i / 2] = (unsigned char)(i % 2 ? (dst[i / 2] & 0xFu) | (q[0] << 4) : q[0]);
-            else
-                memcpy(dst + i * qsize, q, qsize);
+            qg_ref_quantize(sp, &x, &q, 1, &one);
+            qg_store_q(sp->dtype, j->q_out, i, qg_load_q(sp->dtype, &q, 0));
         } else if (j->op == OP_DEQUANTIZE) {
-            const unsigned char *src = j->q_in;
-            if (packed4)
-                q[0] = (unsigned char)((src[i / 2] >> (4 * (i % 2))) & 0xFu);
-            else
-                memcpy(q, src + i * qsize, qsize);
-            qg_ref_dequantize(&one, q, &y, 1, &p1);
+            qg_store_q(sp->dtype, &q, 0, qg_load_q(sp->dtype, j->q_in, i));
+            qg_ref_dequantize(sp, &q, &y, 1, &one);
         } else if (j->op == OP_FAKE_QUANT) {
-            qg_ref_fake_quant(&one, &x, &y, j->mask_out ? &m : NULL, 1, &p1);
-            if (j->mask_out && one.compat_mask)
-                j->mask_out[i / 8] |= (uint8_t)((m & 1u) << i % 8);
+            qg_ref_fake_quant(sp, &x, &y, j->mask_out ? &m : NULL, 1, &one);
+            if (j->mask_out && sp->compat_mask)
+                qg_ks_put_bits(j->mask_out, i, m, 1);
             else if (j->mask_out)
                 j->mask_out[i] = m;
         } else {
-            uint8_t mi = 1;
+            m = 1;
             if (j->mask_in)
-                mi = one.compat_mask ? (uint8_t)((j->mask_in[i / 8] >> i % 8) & 1u) : j->mask_in[i];
-            qg_ref_fake_quant_backward(&one, &x, &mi, &y, 1);
+                m = sp->compat_mask ? (uint8_t)qg_ks_get_bits(j->mask_in, i, 1) : j->mask_in[i];
+            qg_ref_fake_quant_backward(sp, &x, &m, &y, 1);
         }
         if (j->out)
-            qg_float_type_narrow(one.float_type, &y, j->out + i, 1);
+            qg_float_type_narrow(sp->float_type, &y, j->out + i, 1);
     }
 }
 

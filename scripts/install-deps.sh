@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # build
   cmake make gcc pkg-config
+  # style test: Debian 12's clang-format (14), the version .clang-format is written for
+  clang-format git
   # libraries
   libjansson-dev libxxhash-dev libcunit1-dev
   # LLVM 19: C API, libclang, cross compilers and linker

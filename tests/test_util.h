@@ -3,6 +3,7 @@
 #define QGEN_TEST_UTIL_H
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdbool.h>
@@ -24,6 +25,14 @@ static inline void qg_assert_contains_impl(const char *text, const char *const *
 }
 #define ASSERT_CONTAINS(text, ...)                                                                                     \
     qg_assert_contains_impl((text), (const char *const[]){__VA_ARGS__, NULL}, __FILE__, __LINE__)
+
+/* Fills argv[at..] with `first` and the variadic strings after it up to
+ * their NULL, at most cap - 1 entries in all, and NULL-terminates it. */
+static inline void qg_test_va_args(const char **argv, int at, int cap, const char *first, va_list ap) {
+    for (const char *a = first; a && at < cap - 1; a = va_arg(ap, const char *))
+        argv[at++] = a;
+    argv[at] = NULL;
+}
 
 /* Runs argv[0] with argv, stdout and stderr into the two files; returns its
  * exit status (128 + signal when it crashed). */

@@ -269,7 +269,7 @@ static void run_arch(ctx *c, size_t a, selection *sel, run_out *ref, run_out run
         }
         if (a == 0 && b == QG_BACKEND_C) {
             if (qg_cmp_build_driver(c, b, ar, QG_ISA_SCALAR, true, objects, exe, exe_cap))
-                qg_cmp_run_driver(ar, QG_ISA_SCALAR, exe, ref);
+                qg_cmp_run_driver(ar, QG_ISA_SCALAR, exe, false, ref); /* its hashes only */
             else
                 qg_cmp_note(c, "the reference driver did not build");
         }
@@ -282,7 +282,7 @@ static void run_arch(ctx *c, size_t a, selection *sel, run_out *ref, run_out run
             if (!(c->isas & (1u << isa)) || !(sel->targets & (1u << isa)))
                 continue;
             if (qg_cmp_build_driver(c, b, ar, isa, false, objects, exe, exe_cap))
-                qg_cmp_run_driver(ar, isa, exe, &runs[b][isa]);
+                qg_cmp_run_driver(ar, isa, exe, true, &runs[b][isa]);
             else
                 snprintf(runs[b][isa].why, sizeof runs[b][isa].why, "the test program did not build");
             snprintf(what, sizeof what, "ran %s %s", qg_isa_name(isa), qg_backend_name(b));

@@ -231,7 +231,7 @@ static void parse_run(const char *text, run_out *r) {
     }
 }
 
-void qg_cmp_run_driver(const arch_t *a, qg_isa isa, const char *exe, run_out *r) {
+void qg_cmp_run_driver(const arch_t *a, qg_isa isa, const char *exe, bool timed, run_out *r) {
     memset(r, 0, sizeof *r);
     char *argv[12];
     int n = 0;
@@ -261,7 +261,7 @@ void qg_cmp_run_driver(const arch_t *a, qg_isa isa, const char *exe, run_out *r)
         return;
     }
     argv[n++] = (char *)exe;
-    if (!qemu_name)
+    if (timed && !qemu_name) /* under qemu: correctness only */
         argv[n++] = "--time";
     argv[n] = NULL;
     char *out = NULL;

@@ -138,7 +138,7 @@ void qg_c_open_link(emitter *e, const qg_op_info *o, const char *infix) {
 
 /* NAME_<op><name>__<isa>(args) { qg_<driver>_<op>(&NAME_spec, NAME_<op><inner>__<isa>, args); }
  * (the runtime's per-group, 4-bit and 16-bit float drivers). */
-void qg_c_forwarder(emitter *e, const qg_op_info *o, const char *name, const char *driver, const char *inner) {
+static void emit_forwarder(emitter *e, const qg_op_info *o, const char *name, const char *driver, const char *inner) {
     qg_c_open_link(e, o, name);
     P("    %sqg_%s_%s(&%s_spec, %s_%s%s__%s, ", o->returns_status ? "return " : "", driver, o->driver_stem, e->name,
       e->name, o->name, inner, e->tg->name);
@@ -180,14 +180,18 @@ static void emit_walk(emitter *e, const qg_plan *p) {
     S(");\n    }\n}\n\n");
 }
 
+void qg_c_forwarders(emitter *e, const qg_op_info *o, const qg_entry_chain *ch) {
+    for (int f = 0; f < ch->forwarders; f++)
+        emit_forwarder(e, o, ch->name[f], ch->driver[f], ch->inner[f]);
+}
+
 void qg_c_entry(emitter *e, const qg_plan *p) {
     const qg_op_info *o = qg_op_info_of(p->op);
     qg_entry_chain ch;
     qg_entry_chain_of(e->lp, &ch);
     qg_c_open_link(e, o, ch.walk);
     emit_walk(e, p);
-    for (int f = 0; f < ch.forwarders; f++)
-        qg_c_forwarder(e, o, ch.name[f], ch.driver[f], ch.inner[f]);
+    qg_c_forwarders(e, o, &ch);
 }
 
 /* Per-channel parameter table for the channels-last layout, padded to a

@@ -54,10 +54,10 @@ void qg_c_span(emitter *e, const qg_plan *p);
 /* c_entry.c: entries and the layout walk */
 void qg_c_entry_open(emitter *e, qg_kernel_op op);
 /* Opens NAME_<op><infix>__<isa> (infix "": the entry; else a static link a
- * runtime driver calls), and emits a forwarder link calling
- * qg_<driver>_<stem> with the link named by `inner`. */
+ * runtime driver calls), and emits the chain's forwarder links, each
+ * calling qg_<driver>_<stem> with the link it wraps. */
 void qg_c_open_link(emitter *e, const qg_op_info *o, const char *infix);
-void qg_c_forwarder(emitter *e, const qg_op_info *o, const char *name, const char *driver, const char *inner);
+void qg_c_forwarders(emitter *e, const qg_op_info *o, const qg_entry_chain *ch);
 void qg_c_entry(emitter *e, const qg_plan *p);
 void qg_c_chan_table(emitter *e);
 void qg_c_requantize_entry(emitter *e, const qg_plan *p);

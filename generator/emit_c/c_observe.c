@@ -128,14 +128,16 @@ void qg_c_minmax_span(emitter *e) {
  * runtime's (qg_observe_with); the kernel brings its reduction. */
 void qg_c_observe(emitter *e) {
     const qg_op_info *o = qg_op_info_of(QG_K_OBSERVE);
-    const bool ftype = e->sp->float_type != QG_FLOAT32; /* float32 inside, 16-bit tensors outside */
-    qg_c_open_link(e, o, ftype ? "_f32" : "");
+    qg_kernel_loops lp;
+    qg_entry_chain ch;
+    qg_kernel_loops_of(e->sp, e->tg->isa, QG_K_OBSERVE, &lp);
+    qg_entry_chain_of(&lp, &ch);
+    qg_c_open_link(e, o, ch.walk);
     if (qg_plan_observer_reduces(e->sp))
         P("    return qg_observe_with(obs, x, n, inner, %s_minmax_span, err);\n}\n\n", e->name);
     else
         P("    /* %s observers keep no min/max to vectorize */\n    return qg_observe_with(obs, x, n, inner, NULL, "
           "err);\n}\n\n",
           qg_observer_type_name(e->sp->observer.type));
-    if (ftype)
-        qg_c_forwarder(e, o, "", "ftype", "_f32");
+    qg_c_forwarders(e, o, &ch);
 }

@@ -253,6 +253,15 @@ static void build_walk(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef fn,
     LLVMBuildRetVoid(x->b);
 }
 
+void lx_build_forwarders(lx *x, const qg_op_info *o, const qg_entry_chain *ch, LLVMValueRef walk) {
+    LLVMValueRef fn = walk;
+    for (int f = 0; f < ch->forwarders; f++) {
+        char driver[64];
+        snprintf(driver, sizeof driver, "qg_%s_%s", ch->driver[f], o->driver_stem);
+        fn = lx_build_forwarder(x, o, ch->name[f], driver, fn);
+    }
+}
+
 /* The walk, and the forwarders to the runtime's drivers around it. */
 static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef span, LLVMValueRef span1) {
     const qg_op_info *o = qg_op_info_of(p->op);
@@ -260,11 +269,7 @@ static void build_entry(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef sp
     qg_entry_chain_of(x->lp, &ch);
     LLVMValueRef fn = lx_define_link(x, o, ch.walk);
     build_walk(x, p, io, fn, span, span1);
-    for (int f = 0; f < ch.forwarders; f++) {
-        char driver[64];
-        snprintf(driver, sizeof driver, "qg_%s_%s", ch.driver[f], o->driver_stem);
-        fn = lx_build_forwarder(x, o, ch.name[f], driver, fn);
-    }
+    lx_build_forwarders(x, o, &ch, fn);
 }
 
 /* requantize: m = fl(fl(s_in * s_w[c]) / s_out), bias and z_out per run. */

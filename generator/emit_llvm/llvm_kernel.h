@@ -60,9 +60,10 @@ LLVMValueRef lx_define_entry(lx *x, const qg_op_info *o);
 /* NAME_<op><infix>__<isa>: the entry (infix ""), else internal. */
 LLVMValueRef lx_define_link(lx *x, const qg_op_info *o, const char *infix);
 /* A link that calls runtime_fn(&NAME_spec, [extra,] its args) and returns
- * what it returns. */
+ * what it returns; and the chain's forwarder links around `walk`. */
 LLVMValueRef lx_build_forwarder(lx *x, const qg_op_info *o, const char *infix, const char *runtime_fn,
                                 LLVMValueRef extra);
+void lx_build_forwarders(lx *x, const qg_op_info *o, const qg_entry_chain *ch, LLVMValueRef walk);
 
 /* llvm_observe.c: the min/max reduction */
 void lx_build_observe(lx *x);

@@ -83,13 +83,15 @@ static LLVMValueRef build_minmax(lx *x) {
 void lx_build_observe(lx *x) {
     LLVMValueRef span = qg_plan_observer_reduces(x->sp) ? build_minmax(x) : LLVMConstNull(x->ptr);
     const qg_op_info *o = qg_op_info_of(QG_K_OBSERVE);
-    const bool ftype = x->sp->float_type != QG_FLOAT32; /* float32 inside, 16-bit tensors outside */
-    LLVMValueRef fn = lx_define_link(x, o, ftype ? "_f32" : "");
+    qg_kernel_loops lp;
+    qg_entry_chain ch;
+    qg_kernel_loops_of(x->sp, x->target->isa, QG_K_OBSERVE, &lp);
+    qg_entry_chain_of(&lp, &ch);
+    LLVMValueRef fn = lx_define_link(x, o, ch.walk);
     LLVMTypeRef rtypes[6] = {x->ptr, x->ptr, x->i64, x->i64, x->ptr, x->ptr};
     LLVMValueRef drv = lx_declare(x, "qg_observe_with", x->i32, rtypes, 6);
     LLVMValueRef args[6] = {LLVMGetParam(fn, 3), LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), LLVMGetParam(fn, 2), span,
                             LLVMGetParam(fn, 4)};
     LLVMBuildRet(x->b, lx_call(x, drv, args, 6));
-    if (ftype)
-        lx_build_forwarder(x, o, "", "qg_ftype_observe", fn);
+    lx_build_forwarders(x, o, &ch, fn);
 }

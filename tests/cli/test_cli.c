@@ -45,15 +45,11 @@ static int qgen_argv(const char *const *args) {
 
 /* The same, the arguments as a NULL-terminated list. */
 static int qgen(const char *first, ...) {
-    const char *args[32] = {first};
-    int n = 1;
+    const char *args[32];
     va_list ap;
     va_start(ap, first);
-    const char *a;
-    while ((a = va_arg(ap, const char *)) && n < 31)
-        args[n++] = a;
+    qg_test_va_args(args, 0, 32, first, ap);
     va_end(ap);
-    args[n] = NULL;
     return qgen_argv(args);
 }
 

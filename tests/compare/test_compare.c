@@ -35,15 +35,11 @@ static const char *spec_file(const char *rel) {
 
 /* qgen compare with the NULL-terminated arguments; stderr into err_text */
 static int compare(const char *first, ...) {
-    const char *argv[40] = {qgen_bin, "compare", first};
-    int argc = 3;
+    const char *argv[40] = {qgen_bin, "compare"};
     va_list ap;
     va_start(ap, first);
-    const char *a;
-    while ((a = va_arg(ap, const char *)) && argc < 39)
-        argv[argc++] = a;
+    qg_test_va_args(argv, 2, 40, first, ap);
     va_end(ap);
-    argv[argc] = NULL;
     int rc = qg_test_spawn(argv, in_work("stdout.txt"), in_work("stderr.txt"));
     FILE *f = fopen(in_work("stderr.txt"), "r");
     size_t n = f ? fread(err_text, 1, sizeof err_text - 1, f) : 0;

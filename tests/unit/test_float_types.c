@@ -28,16 +28,8 @@ static uint32_t next32(void) {
     return (uint32_t)(rng >> 32);
 }
 
-static float f_of(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-static uint32_t u_of(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
+static float f_of(uint32_t u) { return qg_ks_bits_i2f((int32_t)u); }
+static uint32_t u_of(float f) { return (uint32_t)qg_ks_bits_f2i(f); }
 
 /* A code's value from its sign, exponent and mantissa fields; +-inf for the
  * all-ones exponent with a zero mantissa (NaN codes are not asked). */
