@@ -10,7 +10,9 @@
 #include "qgen/spec.h"
 #include "qgen/status.h"
 
-typedef enum qg_llvm_output { QG_LLVM_LL, QG_LLVM_BC, QG_LLVM_OBJ, QG_LLVM_ASM } qg_llvm_output;
+/* QG_LLVM_JIT_OBJ is an object compiled for latency, for the in-process
+ * JIT: see qg_llvm_compile. */
+typedef enum qg_llvm_output { QG_LLVM_LL, QG_LLVM_BC, QG_LLVM_OBJ, QG_LLVM_ASM, QG_LLVM_JIT_OBJ } qg_llvm_output;
 
 /* Where one ISA's code runs: the target the LLVM backend compiles for. */
 typedef struct qg_llvm_target {
@@ -42,7 +44,10 @@ void qg_llvm_blob_free(qg_llvm_blob *b);
 
 /* Builds the kernels `ops` of `spec` for `target`, with symbols named
  * <prefix>_<op>__<isa> and the spec object <prefix>_spec, optimizes at O2
- * and emits `out`. Never aborts: a target LLVM cannot build for, or an
+ * and emits `out`. QG_LLVM_JIT_OBJ on a vector ISA runs a short pipeline
+ * instead (inlining, SROA, CSE, instcombine, CFG clean-up, LICM): the IR
+ * arrives vectorized and unrolled, so O2's loop passes only cost compile
+ * time, about half of a cold JIT compile (docs/performance.md). Never aborts: a target LLVM cannot build for, or an
  * LLVM fatal error, comes back as an error. */
 qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, const char *prefix, unsigned ops,
                           qg_llvm_output out, qg_llvm_blob *result, qg_error *err);

@@ -153,8 +153,9 @@ static qg_status emit(LLVMModuleRef m, LLVMTargetMachineRef tm, qg_llvm_output o
     LLVMMemoryBufferRef buf = NULL;
     if (out == QG_LLVM_BC) {
         buf = LLVMWriteBitcodeToMemoryBuffer(m);
-    } else if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, out == QG_LLVM_OBJ ? LLVMObjectFile : LLVMAssemblyFile, &msg,
-                                                   &buf)) {
+    } else if (LLVMTargetMachineEmitToMemoryBuffer(
+                   tm, m, out == QG_LLVM_OBJ || out == QG_LLVM_JIT_OBJ ? LLVMObjectFile : LLVMAssemblyFile, &msg,
+                   &buf)) {
         return take_message(err, "code generation", msg);
     }
     if (!buf)
@@ -180,7 +181,14 @@ static qg_status build_and_emit(lx *x, LLVMTargetMachineRef tm, qg_llvm_output o
         LLVMPassBuilderOptionsSetLoopVectorization(po, 0);
         LLVMPassBuilderOptionsSetSLPVectorization(po, 0);
     }
-    LLVMErrorRef e = LLVMRunPasses(x->m, "default<O2>", tm, po);
+    /* scalar code leans on O2's unrolling; vector IR is already shaped */
+    const bool light = out == QG_LLVM_JIT_OBJ && x->isa->isa != QG_ISA_SCALAR;
+    LLVMErrorRef e = LLVMRunPasses(
+        x->m,
+        light ? "always-inline,globaldce,function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,"
+                "loop-mssa(licm))"
+              : "default<O2>",
+        tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (e)
         return take_message(err, "optimization", LLVMGetErrorMessage(e));

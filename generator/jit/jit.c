@@ -230,7 +230,7 @@ static qg_status object_of(qg_jit *j, const qg_spec *sp, const qg_llvm_target *t
         if (r == QG_CACHE_CORRUPT)
             j->stats.corrupt_entries++;
     }
-    qg_status st = qg_llvm_compile(sp, t, prefix, ops, QG_LLVM_OBJ, obj, err);
+    qg_status st = qg_llvm_compile(sp, t, prefix, ops, QG_LLVM_JIT_OBJ, obj, err);
     if (st)
         return st;
     j->stats.compiled++;
