@@ -143,7 +143,8 @@ int main(void) {
     const char *isa = qg_isa_name(qg_jit_isa(probe));
     qg_jit_destroy(probe);
 
-    printf("JIT latency, spec bench_act (qint8 per tensor) on %s, the JIT's pipeline, median of %d:\n\n", isa, BENCH_RUNS);
+    printf("JIT latency, spec bench_act (qint8 per tensor) on %s, the JIT's pipeline, median of %d:\n\n", isa,
+           BENCH_RUNS);
     printf("| what | ms |\n|---|---|\n");
     printf("| qg_jit_create (LLJIT set-up, once per JIT) | %.2f |\n", create_time() * 1e3);
     static const char *const op_names[] = {"quantize", "dequantize", "fake_quant", "fake_quant_backward",

@@ -111,7 +111,7 @@ function(qgen_write_target_rows dir file)
   qgen_read_targets("${dir}")
   set(text "/* Generated from targets/ by cmake/QGenIsaTable.cmake at configure time. */\n")
   string(APPEND text "#define QG_TARGET_ROWS \\\n")
-  set(strings summary arch guard clang_target gcc_target needs cflags llvm_features llvm_minmax llvm_round_cvt llvm_trunc llvm_narrow4
+  set(strings summary arch tail guard clang_target gcc_target needs cflags llvm_features llvm_minmax llvm_round_cvt llvm_trunc llvm_narrow4
       llvm_mask_bytes llvm_mask_bits mca_cpus qemu_cpu)
   foreach(isa ${QGEN_ISAS})
     string(TOUPPER "${isa}" ISA)

@@ -161,6 +161,14 @@ static bool is_unconditional(const char *mn, const char *arch) {
 
 static bool is_return(const char *mn) { return strcmp(mn, "ret") == 0 || strcmp(mn, "retq") == 0; }
 
+static bool is_call(const char *mn, const char *arch) {
+    if (strcmp(arch, "x86_64") == 0)
+        return starts(mn, "call");
+    if (strcmp(arch, "aarch64") == 0)
+        return strcmp(mn, "bl") == 0 || strcmp(mn, "blr") == 0;
+    return strcmp(mn, "call") == 0 || strcmp(mn, "jal") == 0 || strcmp(mn, "jalr") == 0;
+}
+
 enum { MAX_BLOCKS = 256, WORDS = MAX_BLOCKS / 64 };
 
 typedef struct block {
@@ -273,6 +281,7 @@ typedef struct loops_t {
     uint64_t body[MAX_LOOPS][WORDS];
     int header[MAX_LOOPS], n;
     int work[MAX_LOOPS], insns[MAX_LOOPS], mix[MAX_LOOPS][QG_MIX_COUNT];
+    bool calls[MAX_LOOPS];
 } loops_t;
 
 static void natural_loops(const block *b, int nb, loops_t *L) {
@@ -307,6 +316,7 @@ static void natural_loops(const block *b, int nb, loops_t *L) {
 static void loop_work(const line *lines, const char *arch, const block *b, int nb, loops_t *L) {
     for (int l = 0; l < L->n; l++) {
         L->work[l] = L->insns[l] = 0;
+        L->calls[l] = false;
         memset(L->mix[l], 0, sizeof L->mix[l]);
         for (int k = 0; k < nb; k++) {
             if (!has(L->body[l], k))
@@ -319,6 +329,7 @@ static void loop_work(const line *lines, const char *arch, const block *b, int n
                 const char *ops;
                 mnemonic(&lines[i], mn, sizeof mn, &ops);
                 L->mix[l][classify(mn, ops, arch)]++;
+                L->calls[l] |= is_call(mn, arch);
             }
         }
         L->work[l] = L->mix[l][QG_MIX_ARITH] + L->mix[l][QG_MIX_CONVERT] + L->mix[l][QG_MIX_SHUFFLE];
@@ -326,14 +337,19 @@ static void loop_work(const line *lines, const char *arch, const block *b, int n
 }
 
 /* The innermost loop with the most work (loops doing no such work at all
- * are considered only when no other is there); -1 when there is none. */
+ * are considered only when no other is there, and loops that call out,
+ * such as a buffered tail's memcpy in a walk over one-vector runs, only
+ * when no call-free loop works: llvm-mca cannot see into the callee, and
+ * a kernel's steady state calls nothing); -1 when there is none. */
 static int innermost(const loops_t *L) {
-    bool any_work = false;
-    for (int l = 0; l < L->n; l++)
+    bool any_work = false, any_plain = false;
+    for (int l = 0; l < L->n; l++) {
         any_work |= L->work[l] > 0;
+        any_plain |= L->work[l] > 0 && !L->calls[l];
+    }
     int best = -1;
     for (int l = 0; l < L->n; l++) {
-        if (any_work && L->work[l] == 0)
+        if ((any_work && L->work[l] == 0) || (any_plain && L->calls[l]))
             continue;
         bool inner = true;
         for (int m = 0; m < L->n && inner; m++)

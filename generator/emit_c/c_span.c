@@ -285,9 +285,9 @@ void qg_c_span(emitter *e, const qg_plan *p) {
     P("    for (; i + %d <= len; i += %d) {\n", L, L);
     emit_full_vector(e, p, &io, 0, "", "        ");
     S("    }\n");
-    if (e->lp->tail && e->is->tail_mask)
-        emit_masked_tail(e, p, &io);
-    else if (e->lp->tail)
+    if (e->lp->tail_buffered)
         emit_buffered_tail(e, p, &io);
+    else if (e->lp->tail)
+        emit_masked_tail(e, p, &io);
     S("}\n\n");
 }

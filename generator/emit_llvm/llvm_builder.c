@@ -75,13 +75,24 @@ LLVMValueRef lx_gep(lx *x, LLVMTypeRef et, LLVMValueRef base, LLVMValueRef idx) 
     return LLVMBuildInBoundsGEP2(x->b, et, base, &idx, 1, "");
 }
 
+/* count elements of `esize` bytes, as bytes */
+static LLVMValueRef byte_count(lx *x, LLVMValueRef count, unsigned esize) {
+    return LLVMBuildMul(x->b, LLVMBuildZExt(x->b, count, x->i64, ""), lx_i64(x, esize), "");
+}
+
 LLVMValueRef lx_load(lx *x, LLVMTypeRef vt, LLVMTypeRef et, unsigned esize, LLVMValueRef base, LLVMValueRef idx,
-                     LLVMValueRef mask, LLVMValueRef passthru) {
+                     LLVMValueRef mask, LLVMValueRef count, LLVMValueRef passthru) {
     LLVMValueRef p = lx_gep(x, et, base, idx);
     if (!mask) {
         LLVMValueRef v = LLVMBuildLoad2(x->b, vt, p, "");
         LLVMSetAlignment(v, esize);
         return v;
+    }
+    if (x->isa->tail_buffered) {
+        LLVMValueRef buf = lx_alloca(x, vt);
+        LLVMBuildStore(x->b, passthru, buf);
+        LLVMBuildMemCpy(x->b, buf, esize, p, esize, byte_count(x, count, esize));
+        return LLVMBuildLoad2(x->b, vt, buf, "");
     }
     LLVMTypeRef ov[2] = {vt, x->ptr};
     LLVMValueRef args[4] = {p, lx_i32(x, esize), mask, passthru};
@@ -89,10 +100,16 @@ LLVMValueRef lx_load(lx *x, LLVMTypeRef vt, LLVMTypeRef et, unsigned esize, LLVM
 }
 
 void lx_store(lx *x, LLVMValueRef v, LLVMTypeRef et, unsigned esize, LLVMValueRef base, LLVMValueRef idx,
-              LLVMValueRef mask) {
+              LLVMValueRef mask, LLVMValueRef count) {
     LLVMValueRef p = lx_gep(x, et, base, idx);
     if (!mask) {
         LLVMSetAlignment(LLVMBuildStore(x->b, v, p), esize);
+        return;
+    }
+    if (x->isa->tail_buffered) {
+        LLVMValueRef buf = lx_alloca(x, LLVMTypeOf(v));
+        LLVMBuildStore(x->b, v, buf);
+        LLVMBuildMemCpy(x->b, p, esize, buf, esize, byte_count(x, count, esize));
         return;
     }
     LLVMTypeRef ov[2] = {LLVMTypeOf(v), x->ptr};

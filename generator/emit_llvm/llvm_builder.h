@@ -42,6 +42,7 @@ typedef struct lx_isa {
     lx_narrow4 narrow4;
     lx_mask_bytes mask_bytes;
     lx_mask_bits mask_bits;
+    bool tail_buffered; /* targets/<isa>.json "tail": "buffered" */
 } lx_isa;
 
 /* The shape and spellings of `isa` from its targets/ row; QG_ERR_BACKEND
@@ -77,11 +78,15 @@ LLVMValueRef lx_vl(lx *x);                                       /* elements per
 LLVMValueRef lx_active(lx *x, LLVMValueRef i, LLVMValueRef len); /* lanes k with i + k < len */
 LLVMValueRef lx_min(lx *x, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef lx_max(lx *x, LLVMValueRef a, LLVMValueRef b);
-/* Vector load/store at element `idx` of `base`; masked when mask != NULL. */
+/* Vector load/store at element `idx` of `base`. A partial vector passes
+ * its first `count` lanes as `mask` too (NULL for a whole one): masked
+ * accesses, or a zeroed stack buffer and a copy of count elements on ISAs
+ * whose row says "tail": "buffered" (their masked IR becomes a branch per
+ * lane). */
 LLVMValueRef lx_load(lx *x, LLVMTypeRef vt, LLVMTypeRef et, unsigned esize, LLVMValueRef base, LLVMValueRef idx,
-                     LLVMValueRef mask, LLVMValueRef passthru);
+                     LLVMValueRef mask, LLVMValueRef count, LLVMValueRef passthru);
 void lx_store(lx *x, LLVMValueRef v, LLVMTypeRef et, unsigned esize, LLVMValueRef base, LLVMValueRef idx,
-              LLVMValueRef mask);
+              LLVMValueRef mask, LLVMValueRef count);
 LLVMValueRef lx_gep(lx *x, LLVMTypeRef et, LLVMValueRef base, LLVMValueRef idx);
 LLVMValueRef lx_field(lx *x, LLVMTypeRef t, LLVMValueRef base, size_t offset); /* load of a struct field */
 LLVMValueRef lx_alloca(lx *x, LLVMTypeRef t);                                  /* in the entry block */

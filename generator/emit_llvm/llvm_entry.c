@@ -169,7 +169,7 @@ static void channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueR
             LLVMValueRef pass_v = is_int                             ? LLVMConstNull(vt)
                                   : (k == QG_IN_S || k == QG_IN_INV) ? lx_splat(x, lx_f32(x, 1.0f), vt)
                                                                      : LLVMConstNull(vt);
-            LLVMValueRef v = lx_load(x, vt, is_int ? x->i32 : x->f32, 4, row_ptr[k], j, active, pass_v);
+            LLVMValueRef v = lx_load(x, vt, is_int ? x->i32 : x->f32, 4, row_ptr[k], j, active, cnt, pass_v);
             LLVMBuildStore(x->b, v, slots[k]);
         }
         LLVMBuildBr(x->b, go);

@@ -43,6 +43,7 @@ qg_status lx_isa_of(qg_isa isa, lx_isa *out, qg_error *err) {
                     (lx_trunc)k_llvm_trunc,
                     (lx_narrow4)k_llvm_narrow4,
                     (lx_mask_bytes)k_llvm_mask_bytes,
-                    (lx_mask_bits)k_llvm_mask_bits};
+                    (lx_mask_bits)k_llvm_mask_bits,
+                    strcmp(t->tail, "buffered") == 0};
     return QG_OK;
 }

@@ -128,7 +128,7 @@ static LLVMValueRef mask_bits_function(lx *x) {
     const unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(x->c, noinline, 0));
     LLVMValueRef lane_bytes = lx_alloca(x, x->vb);
-    lx_store(x, LLVMBuildZExt(x->b, LLVMGetParam(fn, 2), x->vb, ""), x->i8, 1, lane_bytes, lx_i64(x, 0), NULL);
+    lx_store(x, LLVMBuildZExt(x->b, LLVMGetParam(fn, 2), x->vb, ""), x->i8, 1, lane_bytes, lx_i64(x, 0), NULL, NULL);
     LLVMValueRef args[4] = {LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), lane_bytes, LLVMGetParam(fn, 3)};
     lx_call(x, lx_mask_helper(x, true), args, 4);
     LLVMBuildRetVoid(x->b);

@@ -44,7 +44,7 @@ static LLVMValueRef build_minmax(lx *x) {
         lx_loop_test(x, &l, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, step, ""), len, ""));
         for (int k = 0; k < U; k++) {
             LLVMValueRef at = LLVMBuildAdd(x->b, i, LLVMBuildMul(x->b, vl, lx_i64(x, k), ""), "");
-            LLVMValueRef v = lx_load(x, x->vf, x->f32, 4, xs, at, NULL, NULL);
+            LLVMValueRef v = lx_load(x, x->vf, x->f32, 4, xs, at, NULL, NULL, NULL);
             ACCUMULATE(k, v);
         }
         lx_loop_close(x, &l, step);
@@ -53,13 +53,14 @@ static LLVMValueRef build_minmax(lx *x) {
     lx_loop l = lx_loop_open(x, i0, "vectors");
     LLVMValueRef i = lx_loop_value(x, &l);
     lx_loop_test(x, &l, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, vl, ""), len, ""));
-    LLVMValueRef v = lx_load(x, x->vf, x->f32, 4, xs, i, NULL, NULL);
+    LLVMValueRef v = lx_load(x, x->vf, x->f32, 4, xs, i, NULL, NULL, NULL);
     ACCUMULATE(0, v);
     lx_loop_close(x, &l, vl);
     if (x->isa->lanes > 1 || x->isa->scalable) {
         i = lx_loop_value(x, &l);
         LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildICmp(x->b, LLVMIntULT, i, len, ""));
-        LLVMValueRef t = lx_load(x, x->vf, x->f32, 4, xs, i, lx_active(x, i, len), first);
+        LLVMValueRef t =
+            lx_load(x, x->vf, x->f32, 4, xs, i, lx_active(x, i, len), LLVMBuildSub(x->b, len, i, ""), first);
         ACCUMULATE(0, t);
         lx_if_close(x, join);
     }

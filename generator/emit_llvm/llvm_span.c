@@ -37,7 +37,7 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
                          LLVMValueRef count, LLVMValueRef active, LLVMValueRef *deferred) {
     LLVMValueRef in[QG_IN_COUNT] = {0};
     LLVMTypeRef vin = io->in_q ? x->vq : io->in_t == x->i32 ? x->vi : x->vf;
-    LLVMValueRef v = lx_load(x, vin, io->in_t, io->in_size, s->in, at, active, LLVMConstNull(vin));
+    LLVMValueRef v = lx_load(x, vin, io->in_t, io->in_size, s->in, at, active, count, LLVMConstNull(vin));
     if (io->in_q)
         v = lx_is_signed_q(x) ? LLVMBuildSExt(x->b, v, x->vi, "") : LLVMBuildZExt(x->b, v, x->vi, "");
     in[p->op == QG_K_FAKE_QUANT_BACKWARD ? QG_IN_DY : io->in_t == x->f32 ? QG_IN_X : QG_IN_Q] = v;
@@ -48,9 +48,9 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
         } else if (lx_packed_mask(x)) {
             LLVMValueRef args[4] = {s->lane_bytes, s->mask, at, count};
             lx_call(x, lx_mask_helper(x, false), args, 4);
-            bytes = lx_load(x, x->vb, x->i8, 1, s->lane_bytes, lx_i64(x, 0), NULL, NULL);
+            bytes = lx_load(x, x->vb, x->i8, 1, s->lane_bytes, lx_i64(x, 0), NULL, NULL, NULL);
         } else {
-            bytes = lx_load(x, x->vb, x->i8, 1, s->mask, at, active, LLVMConstNull(x->vb));
+            bytes = lx_load(x, x->vb, x->i8, 1, s->mask, at, active, count, LLVMConstNull(x->vb));
         }
         if (!in[QG_IN_MASK])
             in[QG_IN_MASK] = LLVMBuildICmp(x->b, LLVMIntNE, bytes, LLVMConstNull(x->vb), "");
@@ -62,7 +62,8 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
     if (deferred)
         *deferred = r;
     else
-        lx_store(x, io->out_q ? LLVMBuildTrunc(x->b, r, x->vq, "") : r, io->out_t, io->out_size, s->out, at, active);
+        lx_store(x, io->out_q ? LLVMBuildTrunc(x->b, r, x->vq, "") : r, io->out_t, io->out_size, s->out, at, active,
+                 count);
     if (io->mask_out) {
         LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, s->mask, ""));
         LLVMValueRef bytes = LLVMBuildZExt(x->b, mres, x->vb, "");
@@ -73,7 +74,7 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
         } else if (!active && x->isa->mask_bytes == LX_MASK_BYTES_PDEP) {
             lx_store_mask_bytes_pdep(x, mres, s->mask, at);
         } else {
-            lx_store(x, bytes, x->i8, 1, s->mask, at, active);
+            lx_store(x, bytes, x->i8, 1, s->mask, at, active, count);
         }
         lx_if_close(x, join);
     }

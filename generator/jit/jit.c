@@ -85,12 +85,14 @@ static qg_status check_isa(int isa, qg_error *err) {
     return QG_OK;
 }
 
-/* The runtime functions generated kernels call. */
+/* The runtime functions generated kernels call (and memcpy: the
+ * buffered tails of ISAs without masked accesses copy through it). */
 static qg_status define_runtime(qg_jit *j, qg_error *err) {
     static const struct {
         const char *name;
         void (*fn)(void);
     } syms[] = {
+        {"memcpy", (void (*)(void))memcpy},
         {"qg_observe_with", (void (*)(void))qg_observe_with},
         {"qg_mask_pack_bits", (void (*)(void))qg_mask_pack_bits},
         {"qg_mask_unpack_bits", (void (*)(void))qg_mask_unpack_bits},

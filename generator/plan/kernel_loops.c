@@ -38,6 +38,7 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
     out->lanes = t->lanes;
     out->unroll = t->unroll;
     out->tail = t->lanes != 1;
+    out->tail_buffered = out->tail && strcmp(t->tail, "buffered") == 0;
     const int data_out = qg_op_data_out(o); /* observe has none */
     const bool narrow_out = data_out >= 0 && o->args[data_out].kind == QG_ARG_Q_OUT;
     out->group_store = narrow_out && t->unroll == 4 && qg_isa_spelling_of(isa)->store_q4[qg_kernel_dtype(sp)] != NULL;

@@ -51,6 +51,7 @@ typedef struct qg_kernel_loops {
     int unroll;            /* vectors per main-loop iteration */
     bool group_store;      /* the main loop's narrow q outputs are packed and stored together */
     bool tail;             /* counts that are not whole vectors end in a partial one (lanes != 1) */
+    bool tail_buffered;    /* ... read and written through zeroed stack buffers (targets/<isa>.json "tail") */
 } qg_kernel_loops;
 
 /* The dtype a kernel stores per element: 4-bit dtypes are packed around

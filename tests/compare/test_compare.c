@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "compare/compare.h"
 #include "plan/kernel_plan.h"
 #include "targets/target_table.h"
 #include "../test_json.h"
@@ -263,6 +264,43 @@ static void test_html_renders(void) {
     CU_ASSERT_TRUE(stat(in_work("compare.png"), &sb) == 0 && sb.st_size > 20000);
 }
 
+/* The main loop is the steady state: a loop that calls out (a buffered
+ * tail's memcpy inside a walk of one-vector runs) loses to a call-free one
+ * even with more vector work, and wins only when it is all there is. */
+static void test_loop_pick_skips_calls(void) {
+    static const char *const text = "\t.text\n"
+                                    "f:\n"
+                                    ".LBB0_1:\n"
+                                    "\tfmul\tv0.4s, v0.4s, v1.4s\n"
+                                    "\tfmul\tv2.4s, v2.4s, v1.4s\n"
+                                    "\tfmul\tv3.4s, v3.4s, v1.4s\n"
+                                    "\tbl\tmemcpy\n"
+                                    "\tsubs\tx0, x0, #1\n"
+                                    "\tb.ne\t.LBB0_1\n"
+                                    ".LBB0_2:\n"
+                                    "\tfmul\tv4.4s, v4.4s, v1.4s\n"
+                                    "\tsubs\tx1, x1, #1\n"
+                                    "\tb.ne\t.LBB0_2\n"
+                                    "\tret\n"
+                                    ".Lfunc_end0:\n";
+    const char *const fn[] = {"f"};
+    qg_loop loop;
+    qg_loop_find(text, fn, 1, "aarch64", &loop);
+    CU_ASSERT_TRUE(loop.found);
+    CU_ASSERT_EQUAL(loop.work, 1);
+    CU_ASSERT_EQUAL(loop.instructions, 3);
+    CU_ASSERT_TRUE(loop.text && !strstr(loop.text, "memcpy"));
+    qg_loop_free(&loop);
+    /* without the call-free loop, the one that calls is still measured */
+    char alone[512];
+    snprintf(alone, sizeof alone, "%.*s\tret\n.Lfunc_end0:\n", (int)(strstr(text, ".LBB0_2:") - text), text);
+    qg_loop_find(alone, fn, 1, "aarch64", &loop);
+    CU_ASSERT_TRUE(loop.found);
+    CU_ASSERT_EQUAL(loop.work, 3);
+    CU_ASSERT_TRUE(loop.text && strstr(loop.text, "memcpy"));
+    qg_loop_free(&loop);
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: test_compare QGEN SOURCE_DIR WORK_DIR\n");
@@ -275,6 +313,7 @@ int main(int argc, char **argv) {
         {"per-channel and qint32 specs", test_other_specs_json},
         {"missing qemu, llvm-mca and models are reported", test_missing_tools_and_models},
         {"html renders in headless Chromium", test_html_renders},
+        {"the main loop: loops that call out lose to call-free ones", test_loop_pick_skips_calls},
     };
     return QG_RUN("compare", tests);
 }
