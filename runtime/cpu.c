@@ -1,6 +1,7 @@
 /* Which ISAs this CPU (and its OS) can run: cpuid and xgetbv on x86, the
  * auxiliary vector's HWCAP on aarch64 and riscv64. */
 #include "qgen/runtime.h"
+#include "rt_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -11,16 +12,26 @@ static unsigned long long xgetbv0(void) {
     return ((unsigned long long)hi << 32) | lo;
 }
 
+/* AVX usable: the CPU has it and the OS saves SSE and AVX state; leaf 1's
+ * ecx in *ecx1. */
+static bool x86_avx_usable(unsigned *ecx1) {
+    unsigned int a, b, d;
+    if (!__get_cpuid(1, &a, &b, ecx1, &d))
+        return false;
+    const bool osxsave = *ecx1 & (1u << 27), avx = *ecx1 & (1u << 28);
+    return osxsave && avx && (xgetbv0() & 0x6) == 0x6;
+}
+
+bool qg_x86_has_f16c(void) {
+    unsigned c;
+    return x86_avx_usable(&c) && (c & (1u << 29));
+}
+
 static bool x86_has(qg_isa isa) {
     unsigned int a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d))
-        return false;
-    const bool osxsave = c & (1u << 27), avx = c & (1u << 28);
-    if (!osxsave || !avx)
+    if (!x86_avx_usable(&c))
         return false;
     const unsigned long long xcr0 = xgetbv0();
-    if ((xcr0 & 0x6) != 0x6) /* the OS saves SSE and AVX state */
-        return false;
     if (__get_cpuid_max(0, NULL) < 7)
         return false;
     __cpuid_count(7, 0, a, b, c, d);

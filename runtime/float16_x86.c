@@ -7,7 +7,6 @@
 #include "rt_internal.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <cpuid.h>
 #include <immintrin.h>
 #include <stdatomic.h>
 
@@ -15,9 +14,7 @@ bool qg_x86_convert_ok(void) {
     static atomic_int known = -1; /* racing first calls store the same answer */
     int k = atomic_load_explicit(&known, memory_order_relaxed);
     if (k < 0) {
-        unsigned a, b, c, d;
-        const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
-        k = f16c && qg_cpu_has(QG_ISA_AVX2);
+        k = qg_x86_has_f16c() && qg_cpu_has(QG_ISA_AVX2);
         atomic_store_explicit(&known, k, memory_order_relaxed);
     }
     return k;

@@ -5,8 +5,9 @@
  * narrowed nearest-even. A tensor goes through a stack buffer in pieces
  * that start where the parameter pattern starts again (whole periods of
  * channels x inner, a multiple of 8 elements so that packed masks and
- * 4-bit q tensors split on bytes); when one period is longer than the
- * buffer, through one heap copy. */
+ * 4-bit q tensors split on bytes). A longer per-channel period goes in
+ * pieces of whole channel runs (or parts of one run); any other long
+ * period through one heap copy. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,45 @@ static void run_elements(const job *j, size_t n) {
     }
 }
 
+/* qparams for a piece whose first element is parameter set `first` of the
+ * pattern (the kernel counts runs from the piece's start). */
+static qg_qparams shifted(const job *j, size_t first) {
+    qg_qparams qp = *j->qp;
+    qp.scale += first;
+    qp.zero_point = qp.zero_point ? qp.zero_point + first : NULL;
+    return qp;
+}
+
+/* Short periods: pieces of whole periods through the stack buffers. */
+static void run_periods(const job *j, size_t n, size_t P, size_t per_period, size_t unit) {
+    float fin[CHUNK], fout[CHUNK];
+    const size_t step = CHUNK / unit * unit;
+    for (size_t at = 0; at < n; at += step) {
+        qg_qparams qp;
+        if (j->qp)
+            qp = shifted(j, per_period * (at / P));
+        run_piece(j, at, n - at < step ? n - at : step, j->qp ? &qp : NULL, fin, fout);
+    }
+}
+
+/* Per channel with a long period: pieces of whole runs of one period, or
+ * parts of one run, through the stack buffers, each with the parameters
+ * of its first channel. Piece bounds are run bounds or multiples of the
+ * buffer, so with inner a multiple of 8 they fall on whole bytes. */
+static void run_channel_runs(const job *j, size_t n) {
+    float fin[CHUNK], fout[CHUNK];
+    const size_t C = j->sp->channel_len, inner = j->qp->inner ? j->qp->inner : 1;
+    for (size_t at = 0; at < n;) {
+        const size_t r = at / inner, off = at % inner, c = r % C;
+        size_t len = off || inner > CHUNK ? inner - off : inner * (CHUNK / inner < C - c ? CHUNK / inner : C - c);
+        len = len < CHUNK ? len : CHUNK;
+        len = len < n - at ? len : n - at;
+        const qg_qparams qp = shifted(j, c);
+        run_piece(j, at, len, &qp, fin, fout);
+        at += len;
+    }
+}
+
 static void run(const job *j, size_t n) {
     size_t per_period;
     const size_t P = period_of(j, &per_period);
@@ -128,19 +168,12 @@ static void run(const job *j, size_t n) {
     while (unit && unit % 8) /* whole bytes of packed masks and nibbles */
         unit += P;
     if (unit && unit <= CHUNK) {
-        float fin[CHUNK], fout[CHUNK];
-        const size_t step = CHUNK / unit * unit;
-        for (size_t at = 0; at < n; at += step) {
-            qg_qparams qp, *pq = NULL;
-            if (j->qp) {
-                qp = *j->qp;
-                const size_t shift = per_period * (at / P);
-                qp.scale += shift;
-                qp.zero_point = qp.zero_point ? qp.zero_point + shift : NULL;
-                pq = &qp;
-            }
-            run_piece(j, at, n - at < step ? n - at : step, pq, fin, fout);
-        }
+        run_periods(j, n, P, per_period, unit);
+        return;
+    }
+    const bool bits = j->sp->compat_mask || qg_dtype_is_packed(j->sp->dtype);
+    if (j->qp && qg_qscheme_is_per_channel(j->sp->qscheme) && (!bits || (j->qp->inner ? j->qp->inner : 1) % 8 == 0)) {
+        run_channel_runs(j, n);
         return;
     }
     float *buf = malloc(2 * (n ? n : 1) * sizeof(float));

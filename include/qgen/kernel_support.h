@@ -14,22 +14,6 @@
 #define QG_KS_HELPER static inline __attribute__((unused))
 #else
 #define QG_KS_HELPER static inline
-/* bfloat16/float16 tensors (docs/semantics.md, "Float types") over `f32`,
- * the spec's kernel on float32 tensors: the generated entry points of a
- * spec with a 16-bit float_type call these. The float arguments hold the
- * spec's float_type bit patterns. */
-typedef void (*qg_backward_fn)(const float *dy, const uint8_t *mask, float *dx, size_t n);
-void qg_ftype_quantize(const qg_spec *spec, qg_quantize_fn f32, const uint16_t *x, void *q, size_t n,
-                       const qg_qparams *qp);
-void qg_ftype_dequantize(const qg_spec *spec, qg_dequantize_fn f32, const void *q, uint16_t *y, size_t n,
-                         const qg_qparams *qp);
-void qg_ftype_fake_quant(const qg_spec *spec, qg_fake_quant_fn f32, const uint16_t *x, uint16_t *y, uint8_t *mask,
-                         size_t n, const qg_qparams *qp);
-void qg_ftype_fake_quant_backward(const qg_spec *spec, qg_backward_fn f32, const uint16_t *dy, const uint8_t *mask,
-                                  uint16_t *dx, size_t n);
-qg_status qg_ftype_observe(const qg_spec *spec, qg_observe_fn f32, const uint16_t *x, size_t n, size_t inner,
-                           qg_observer *obs, qg_error *err);
-
 #endif
 
 /* ORs `count` (<= 64) bits into a packed mask at bit position pos, LSB

@@ -18,7 +18,11 @@
 void *__real_malloc(size_t size);
 void *__wrap_malloc(size_t size);
 static size_t fail_from = SIZE_MAX; /* allocations of this size and more fail */
-void *__wrap_malloc(size_t size) { return size >= fail_from ? NULL : __real_malloc(size); }
+static size_t big_mallocs;          /* allocations of 16 KB and more (a tensor's heap copy) */
+void *__wrap_malloc(size_t size) {
+    big_mallocs += size >= 16384;
+    return size >= fail_from ? NULL : __real_malloc(size);
+}
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint32_t next32(void) {
@@ -191,7 +195,7 @@ static void ref_backward(const float *dy, const uint8_t *mask, float *dx, size_t
 }
 
 enum { N = 6000, P = 4000 };
-static float xf[N], want_f[N], got_w[N];
+static float xf[N], want_f[N];
 static uint16_t xh[N], yh[N], want_h[N];
 static uint8_t q[2 * N], want_q[2 * N], mask[N], want_mask[N];
 static float scale[P];
@@ -219,7 +223,6 @@ static unsigned check_ops(size_t n, const qg_qparams *qp) {
     qg_ref_fake_quant_backward(&SP, xf, want_mask, want_f, n);
     qg_float_type_narrow(ft, want_f, want_h, n);
     bad += memcmp(yh, want_h, 2 * n) != 0;
-    (void)got_w;
     return bad;
 }
 
@@ -249,25 +252,31 @@ static void test_drivers_on_every_path(void) {
         for (size_t i = 0; i < N; i++) /* values of the type, some ties at scale 0.25 */
             xh[i] = narrow1(SP.float_type, i % 3 ? (float)((int)(next32() % 4001) - 2000) * 0.01f
                                                  : 0.125f * (float)((int)(next32() % 81) - 40));
-        const size_t channels = qg_qscheme_is_per_group(SP.qscheme) ? SP.channel_len : SP.channel_len;
-        /* short periods go through the stack in pieces; per channel at inner
-         * 1000 and per group at inner 300 a period (3000) outgrows the
-         * buffer: one heap copy, or element by element without it */
-        static const size_t inners[] = {1, 7, 300, 1000};
-        unsigned paths = 0;
+        const size_t channels = SP.channel_len;
+        /* Short periods go through the stack in pieces of whole periods. A
+         * long per-channel period (3 x 1000) goes in pieces of whole runs,
+         * still on the stack; at inner 1001 the packed mask's bytes do not
+         * split on runs, and per group at inner 300 (period 3000) nothing
+         * splits: one heap copy, or element by element without it. */
+        static const size_t inners[] = {1, 7, 300, 1000, 1001};
+        unsigned heap_paths = 0;
         for (size_t l = 0; l < sizeof inners / sizeof inners[0]; l++) {
             const size_t inner = inners[l], period = channels * inner;
             const size_t n = qg_qscheme_is_per_group(SP.qscheme) ? N / period * period : N - 3;
             if (n == 0)
                 continue;
             const qg_qparams qp = {scale, sym ? NULL : zp, NULL, channels, inner};
+            big_mallocs = 0;
             CU_ASSERT_EQUAL(check_ops(n, &qp), 0);
+            const bool heap = big_mallocs > 0;
+            CU_ASSERT_EQUAL(heap, period > 2048 && (qg_qscheme_is_per_group(SP.qscheme) || inner % 8 != 0));
+            heap_paths += heap;
             fail_from = 4096;
             CU_ASSERT_EQUAL(check_ops(n, &qp), 0);
-            paths += period > 2048;
             fail_from = SIZE_MAX;
         }
-        CU_ASSERT_EQUAL(paths, qg_qscheme_is_per_channel(SP.qscheme) || qg_qscheme_is_per_group(SP.qscheme) ? 1 : 0);
+        CU_ASSERT_EQUAL(heap_paths,
+                        qg_qscheme_is_per_channel(SP.qscheme) || qg_qscheme_is_per_group(SP.qscheme) ? 1 : 0);
     }
 }
 
