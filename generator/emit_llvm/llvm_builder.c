@@ -80,6 +80,13 @@ static LLVMValueRef byte_count(lx *x, LLVMValueRef count, unsigned esize) {
     return LLVMBuildMul(x->b, LLVMBuildZExt(x->b, count, x->i64, ""), lx_i64(x, esize), "");
 }
 
+/* "tail": "evl": the first `count` lanes through the vector-predication
+ * intrinsics, whose explicit vector length RVV's vsetvl takes as it is. */
+static LLVMValueRef evl_args(lx *x, LLVMValueRef count, LLVMValueRef *all) {
+    *all = LLVMConstAllOnes(x->vm);
+    return LLVMBuildTrunc(x->b, count, x->i32, "");
+}
+
 LLVMValueRef lx_load(lx *x, LLVMTypeRef vt, LLVMTypeRef et, unsigned esize, LLVMValueRef base, LLVMValueRef idx,
                      LLVMValueRef mask, LLVMValueRef count, LLVMValueRef passthru) {
     LLVMValueRef p = lx_gep(x, et, base, idx);
@@ -88,6 +95,14 @@ LLVMValueRef lx_load(lx *x, LLVMTypeRef vt, LLVMTypeRef et, unsigned esize, LLVM
         LLVMSetAlignment(v, esize);
         return v;
     }
+    if (x->isa->tail_evl) {
+        LLVMValueRef all, evl = evl_args(x, count, &all);
+        LLVMTypeRef ov[2] = {vt, x->ptr};
+        LLVMValueRef v = lx_intrinsic(x, "llvm.vp.load", ov, 2, (LLVMValueRef[]){p, all, evl}, 3);
+        return passthru ? LLVMBuildSelect(x->b, mask, v, passthru, "") : v;
+    }
+    if (!passthru)
+        passthru = LLVMConstNull(vt);
     if (x->isa->tail_buffered) {
         LLVMValueRef buf = lx_alloca(x, vt);
         LLVMBuildStore(x->b, passthru, buf);
@@ -110,6 +125,12 @@ void lx_store(lx *x, LLVMValueRef v, LLVMTypeRef et, unsigned esize, LLVMValueRe
         LLVMValueRef buf = lx_alloca(x, LLVMTypeOf(v));
         LLVMBuildStore(x->b, v, buf);
         LLVMBuildMemCpy(x->b, p, esize, buf, esize, byte_count(x, count, esize));
+        return;
+    }
+    if (x->isa->tail_evl) {
+        LLVMValueRef all, evl = evl_args(x, count, &all);
+        LLVMTypeRef ov[2] = {LLVMTypeOf(v), x->ptr};
+        lx_intrinsic(x, "llvm.vp.store", ov, 2, (LLVMValueRef[]){v, p, all, evl}, 4);
         return;
     }
     LLVMTypeRef ov[2] = {LLVMTypeOf(v), x->ptr};

@@ -43,6 +43,7 @@ typedef struct lx_isa {
     lx_mask_bytes mask_bytes;
     lx_mask_bits mask_bits;
     bool tail_buffered; /* targets/<isa>.json "tail": "buffered" */
+    bool tail_evl;      /* ... "evl": vector-predicated loads and stores of `count` lanes */
 } lx_isa;
 
 /* The shape and spellings of `isa` from its targets/ row; QG_ERR_BACKEND
@@ -80,9 +81,11 @@ LLVMValueRef lx_min(lx *x, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef lx_max(lx *x, LLVMValueRef a, LLVMValueRef b);
 /* Vector load/store at element `idx` of `base`. A partial vector passes
  * its first `count` lanes as `mask` too (NULL for a whole one): masked
- * accesses, or a zeroed stack buffer and a copy of count elements on ISAs
+ * accesses; a zeroed stack buffer and a copy of count elements on ISAs
  * whose row says "tail": "buffered" (their masked IR becomes a branch per
- * lane). */
+ * lane); vector-predicated accesses of `count` lanes where it says "evl".
+ * A partial load's other lanes are `passthru`, or unspecified when it is
+ * NULL (zero, except on "evl" ISAs, where a select would cost a merge). */
 LLVMValueRef lx_load(lx *x, LLVMTypeRef vt, LLVMTypeRef et, unsigned esize, LLVMValueRef base, LLVMValueRef idx,
                      LLVMValueRef mask, LLVMValueRef count, LLVMValueRef passthru);
 void lx_store(lx *x, LLVMValueRef v, LLVMTypeRef et, unsigned esize, LLVMValueRef base, LLVMValueRef idx,

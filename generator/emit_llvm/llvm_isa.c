@@ -44,6 +44,7 @@ qg_status lx_isa_of(qg_isa isa, lx_isa *out, qg_error *err) {
                     (lx_narrow4)k_llvm_narrow4,
                     (lx_mask_bytes)k_llvm_mask_bytes,
                     (lx_mask_bits)k_llvm_mask_bits,
-                    strcmp(t->tail, "buffered") == 0};
+                    strcmp(t->tail, "buffered") == 0,
+                    strcmp(t->tail, "evl") == 0};
     return QG_OK;
 }

@@ -37,7 +37,8 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
                          LLVMValueRef count, LLVMValueRef active, LLVMValueRef *deferred) {
     LLVMValueRef in[QG_IN_COUNT] = {0};
     LLVMTypeRef vin = io->in_q ? x->vq : io->in_t == x->i32 ? x->vi : x->vf;
-    LLVMValueRef v = lx_load(x, vin, io->in_t, io->in_size, s->in, at, active, count, LLVMConstNull(vin));
+    /* lanes past `count` are never stored: their values do not matter (NULL) */
+    LLVMValueRef v = lx_load(x, vin, io->in_t, io->in_size, s->in, at, active, count, NULL);
     if (io->in_q)
         v = lx_is_signed_q(x) ? LLVMBuildSExt(x->b, v, x->vi, "") : LLVMBuildZExt(x->b, v, x->vi, "");
     in[p->op == QG_K_FAKE_QUANT_BACKWARD ? QG_IN_DY : io->in_t == x->f32 ? QG_IN_X : QG_IN_Q] = v;
@@ -50,7 +51,7 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
             lx_call(x, lx_mask_helper(x, false), args, 4);
             bytes = lx_load(x, x->vb, x->i8, 1, s->lane_bytes, lx_i64(x, 0), NULL, NULL, NULL);
         } else {
-            bytes = lx_load(x, x->vb, x->i8, 1, s->mask, at, active, count, LLVMConstNull(x->vb));
+            bytes = lx_load(x, x->vb, x->i8, 1, s->mask, at, active, count, NULL);
         }
         if (!in[QG_IN_MASK])
             in[QG_IN_MASK] = LLVMBuildICmp(x->b, LLVMIntNE, bytes, LLVMConstNull(x->vb), "");
@@ -86,8 +87,8 @@ static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *
 }
 
 /* static void span(in, out, mask, base, len, params...) */
-/* With one_vector, the span of the channels-last walk: len <= one vector,
- * so no loops (and far less code to compile). */
+/* With one_vector, the span of the channels-last walk: 1 <= len <= one
+ * vector, so no loops (and far less code to compile). */
 LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vector) {
     LLVMTypeRef params[5 + QG_IN_COUNT] = {x->ptr, x->ptr, x->ptr, x->i64, x->i64};
     unsigned np = 5;
@@ -111,6 +112,12 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
     if (lx_packed_mask(x) && x->isa->scalable && io->mask_in) /* a packed output goes out of line */
         s.lane_bytes = lx_alloca(x, x->vb);
     LLVMValueRef vl = lx_vl(x);
+    if (one_vector && x->isa->scalable) {
+        /* one predicated strip, as the C backend's strips: no branch */
+        vector_at(x, p, io, &s, s.base, s.len, lx_active(x, lx_i64(x, 0), s.len));
+        LLVMBuildRetVoid(x->b);
+        return fn;
+    }
     if (one_vector) {
         LLVMBasicBlockRef full = lx_block(x, "full"), part = lx_block(x, "partial"), done = lx_block(x, "done");
         LLVMBuildCondBr(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, s.len, vl, ""), full, part);
@@ -118,11 +125,8 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
         vector_at(x, p, io, &s, s.base, vl, NULL);
         LLVMBuildBr(x->b, done);
         LLVMPositionBuilderAtEnd(x->b, part);
-        if (x->lp->tail) {
-            LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildICmp(x->b, LLVMIntUGT, s.len, lx_i64(x, 0), ""));
+        if (x->lp->tail) /* the walk never passes an empty one */
             vector_at(x, p, io, &s, s.base, s.len, lx_active(x, lx_i64(x, 0), s.len));
-            lx_if_close(x, join);
-        }
         LLVMBuildBr(x->b, done);
         LLVMPositionBuilderAtEnd(x->b, done);
         LLVMBuildRetVoid(x->b);
