@@ -36,6 +36,19 @@ LLVMValueRef lx_vl(lx *x) {
 }
 
 LLVMValueRef lx_active(lx *x, LLVMValueRef i, LLVMValueRef len) {
+    if (!x->isa->scalable) {
+        /* lane k < min(len - i, lanes) on 32-bit lanes: LLVM's lowering of
+         * get.active.lane.mask on i64 compares 64-bit lanes (four
+         * vpcmpgtq and packs on AVX2) */
+        const unsigned L = x->isa->lanes;
+        LLVMValueRef left = lx_umin(x, LLVMBuildSub(x->b, len, i, ""), lx_i64(x, L));
+        LLVMValueRef k[64];
+        for (unsigned m = 0; m < L; m++)
+            k[m] = lx_i32(x, m);
+        LLVMValueRef lanes = LLVMConstVector(k, L);
+        LLVMValueRef bound = lx_splat(x, LLVMBuildTrunc(x->b, left, x->i32, ""), LLVMTypeOf(lanes));
+        return LLVMBuildICmp(x->b, LLVMIntULT, lanes, bound, "");
+    }
     LLVMTypeRef ov[2] = {x->vm, x->i64};
     LLVMValueRef args[2] = {i, len};
     return lx_intrinsic(x, "llvm.get.active.lane.mask", ov, 2, args, 2);
