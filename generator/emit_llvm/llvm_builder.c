@@ -1,6 +1,7 @@
 /* IR helpers and the lowering of a plan's abstract operations. Every
  * floating-point instruction is built without fast-math flags, so LLVM may
  * neither contract nor reassociate them. */
+#include <stdio.h>
 #include <string.h>
 
 #include "llvm_builder.h"
@@ -205,6 +206,25 @@ LLVMValueRef lx_define(lx *x, const char *name, LLVMTypeRef ret, LLVMTypeRef *pa
     x->fn = fn;
     LLVMPositionBuilderAtEnd(x->b, lx_block(x, "entry"));
     return fn;
+}
+
+bool lx_helper_open(lx *x, const char *suffix, LLVMTypeRef ret, LLVMTypeRef *params, unsigned n, LLVMValueRef *fn,
+                    lx_resume *caller) {
+    char name[QG_NAME_MAX + 32];
+    snprintf(name, sizeof name, "%s%s", x->prefix, suffix);
+    *fn = LLVMGetNamedFunction(x->m, name);
+    if (*fn)
+        return false;
+    *caller = (lx_resume){LLVMGetInsertBlock(x->b), x->fn};
+    *fn = lx_define(x, name, ret, params, n, false);
+    LLVMSetLinkage(*fn, LLVMInternalLinkage);
+    add_enum_attr(x, *fn, "noinline");
+    return true;
+}
+
+void lx_helper_close(lx *x, const lx_resume *caller) {
+    x->fn = caller->fn;
+    LLVMPositionBuilderAtEnd(x->b, caller->block);
 }
 
 /* ---- plan operations ------------------------------------------------------ */

@@ -98,6 +98,17 @@ LLVMValueRef lx_declare(lx *x, const char *name, LLVMTypeRef ret, LLVMTypeRef *p
 LLVMValueRef lx_call(lx *x, LLVMValueRef fn, LLVMValueRef *args, unsigned n);
 /* A function of this module, with the target's attributes. */
 LLVMValueRef lx_define(lx *x, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, unsigned n, bool internal);
+/* An out-of-line helper of the module (internal, never inlined) named
+ * <prefix><suffix> in *fn: open returns false when the module has it
+ * already; else true, with the caller's position saved in *caller and the
+ * builder at the helper's entry. Close returns to the caller. */
+typedef struct lx_resume {
+    LLVMBasicBlockRef block;
+    LLVMValueRef fn;
+} lx_resume;
+bool lx_helper_open(lx *x, const char *suffix, LLVMTypeRef ret, LLVMTypeRef *params, unsigned n, LLVMValueRef *fn,
+                    lx_resume *caller);
+void lx_helper_close(lx *x, const lx_resume *caller);
 
 /* A counted loop, for (v = start; cond(v); v += step), its counter in an
  * alloca: open, read the value, test the condition, build the body, close. */

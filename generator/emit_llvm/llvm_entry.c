@@ -143,21 +143,13 @@ static LLVMValueRef padded_channels(lx *x, LLVMValueRef C) {
  * Out of line, shared by the entries: per-call set-up, not the steady state
  * (qgen compare's loop search then sees only the walk). */
 static LLVMValueRef chan_table_function(lx *x) {
-    char name[QG_NAME_MAX + 32];
-    snprintf(name, sizeof name, "%s_chan_table", x->prefix);
-    LLVMValueRef fn = LLVMGetNamedFunction(x->m, name);
-    if (fn)
+    LLVMValueRef fn;
+    lx_resume caller;
+    if (!lx_helper_open(x, "_chan_table", x->ptr, (LLVMTypeRef[]){x->ptr, x->i64}, 2, &fn, &caller))
         return fn;
-    LLVMBasicBlockRef caller_block = LLVMGetInsertBlock(x->b);
-    LLVMValueRef caller = x->fn;
-    LLVMTypeRef params[2] = {x->ptr, x->i64};
-    fn = lx_define(x, name, x->ptr, params, 2, false);
-    LLVMSetLinkage(fn, LLVMInternalLinkage);
     /* a fresh object: the rows' stores cannot reach it, so its loads leave the loops */
     const unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-    const unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
     LLVMAddAttributeAtIndex(fn, LLVMAttributeReturnIndex, LLVMCreateEnumAttribute(x->c, noalias, 0));
-    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(x->c, noinline, 0));
     LLVMValueRef qp = LLVMGetParam(fn, 0), C = LLVMGetParam(fn, 1);
     LLVMTypeRef sz = x->i64;
     LLVMValueRef malloc_fn = lx_declare(x, "malloc", x->ptr, &sz, 1);
@@ -191,8 +183,7 @@ static LLVMValueRef chan_table_function(lx *x) {
     }
     lx_loop_close(x, &fill, lx_i64(x, 1));
     LLVMBuildRet(x->b, tbl);
-    x->fn = caller;
-    LLVMPositionBuilderAtEnd(x->b, caller_block);
+    lx_helper_close(x, &caller);
     return fn;
 }
 

@@ -115,25 +115,17 @@ void lx_store_mask_bytes_pdep(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValue
  * helper; out of line (a strip off the byte grid is rare), so a loop that
  * calls it keeps no bit-by-bit code or scratch of its own. */
 static LLVMValueRef mask_bits_function(lx *x) {
-    char name[QG_NAME_MAX + 32];
-    snprintf(name, sizeof name, "%s_mask_bits", x->prefix);
-    LLVMValueRef fn = LLVMGetNamedFunction(x->m, name);
-    if (fn)
-        return fn;
-    LLVMBasicBlockRef caller_block = LLVMGetInsertBlock(x->b);
-    LLVMValueRef caller = x->fn;
+    LLVMValueRef fn;
+    lx_resume caller;
     LLVMTypeRef params[4] = {x->ptr, x->i64, x->vm, x->i64};
-    fn = lx_define(x, name, x->vd, params, 4, false);
-    LLVMSetLinkage(fn, LLVMInternalLinkage);
-    const unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
-    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(x->c, noinline, 0));
+    if (!lx_helper_open(x, "_mask_bits", x->vd, params, 4, &fn, &caller))
+        return fn;
     LLVMValueRef lane_bytes = lx_alloca(x, x->vb);
     lx_store(x, LLVMBuildZExt(x->b, LLVMGetParam(fn, 2), x->vb, ""), x->i8, 1, lane_bytes, lx_i64(x, 0), NULL, NULL);
     LLVMValueRef args[4] = {LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), lane_bytes, LLVMGetParam(fn, 3)};
     lx_call(x, lx_mask_helper(x, true), args, 4);
     LLVMBuildRetVoid(x->b);
-    x->fn = caller;
-    LLVMPositionBuilderAtEnd(x->b, caller_block);
+    lx_helper_close(x, &caller);
     return fn;
 }
 
