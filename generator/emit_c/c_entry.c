@@ -220,8 +220,7 @@ void qg_c_chan_table(emitter *e) {
     const char *n = e->name, *isa = e->tg->name;
     P("typedef struct %s_chan__%s {\n    float *s, *inv, *lo, *hi;\n    int32_t *z;\n} %s_chan__%s;\n\n", n, isa, n,
       isa);
-    P("static __attribute__((noinline)) void %s_chan_fill__%s(float *f, size_t padded, const qg_qparams *qp) {\n", n,
-      isa);
+    P("QG_KS_OUT_OF_LINE void %s_chan_fill__%s(float *f, size_t padded, const qg_qparams *qp) {\n", n, isa);
     emit_channel_count(e, "    ");
     S("    int32_t *z = (int32_t *)(f + 4 * padded);\n");
     S("    for (size_t c = 0; c < padded; c++) {\n");

@@ -42,7 +42,9 @@ LLVMValueRef lx_active(lx *x, LLVMValueRef i, LLVMValueRef len) {
          * get.active.lane.mask on i64 compares 64-bit lanes (four
          * vpcmpgtq and packs on AVX2) */
         const unsigned L = x->isa->lanes;
-        LLVMValueRef left = lx_umin(x, LLVMBuildSub(x->b, len, i, ""), lx_i64(x, L));
+        LLVMValueRef args[2] = {len, i};
+        LLVMValueRef left = lx_intrinsic(x, "llvm.usub.sat", &x->i64, 1, args, 2); /* 0 when i >= len */
+        left = lx_umin(x, left, lx_i64(x, L));
         LLVMValueRef k[64];
         for (unsigned m = 0; m < L; m++)
             k[m] = lx_i32(x, m);
@@ -109,7 +111,7 @@ LLVMValueRef lx_load(lx *x, LLVMTypeRef vt, LLVMTypeRef et, unsigned esize, LLVM
         LLVMSetAlignment(v, esize);
         return v;
     }
-    if (x->isa->tail_evl) {
+    if (x->isa->tail == LX_TAIL_EVL) {
         LLVMValueRef all, evl = evl_args(x, count, &all);
         LLVMTypeRef ov[2] = {vt, x->ptr};
         LLVMValueRef v = lx_intrinsic(x, "llvm.vp.load", ov, 2, (LLVMValueRef[]){p, all, evl}, 3);
@@ -117,7 +119,7 @@ LLVMValueRef lx_load(lx *x, LLVMTypeRef vt, LLVMTypeRef et, unsigned esize, LLVM
     }
     if (!passthru)
         passthru = LLVMConstNull(vt);
-    if (x->isa->tail_buffered) {
+    if (x->isa->tail == LX_TAIL_BUFFERED) {
         LLVMValueRef buf = lx_alloca(x, vt);
         LLVMBuildStore(x->b, passthru, buf);
         LLVMBuildMemCpy(x->b, buf, esize, p, esize, byte_count(x, count, esize));
@@ -135,13 +137,13 @@ void lx_store(lx *x, LLVMValueRef v, LLVMTypeRef et, unsigned esize, LLVMValueRe
         LLVMSetAlignment(LLVMBuildStore(x->b, v, p), esize);
         return;
     }
-    if (x->isa->tail_buffered) {
+    if (x->isa->tail == LX_TAIL_BUFFERED) {
         LLVMValueRef buf = lx_alloca(x, LLVMTypeOf(v));
         LLVMBuildStore(x->b, v, buf);
         LLVMBuildMemCpy(x->b, p, esize, buf, esize, byte_count(x, count, esize));
         return;
     }
-    if (x->isa->tail_evl) {
+    if (x->isa->tail == LX_TAIL_EVL) {
         LLVMValueRef all, evl = evl_args(x, count, &all);
         LLVMTypeRef ov[2] = {LLVMTypeOf(v), x->ptr};
         lx_intrinsic(x, "llvm.vp.store", ov, 2, (LLVMValueRef[]){v, p, all, evl}, 4);

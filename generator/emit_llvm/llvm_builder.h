@@ -11,7 +11,7 @@
 /* How an ISA shapes its vectors and spells the few operations whose
  * portable IR would lower badly or not at all: each a name in
  * targets/<isa>.json (llvm_minmax, llvm_round_cvt, llvm_trunc,
- * llvm_narrow4, llvm_mask_bytes, llvm_mask_bits), listed in that order in lx_spellings. */
+ * llvm_narrow4, llvm_mask_bytes, llvm_mask_bits, tail), picked in that order by lx_isa_of. */
 typedef enum lx_minmax {
     LX_MINMAX_SELECT,
     LX_MINMAX_X86_256,
@@ -30,6 +30,8 @@ typedef enum lx_trunc { LX_TRUNC, LX_TRUNC_NO_RTZ } lx_trunc;
 typedef enum lx_narrow4 { LX_NARROW4_NONE, LX_NARROW4_X86_256, LX_NARROW4_X86_512 } lx_narrow4;
 typedef enum lx_mask_bytes { LX_MASK_BYTES_ZEXT, LX_MASK_BYTES_PDEP } lx_mask_bytes;
 typedef enum lx_mask_bits { LX_MASK_BITS_HELPER, LX_MASK_BITS_RISCV_VSM } lx_mask_bits;
+/* "tail": how a partial vector is read and written (lx_load/lx_store) */
+typedef enum lx_tail { LX_TAIL_MASKED, LX_TAIL_BUFFERED, LX_TAIL_EVL } lx_tail;
 
 typedef struct lx_isa {
     qg_isa isa;
@@ -42,8 +44,7 @@ typedef struct lx_isa {
     lx_narrow4 narrow4;
     lx_mask_bytes mask_bytes;
     lx_mask_bits mask_bits;
-    bool tail_buffered; /* targets/<isa>.json "tail": "buffered" */
-    bool tail_evl;      /* ... "evl": vector-predicated loads and stores of `count` lanes */
+    lx_tail tail;
 } lx_isa;
 
 /* The shape and spellings of `isa` from its targets/ row; QG_ERR_BACKEND

@@ -129,6 +129,9 @@ static void channels_last_row(lx *x, const qg_plan *p, LLVMValueRef span, LLVMVa
     lx_loop_close(x, &col, vl);
 }
 
+/* The rows of the channel table, in memory order: s, inv, lo, hi (fp32) and z (int32). */
+static const int chan_table_rows[5] = {QG_IN_S, QG_IN_INV, QG_IN_LO, QG_IN_HI, QG_IN_Z};
+
 /* C rounded up to whole vectors. */
 static LLVMValueRef padded_channels(lx *x, LLVMValueRef C) {
     LLVMValueRef vl = lx_vl(x);
@@ -162,7 +165,6 @@ static LLVMValueRef chan_table_function(lx *x) {
     LLVMPositionBuilderAtEnd(x->b, none);
     LLVMBuildRet(x->b, tbl);
     LLVMPositionBuilderAtEnd(x->b, have);
-    static const int rows[] = {QG_IN_S, QG_IN_INV, QG_IN_LO, QG_IN_HI, QG_IN_Z};
     lx_loop fill = lx_loop_open(x, lx_i64(x, 0), "table_fill");
     LLVMValueRef c = lx_loop_value(x, &fill);
     lx_loop_test(x, &fill, LLVMBuildICmp(x->b, LLVMIntULT, c, padded, ""));
@@ -179,7 +181,8 @@ static LLVMValueRef chan_table_function(lx *x) {
     vals[QG_IN_Z] = z;
     for (int r = 0; r < 5; r++) {
         LLVMValueRef row = lx_gep(x, x->i8, tbl, LLVMBuildMul(x->b, row_bytes, lx_i64(x, r), ""));
-        LLVMBuildStore(x->b, vals[rows[r]], lx_gep(x, rows[r] == QG_IN_Z ? x->i32 : x->f32, row, c));
+        LLVMBuildStore(x->b, vals[chan_table_rows[r]],
+                       lx_gep(x, chan_table_rows[r] == QG_IN_Z ? x->i32 : x->f32, row, c));
     }
     lx_loop_close(x, &fill, lx_i64(x, 1));
     LLVMBuildRet(x->b, tbl);
@@ -196,11 +199,10 @@ static void channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueR
     LLVMBasicBlockRef have = lx_block(x, "table");
     LLVMBuildCondBr(x->b, LLVMBuildIsNull(x->b, tbl, ""), fallback, have);
     LLVMPositionBuilderAtEnd(x->b, have);
-    static const int rows[] = {QG_IN_S, QG_IN_INV, QG_IN_LO, QG_IN_HI, QG_IN_Z};
     LLVMValueRef row_bytes = LLVMBuildMul(x->b, padded_channels(x, C), lx_i64(x, 4), "");
     LLVMValueRef row_ptr[QG_IN_COUNT] = {0};
     for (int r = 0; r < 5; r++)
-        row_ptr[rows[r]] = lx_gep(x, x->i8, tbl, LLVMBuildMul(x->b, row_bytes, lx_i64(x, r), ""));
+        row_ptr[chan_table_rows[r]] = lx_gep(x, x->i8, tbl, LLVMBuildMul(x->b, row_bytes, lx_i64(x, r), ""));
     /* whole rows, where the columns' trip count is the channel count (a
      * constant when the spec fixes it, so the column loop unrolls and its
      * parameter loads leave the row loop), then the last partial row */

@@ -14,8 +14,9 @@ typedef struct qg_target {
     int lanes;                /* fp32 lanes per vector; 0 = scalable */
     int vscale_lanes;         /* scalable: fp32 lanes per LLVM vscale */
     int unroll;               /* vectors per main-loop iteration */
-    const char *tail;         /* a fixed-width span's partial last vector: "masked" (the ISA's masked loads and
-                                 stores), "buffered" (through zeroed stack buffers); "" = none (scalar, strips) */
+    const char *tail;         /* a partial last vector: "masked" (the ISA's masked loads and stores),
+                                 "buffered" (through zeroed stack buffers), "evl" (vector-predicated
+                                 accesses of the lane count); "" = none (scalar) or predicated strips */
     int rank;                 /* dispatch preference: the highest the CPU has wins */
     const char *guard;        /* preprocessor condition for the architecture */
     const char *clang_target; /* target attribute clang gives the file's functions; "" = none */

@@ -16,6 +16,14 @@
 #define QG_KS_HELPER static inline
 #endif
 
+/* A generated function kept out of line (per-call set-up the compiler
+ * should not fold into the kernel's loops); plain `static` elsewhere. */
+#if defined(__GNUC__)
+#define QG_KS_OUT_OF_LINE static __attribute__((noinline))
+#else
+#define QG_KS_OUT_OF_LINE static
+#endif
+
 /* ORs `count` (<= 64) bits into a packed mask at bit position pos, LSB
  * first. The mask must have been zeroed. */
 static inline void qg_ks_put_bits(uint8_t *packed, size_t pos, uint64_t bits, unsigned count) {

@@ -68,6 +68,10 @@ static void test_table_matches_files(void) {
         CU_ASSERT_EQUAL(lx_isa_of(isa, &shape, &err), QG_OK);
         if (err.code)
             fprintf(stderr, "\n  %s\n", err.message);
+        const char *tail = qg_test_json_str(d, "tail");
+        CU_ASSERT_EQUAL(shape.tail, strcmp(tail, "buffered") == 0 ? LX_TAIL_BUFFERED
+                                    : strcmp(tail, "evl") == 0    ? LX_TAIL_EVL
+                                                                  : LX_TAIL_MASKED);
         json_decref(d);
     }
     /* the scalar file follows the architecture asked for */
