@@ -175,6 +175,7 @@ typedef struct block {
     size_t first, last; /* line range, inclusive */
     int succ[2], nsucc;
     int insns;
+    bool calls;
     uint64_t dom[WORDS];
 } block;
 
@@ -202,6 +203,7 @@ static int split_blocks(const line *lines, size_t n, const char *arch, block *b)
             if (nb == MAX_BLOCKS)
                 break;
             b[nb].first = b[nb].last = i;
+            b[nb].calls = false;
             nb++;
             closed = false;
         }
@@ -213,6 +215,7 @@ static int split_blocks(const line *lines, size_t n, const char *arch, block *b)
         char mn[32];
         const char *ops;
         mnemonic(&lines[i], mn, sizeof mn, &ops);
+        cur->calls |= is_call(mn, arch);
         closed = is_branch(mn, arch) || is_return(mn);
     }
     return nb;
@@ -279,7 +282,7 @@ enum { MAX_LOOPS = 64 };
 /* The natural loops of the back edges u -> h: their blocks and headers. */
 typedef struct loops_t {
     uint64_t body[MAX_LOOPS][WORDS];
-    int header[MAX_LOOPS], n;
+    int header[MAX_LOOPS], latch[MAX_LOOPS], n;
     int work[MAX_LOOPS], insns[MAX_LOOPS], mix[MAX_LOOPS][QG_MIX_COUNT];
     bool calls[MAX_LOOPS];
 } loops_t;
@@ -306,20 +309,37 @@ static void natural_loops(const block *b, int nb, loops_t *L) {
                             stack[sp++] = p;
                         }
             }
-            L->header[L->n++] = h;
+            L->header[L->n] = h;
+            L->latch[L->n++] = u;
         }
 }
 
 /* The work of a loop: its floating-point and vector instructions; loops
  * without any (the bit loops of packed masks) do not count as loops of
  * their own, so the vector loop around them is the innermost. */
+/* Whether block k counts in loop l: a block of l's own (in no loop nested
+ * in l) that calls out of line and that not every iteration passes
+ * through (it does not dominate the latch) is a rare path, such as a
+ * packed mask's strip off the byte grid; llvm-mca would charge its call
+ * 100 cycles on every iteration. */
+static bool counts(const loops_t *L, int l, const block *b, int k) {
+    if (!has(L->body[l], k))
+        return false;
+    if (!b[k].calls || has(b[L->latch[l]].dom, k))
+        return true;
+    for (int m = 0; m < L->n; m++)
+        if (L->header[m] != L->header[l] && has(L->body[l], L->header[m]) && has(L->body[m], k))
+            return true;
+    return false;
+}
+
 static void loop_work(const line *lines, const char *arch, const block *b, int nb, loops_t *L) {
     for (int l = 0; l < L->n; l++) {
         L->work[l] = L->insns[l] = 0;
         L->calls[l] = false;
         memset(L->mix[l], 0, sizeof L->mix[l]);
         for (int k = 0; k < nb; k++) {
-            if (!has(L->body[l], k))
+            if (!counts(L, l, b, k))
                 continue;
             L->insns[l] += b[k].insns;
             for (size_t i = b[k].first; i <= b[k].last; i++) {
@@ -380,7 +400,7 @@ static void loops_of(const line *lines, size_t n, const char *arch, qg_loop *loo
         (L->work[best] > loop->work || (L->work[best] == loop->work && L->insns[best] > loop->instructions))) {
         qg_text t = {0};
         for (int k = 0; k < nb; k++)
-            if (has(L->body[best], k))
+            if (counts(L, best, b, k))
                 for (size_t i = b[k].first; i <= b[k].last; i++)
                     if (!lines[i].label)
                         qg_text_printf(&t, "\t%.*s\n", (int)lines[i].len, lines[i].p);

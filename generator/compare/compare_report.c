@@ -15,7 +15,8 @@ static void limits_text(char *out, size_t cap) {
     size_t n = (size_t)snprintf(
         out, cap, "%s",
         "llvm-mca: a static estimate for the main loop alone, 100 iterations of straight-line code (both sides of a "
-        "branch inside the loop are counted; no cache misses, perfect prediction, the loop's own branch included). "
+        "branch inside the loop are counted, except a side path that calls out of line, the rare case; no cache "
+        "misses, perfect prediction, the loop's own branch included). "
         "Models:");
     for (qg_isa isa = QG_ISA_SCALAR + 1; isa < QG_ISA_COUNT && n < cap; isa++) {
         const qg_target *t = qg_target_of(isa);

@@ -45,7 +45,9 @@ void qg_c_load_expr(emitter *e, const op_io *io, const char *ptr, char *out, siz
 static void mask_in_expr(emitter *e, const char *at, const char *count, char *out, size_t cap) {
     qg_text tmp = {0};
     char inner[160];
-    if (packed_mask(e)) {
+    if (packed_mask(e) && e->is->load_mask_packed) {
+        qg_text_spell(&tmp, e->is->load_mask_packed, at, count, NULL);
+    } else if (packed_mask(e)) {
         snprintf(inner, sizeof inner, "qg_ks_get_bits(mask, %s, (unsigned)%s)", at, count);
         qg_text_spell(&tmp, e->is->bits_to_mask, inner, NULL, NULL);
     } else if (e->is->load_mask_bytes) {

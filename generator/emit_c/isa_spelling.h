@@ -39,6 +39,7 @@ typedef struct qg_isa_spelling {
     /* A packed mask (`mask`) stored straight from a mask register; NULL =
      * via mask_to_bits and qg_ks_put_bits. */
     const char *store_mask_packed; /* $a bit position, $b vm, $c count */
+    const char *load_mask_packed;  /* $a bit position, $b count -> vm; NULL = via qg_ks_get_bits */
     /* Strips of a scalable ISA (all NULL for fixed widths). */
     const char *strip_type, *strip_name; /* the control's C type and name */
     const char *strip_open;              /* $a position, $b end -> the control of the strip at $a */

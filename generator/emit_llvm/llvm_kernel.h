@@ -42,15 +42,16 @@ static inline bool lx_is_signed_q(const lx *x) { return !qg_dtype_is_unsigned(qg
 typedef struct span_args {
     LLVMValueRef in, out, mask, base, len;
     LLVMValueRef param[QG_IN_COUNT];
-    LLVMValueRef lane_bytes; /* scratch for a packed mask input on scalable ISAs */
 } span_args;
 
 /* llvm_mask.c: gradient masks */
-LLVMValueRef lx_mask_helper(lx *x, bool pack);
 void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
 LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
+void lx_pack_bits_scalable(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
+LLVMValueRef lx_unpack_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
+LLVMValueRef lx_load_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
 void lx_store_mask_bytes_pdep(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValueRef at);
-void lx_store_mask_bits_scalable(lx *x, const span_args *s, LLVMValueRef m, LLVMValueRef at, LLVMValueRef count);
+void lx_store_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef m, LLVMValueRef at, LLVMValueRef count);
 
 /* llvm_span.c: spans */
 LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vector);

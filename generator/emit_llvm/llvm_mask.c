@@ -1,18 +1,11 @@
 /* The LLVM backend's gradient masks: packed bits on fixed-width ISAs
- * inline (at most three bytes per vector), the runtime's helpers on
- * scalable ones, AVX2's byte masks through pdep. */
+ * inline (at most three bytes per vector on fixed-width ISAs, nine on
+ * scalable ones), AVX2's byte masks through pdep. */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "llvm_kernel.h"
-
-LLVMValueRef lx_mask_helper(lx *x, bool pack) {
-    LLVMTypeRef p[4] = {x->ptr, pack ? x->i64 : x->ptr, pack ? x->ptr : x->i64, x->i64};
-    if (pack) /* (packed, pos, lanes, count) */
-        p[1] = x->i64, p[2] = x->ptr;
-    return lx_declare(x, pack ? "qg_mask_pack_bits" : "qg_mask_unpack_bits", x->vd, p, 4);
-}
 
 /* Packed masks on fixed-width ISAs, inline: a vector's lanes are at most
  * 16 bits, which with the bit offset span at most three bytes; only the
@@ -110,45 +103,145 @@ void lx_store_mask_bytes_pdep(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValue
     LLVMSetAlignment(LLVMBuildStore(x->b, bytes, lx_gep(x, x->i8, out, at)), 1);
 }
 
-/* <prefix>_mask_bits(mask, at, m, count): the lane mask m of `count` lanes
- * into the packed mask at bit `at`, through lane bytes and the runtime's
- * helper; out of line (a strip off the byte grid is rare), so a loop that
- * calls it keeps no bit-by-bit code or scratch of its own. */
-static LLVMValueRef mask_bits_function(lx *x) {
+/* Packed masks on scalable ISAs, inline and without a branch: a strip's
+ * lanes (at most 64: 2048-bit SVE, 1024-bit RVV at LMUL 2) are bits of an
+ * i64, lane k at bit k; with the bit offset they touch at most 9 bytes,
+ * read and written as the first lanes of a byte vector under a lane mask,
+ * so no byte outside the strip's is touched. */
+static LLVMValueRef lane_numbers(lx *x, LLVMTypeRef vt) {
+    static const char renamed[] = "llvm.stepvector"; /* llvm.experimental.stepvector before LLVM 20 */
+    const bool has = LLVMLookupIntrinsicID(renamed, sizeof renamed - 1) != 0;
+    return lx_intrinsic(x, has ? renamed : "llvm.experimental.stepvector", &vt, 1, NULL, 0);
+}
+
+/* the low `count` (1..64) bits of an i64 */
+static LLVMValueRef low_bits64(lx *x, LLVMValueRef count) {
+    LLVMValueRef all = lx_i64(x, -1), under = LLVMBuildICmp(x->b, LLVMIntULT, count, lx_i64(x, 64), "");
+    LLVMValueRef part = LLVMBuildSub(x->b, LLVMBuildShl(x->b, lx_i64(x, 1), count, ""), lx_i64(x, 1), "");
+    return LLVMBuildSelect(x->b, under, part, all, "");
+}
+
+typedef struct bit_window {
+    LLVMValueRef ptr, sh, active; /* first byte, bit offset in it (i128), bytes touched */
+    LLVMTypeRef bytes, words;     /* <vscale x 16 x i8> and the same bits as <vscale x 2 x i64> */
+} bit_window;
+
+static bit_window window_of(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count) {
+    bit_window w;
+    LLVMValueRef sh = LLVMBuildAnd(x->b, at, lx_i64(x, 7), "");
+    w.ptr = lx_gep(x, x->i8, packed, LLVMBuildLShr(x->b, at, lx_i64(x, 3), ""));
+    w.sh = LLVMBuildZExt(x->b, sh, LLVMInt128TypeInContext(x->c), "");
+    w.bytes = LLVMScalableVectorType(x->i8, 16);
+    w.words = LLVMScalableVectorType(x->i64, 2);
+    LLVMValueRef n =
+        LLVMBuildLShr(x->b, LLVMBuildAdd(x->b, LLVMBuildAdd(x->b, sh, count, ""), lx_i64(x, 7), ""), lx_i64(x, 3), "");
+    LLVMTypeRef ov[2] = {LLVMScalableVectorType(x->i1, 16), x->i64};
+    w.active = lx_intrinsic(x, "llvm.get.active.lane.mask", ov, 2, (LLVMValueRef[]){lx_i64(x, 0), n}, 2);
+    return w;
+}
+
+static LLVMValueRef window_load(lx *x, const bit_window *w) {
+    LLVMTypeRef ov[2] = {w->bytes, x->ptr};
+    LLVMValueRef args[4] = {w->ptr, lx_i32(x, 1), w->active, LLVMConstNull(w->bytes)};
+    return lx_intrinsic(x, "llvm.masked.load", ov, 2, args, 4);
+}
+
+void lx_pack_bits_scalable(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count) {
+    LLVMTypeRef v64 = lx_vec(x, x->i64), i128 = LLVMInt128TypeInContext(x->c);
+    LLVMValueRef weight = LLVMBuildShl(x->b, lx_splat(x, lx_i64(x, 1), v64), lane_numbers(x, v64), "");
+    LLVMValueRef set = LLVMBuildSelect(x->b, m, weight, LLVMConstNull(v64), "");
+    LLVMValueRef bits = lx_intrinsic(x, "llvm.vector.reduce.or", &v64, 1, &set, 1);
+    bits = LLVMBuildAnd(x->b, bits, low_bits64(x, count), "");
+    bit_window w = window_of(x, packed, at, count);
+    LLVMValueRef word = LLVMBuildShl(x->b, LLVMBuildZExt(x->b, bits, i128, ""), w.sh, "");
+    LLVMValueRef lo = LLVMBuildTrunc(x->b, word, x->i64, "");
+    LLVMValueRef hi = LLVMBuildTrunc(x->b, LLVMBuildLShr(x->b, word, LLVMConstInt(i128, 64, 0), ""), x->i64, "");
+    LLVMValueRef v = LLVMBuildInsertElement(x->b, LLVMConstNull(w.words), lo, lx_i64(x, 0), "");
+    v = LLVMBuildBitCast(x->b, LLVMBuildInsertElement(x->b, v, hi, lx_i64(x, 1), ""), w.bytes, "");
+    LLVMTypeRef ov[2] = {w.bytes, x->ptr};
+    LLVMValueRef args[4] = {LLVMBuildOr(x->b, window_load(x, &w), v, ""), w.ptr, lx_i32(x, 1), w.active};
+    lx_intrinsic(x, "llvm.masked.store", ov, 2, args, 4);
+}
+
+LLVMValueRef lx_unpack_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count) {
+    LLVMTypeRef v64 = lx_vec(x, x->i64), i128 = LLVMInt128TypeInContext(x->c);
+    bit_window w = window_of(x, packed, at, count);
+    LLVMValueRef v = LLVMBuildBitCast(x->b, window_load(x, &w), w.words, "");
+    LLVMValueRef lo = LLVMBuildZExt(x->b, LLVMBuildExtractElement(x->b, v, lx_i64(x, 0), ""), i128, "");
+    LLVMValueRef hi = LLVMBuildZExt(x->b, LLVMBuildExtractElement(x->b, v, lx_i64(x, 1), ""), i128, "");
+    LLVMValueRef word = LLVMBuildOr(x->b, lo, LLVMBuildShl(x->b, hi, LLVMConstInt(i128, 64, 0), ""), "");
+    LLVMValueRef bits = LLVMBuildTrunc(x->b, LLVMBuildLShr(x->b, word, w.sh, ""), x->i64, "");
+    LLVMValueRef lane = LLVMBuildLShr(x->b, lx_splat(x, bits, v64), lane_numbers(x, v64), "");
+    lane = LLVMBuildAnd(x->b, lane, lx_splat(x, lx_i64(x, 1), v64), "");
+    return LLVMBuildICmp(x->b, LLVMIntNE, lane, LLVMConstNull(v64), "");
+}
+
+/* RVV (llvm_mask_bits "riscv_vsm"): a strip that starts and ends on a byte
+ * is one vsm.v or vlm.v; the others (a run's first strip, the last one)
+ * take the window above out of line, so the loop keeps no scalar work and
+ * no vector register is spilled around it. Elsewhere the window is inline. */
+static LLVMValueRef on_byte_grid(lx *x, LLVMValueRef at, LLVMValueRef count) {
+    LLVMValueRef odd = LLVMBuildAnd(x->b, LLVMBuildOr(x->b, at, count, ""), lx_i64(x, 7), "");
+    return LLVMBuildICmp(x->b, LLVMIntEQ, odd, lx_i64(x, 0), "");
+}
+
+static LLVMValueRef put_bits_function(lx *x) {
     LLVMValueRef fn;
     lx_resume caller;
-    LLVMTypeRef params[4] = {x->ptr, x->i64, x->vm, x->i64};
-    if (!lx_helper_open(x, "_mask_bits", x->vd, params, 4, &fn, &caller))
+    LLVMTypeRef params[4] = {x->ptr, x->vm, x->i64, x->i64};
+    if (!lx_helper_open(x, "_put_bits", x->vd, params, 4, &fn, &caller))
         return fn;
-    LLVMValueRef lane_bytes = lx_alloca(x, x->vb);
-    lx_store(x, LLVMBuildZExt(x->b, LLVMGetParam(fn, 2), x->vb, ""), x->i8, 1, lane_bytes, lx_i64(x, 0), NULL, NULL);
-    LLVMValueRef args[4] = {LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), lane_bytes, LLVMGetParam(fn, 3)};
-    lx_call(x, lx_mask_helper(x, true), args, 4);
+    lx_pack_bits_scalable(x, LLVMGetParam(fn, 1), LLVMGetParam(fn, 0), LLVMGetParam(fn, 2), LLVMGetParam(fn, 3));
     LLVMBuildRetVoid(x->b);
     lx_helper_close(x, &caller);
     return fn;
 }
 
-/* A scalable strip's lane mask into the packed mask at bit `at`; where the
- * ISA stores mask registers as bits (llvm_mask_bits), a strip that starts
- * and ends on a byte is one store, and only a run's first strip or the
- * last one takes the out-of-line way. */
-void lx_store_mask_bits_scalable(lx *x, const span_args *s, LLVMValueRef m, LLVMValueRef at, LLVMValueRef count) {
-    LLVMValueRef args[4] = {s->mask, at, m, count};
+static LLVMValueRef get_bits_function(lx *x) {
+    LLVMValueRef fn;
+    lx_resume caller;
+    LLVMTypeRef params[3] = {x->ptr, x->i64, x->i64};
+    if (!lx_helper_open(x, "_get_bits", x->vm, params, 3, &fn, &caller))
+        return fn;
+    LLVMBuildRet(x->b, lx_unpack_bits_scalable(x, LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), LLVMGetParam(fn, 2)));
+    lx_helper_close(x, &caller);
+    return fn;
+}
+
+void lx_store_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef m, LLVMValueRef at, LLVMValueRef count) {
     if (x->isa->mask_bits != LX_MASK_BITS_RISCV_VSM) {
-        lx_call(x, mask_bits_function(x), args, 4);
+        lx_pack_bits_scalable(x, m, packed, at, count);
         return;
     }
-    LLVMValueRef odd = LLVMBuildAnd(x->b, LLVMBuildOr(x->b, at, count, ""), lx_i64(x, 7), "");
     LLVMBasicBlockRef whole = lx_block(x, "mask_whole_bytes"), bits = lx_block(x, "mask_bits");
     LLVMBasicBlockRef done = lx_block(x, "mask_stored");
-    LLVMBuildCondBr(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, odd, lx_i64(x, 0), ""), whole, bits);
+    LLVMBuildCondBr(x->b, on_byte_grid(x, at, count), whole, bits);
     LLVMPositionBuilderAtEnd(x->b, whole);
-    LLVMValueRef ptr = lx_gep(x, x->i8, s->mask, LLVMBuildLShr(x->b, at, lx_i64(x, 3), ""));
+    LLVMValueRef ptr = lx_gep(x, x->i8, packed, LLVMBuildLShr(x->b, at, lx_i64(x, 3), ""));
     lx_intrinsic(x, "llvm.riscv.vsm", (LLVMTypeRef[]){x->vm, x->i64}, 2, (LLVMValueRef[]){m, ptr, count}, 3);
     LLVMBuildBr(x->b, done);
     LLVMPositionBuilderAtEnd(x->b, bits);
-    lx_call(x, mask_bits_function(x), args, 4);
+    lx_call(x, put_bits_function(x), (LLVMValueRef[]){packed, m, at, count}, 4);
     LLVMBuildBr(x->b, done);
     LLVMPositionBuilderAtEnd(x->b, done);
+}
+
+LLVMValueRef lx_load_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count) {
+    if (x->isa->mask_bits != LX_MASK_BITS_RISCV_VSM)
+        return lx_unpack_bits_scalable(x, packed, at, count);
+    LLVMBasicBlockRef whole = lx_block(x, "mask_whole_bytes"), bits = lx_block(x, "mask_bits");
+    LLVMBasicBlockRef done = lx_block(x, "mask_loaded");
+    LLVMBuildCondBr(x->b, on_byte_grid(x, at, count), whole, bits);
+    LLVMPositionBuilderAtEnd(x->b, whole);
+    LLVMValueRef ptr = lx_gep(x, x->i8, packed, LLVMBuildLShr(x->b, at, lx_i64(x, 3), ""));
+    LLVMValueRef direct =
+        lx_intrinsic(x, "llvm.riscv.vlm", (LLVMTypeRef[]){x->vm, x->i64}, 2, (LLVMValueRef[]){ptr, count}, 2);
+    LLVMBuildBr(x->b, done);
+    LLVMPositionBuilderAtEnd(x->b, bits);
+    LLVMValueRef general = lx_call(x, get_bits_function(x), (LLVMValueRef[]){packed, at, count}, 3);
+    LLVMBuildBr(x->b, done);
+    LLVMPositionBuilderAtEnd(x->b, done);
+    LLVMValueRef m = LLVMBuildPhi(x->b, x->vm, "");
+    LLVMAddIncoming(m, (LLVMValueRef[]){direct, general}, (LLVMBasicBlockRef[]){whole, bits}, 2);
+    return m;
 }

@@ -42,19 +42,12 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
     if (io->in_q)
         v = lx_is_signed_q(x) ? LLVMBuildSExt(x->b, v, x->vi, "") : LLVMBuildZExt(x->b, v, x->vi, "");
     in[p->op == QG_K_FAKE_QUANT_BACKWARD ? QG_IN_DY : io->in_t == x->f32 ? QG_IN_X : QG_IN_Q] = v;
-    if (io->mask_in) {
-        LLVMValueRef bytes = NULL;
-        if (lx_packed_mask(x) && !x->isa->scalable) {
-            in[QG_IN_MASK] = lx_unpack_bits_inline(x, s->mask, at, count);
-        } else if (lx_packed_mask(x)) {
-            LLVMValueRef args[4] = {s->lane_bytes, s->mask, at, count};
-            lx_call(x, lx_mask_helper(x, false), args, 4);
-            bytes = lx_load(x, x->vb, x->i8, 1, s->lane_bytes, lx_i64(x, 0), NULL, NULL, NULL);
-        } else {
-            bytes = lx_load(x, x->vb, x->i8, 1, s->mask, at, active, count, NULL);
-        }
-        if (!in[QG_IN_MASK])
-            in[QG_IN_MASK] = LLVMBuildICmp(x->b, LLVMIntNE, bytes, LLVMConstNull(x->vb), "");
+    if (io->mask_in && lx_packed_mask(x)) {
+        in[QG_IN_MASK] = x->isa->scalable ? lx_load_mask_bits_scalable(x, s->mask, at, count)
+                                          : lx_unpack_bits_inline(x, s->mask, at, count);
+    } else if (io->mask_in) {
+        LLVMValueRef bytes = lx_load(x, x->vb, x->i8, 1, s->mask, at, active, count, NULL);
+        in[QG_IN_MASK] = LLVMBuildICmp(x->b, LLVMIntNE, bytes, LLVMConstNull(x->vb), "");
     }
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         in[k] = s->param[k];
@@ -71,7 +64,7 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
         if (lx_packed_mask(x) && !x->isa->scalable) {
             lx_pack_bits_inline(x, mres, s->mask, at, count);
         } else if (lx_packed_mask(x)) {
-            lx_store_mask_bits_scalable(x, s, mres, at, count);
+            lx_store_mask_bits_scalable(x, s->mask, mres, at, count);
         } else if (!active && x->isa->mask_bytes == LX_MASK_BYTES_PDEP) {
             lx_store_mask_bytes_pdep(x, mres, s->mask, at);
         } else {
@@ -98,19 +91,12 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
     char name[QG_NAME_MAX + 64];
     snprintf(name, sizeof name, "%s_%s_span%s", x->prefix, qg_kernel_op_name(p->op), one_vector ? "1" : "");
     LLVMValueRef fn = lx_define(x, name, x->vd, params, np, true);
-    span_args s = {LLVMGetParam(fn, 0),
-                   LLVMGetParam(fn, 1),
-                   LLVMGetParam(fn, 2),
-                   LLVMGetParam(fn, 3),
-                   LLVMGetParam(fn, 4),
-                   {0},
-                   NULL};
+    span_args s = {LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), LLVMGetParam(fn, 2),
+                   LLVMGetParam(fn, 3), LLVMGetParam(fn, 4), {0}};
     np = 5;
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         if (p->uses[k])
             s.param[k] = LLVMGetParam(fn, np++);
-    if (lx_packed_mask(x) && x->isa->scalable && io->mask_in) /* a packed output goes out of line */
-        s.lane_bytes = lx_alloca(x, x->vb);
     LLVMValueRef vl = lx_vl(x);
     if (one_vector && x->isa->scalable) {
         /* one predicated strip, as the C backend's strips: no branch */
