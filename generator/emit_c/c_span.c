@@ -91,7 +91,7 @@ void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, c
 /* One full vector at element base + i + off; with skip_store the result
  * stays in r<k> for a multi-vector store. */
 static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, int k, const char *off_expr,
-                                const char *indent, bool skip_store) {
+                                const char *indent, bool skip_store, bool skip_mask) {
     char at[96], ptr[128], in[320], mexpr[320] = "", res[16], mres[16];
     snprintf(at, sizeof at, "base + i%s", off_expr);
     snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at);
@@ -106,13 +106,13 @@ static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, i
     snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at);
     if (!skip_store)
         qg_c_store(e, io, ptr, res, indent);
-    if (io->mask_out)
+    if (io->mask_out && !skip_mask)
         qg_c_mask_store_full(e, at, count, mres, indent);
 }
 
 static void emit_full_vector(emitter *e, const qg_plan *p, const op_io *io, int k, const char *off_expr,
                              const char *indent) {
-    emit_full_vector_ex(e, p, io, k, off_expr, indent, false);
+    emit_full_vector_ex(e, p, io, k, off_expr, indent, false, false);
 }
 
 static void emit_span_params(emitter *e, const qg_plan *p) {
@@ -270,17 +270,22 @@ void qg_c_span(emitter *e, const qg_plan *p) {
     if (U > 1) {
         P("    for (; i + %d <= len; i += %d) {\n", L * U, L * U);
         /* narrow outputs of four vectors are packed and stored together */
-        const bool store4 = e->lp->group_store;
+        const bool store4 = e->lp->group_store, mask4 = e->lp->group_mask && io.mask_out;
         for (int k = 0; k < U; k++) {
             char off[32] = "";
             if (k)
                 snprintf(off, sizeof off, " + %d", k * L);
-            emit_full_vector_ex(e, p, &io, k, off, "        ", store4);
+            emit_full_vector_ex(e, p, &io, k, off, "        ", store4, mask4);
         }
         if (store4) {
             S("        ");
             spell(e, e->is->store_q4[qg_kernel_dtype(e->sp)], "q + base + i", "r0, r1, r2, r3", NULL);
             S(";\n");
+        }
+        if (mask4) {
+            S("        if (mask)\n            qg_ks_put_bits(mask, base + i, ");
+            spell(e, e->is->mask4_to_bits, "m0, m1, m2, m3", NULL, NULL);
+            P(", %du);\n", 4 * L);
         }
         S("    }\n");
     }

@@ -16,22 +16,22 @@ static LLVMValueRef byte_needed(lx *x, LLVMValueRef sh, LLVMValueRef count, int 
 }
 
 /* A full vector starting at a byte boundary: its bits are whole bytes. */
-static LLVMValueRef whole_bytes(lx *x, LLVMValueRef sh, LLVMValueRef count) {
+static LLVMValueRef whole_bytes(lx *x, LLVMValueRef sh, LLVMValueRef count, unsigned lanes) {
     return LLVMBuildAnd(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, sh, lx_i32(x, 0), ""),
-                        LLVMBuildICmp(x->b, LLVMIntEQ, count, lx_i64(x, x->isa->lanes), ""), "");
+                        LLVMBuildICmp(x->b, LLVMIntEQ, count, lx_i64(x, lanes), ""), "");
 }
 
 /* Where the lanes fill whole bytes: branches to a block of its own when
  * the `count` bits at bit offset `sh` are whole bytes (a full vector at a
  * byte boundary), leaving the builder there, and returns true; the other
  * case goes on in `general`. */
-static bool open_whole_bytes(lx *x, LLVMValueRef sh, LLVMValueRef count, LLVMBasicBlockRef general) {
-    if (x->isa->lanes % 8) {
+static bool open_whole_bytes(lx *x, LLVMValueRef sh, LLVMValueRef count, unsigned lanes, LLVMBasicBlockRef general) {
+    if (lanes % 8) {
         LLVMBuildBr(x->b, general);
         return false;
     }
     LLVMBasicBlockRef whole = lx_block(x, "bits_whole");
-    LLVMBuildCondBr(x->b, whole_bytes(x, sh, count), whole, general);
+    LLVMBuildCondBr(x->b, whole_bytes(x, sh, count, lanes), whole, general);
     LLVMPositionBuilderAtEnd(x->b, whole);
     return true;
 }
@@ -42,14 +42,15 @@ static LLVMValueRef low_bits(lx *x, LLVMValueRef count) {
 }
 
 void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count) {
-    LLVMTypeRef iL = LLVMIntTypeInContext(x->c, x->isa->lanes);
+    const unsigned lanes = LLVMGetVectorSize(LLVMTypeOf(m)); /* a vector's, or group_mask's 16 */
+    LLVMTypeRef iL = LLVMIntTypeInContext(x->c, lanes);
     LLVMValueRef bits = LLVMBuildZExt(x->b, LLVMBuildBitCast(x->b, m, iL, ""), x->i32, "");
     bits = LLVMBuildAnd(x->b, bits, low_bits(x, count), "");
     LLVMValueRef byte = LLVMBuildLShr(x->b, at, lx_i64(x, 3), "");
     LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_i64(x, 7), ""), x->i32, "");
     LLVMValueRef word = LLVMBuildShl(x->b, bits, sh, "");
     LLVMBasicBlockRef general = lx_block(x, "bits_any"), done = lx_block(x, "bits_done");
-    if (open_whole_bytes(x, sh, count, general)) { /* one store, the mask being zeroed at entry */
+    if (open_whole_bytes(x, sh, count, lanes, general)) { /* one store, the mask being zeroed at entry */
         LLVMSetAlignment(LLVMBuildStore(x->b, LLVMBuildTrunc(x->b, bits, iL, ""), lx_gep(x, x->i8, packed, byte)), 1);
         LLVMBuildBr(x->b, done);
     }
@@ -71,7 +72,7 @@ LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, 
     LLVMValueRef word = lx_alloca(x, x->i32);
     LLVMBuildStore(x->b, lx_i32(x, 0), word);
     LLVMBasicBlockRef general = lx_block(x, "bits_any"), done = lx_block(x, "bits_done");
-    if (open_whole_bytes(x, sh, count, general)) { /* one load */
+    if (open_whole_bytes(x, sh, count, x->isa->lanes, general)) { /* one load */
         LLVMTypeRef iL = LLVMIntTypeInContext(x->c, x->isa->lanes);
         LLVMValueRef v = LLVMBuildLoad2(x->b, iL, lx_gep(x, x->i8, packed, byte), "");
         LLVMSetAlignment(v, 1);

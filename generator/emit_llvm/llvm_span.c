@@ -30,11 +30,26 @@ static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef out, LLVMValueR
     LLVMSetAlignment(LLVMBuildStore(x->b, perm, lx_gep(x, x->i8, out, at)), 1);
 }
 
+/* group_mask: four vectors' lane masks as one of 16 lanes, stored as two
+ * whole bytes when the run is on the byte grid. */
+static void store_four_masks(lx *x, LLVMValueRef m[4], LLVMValueRef packed, LLVMValueRef at) {
+    const unsigned L = x->isa->lanes;
+    LLVMValueRef idx[16];
+    for (unsigned k = 0; k < 4 * L && k < 16; k++)
+        idx[k] = lx_i32(x, k);
+    LLVMValueRef lo = LLVMBuildShuffleVector(x->b, m[0], m[1], LLVMConstVector(idx, 2 * L), "");
+    LLVMValueRef hi = LLVMBuildShuffleVector(x->b, m[2], m[3], LLVMConstVector(idx, 2 * L), "");
+    LLVMValueRef all = LLVMBuildShuffleVector(x->b, lo, hi, LLVMConstVector(idx, 4 * L), "");
+    LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, packed, ""));
+    lx_pack_bits_inline(x, all, packed, at, lx_i64(x, 4 * L));
+    lx_if_close(x, join);
+}
+
 /* The plan on the vector at element `at` (count lanes valid; `active`
  * masks the loads and stores of a partial vector, NULL for a full one).
  * With `deferred`, a quantized result is left there instead of stored. */
 static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at,
-                         LLVMValueRef count, LLVMValueRef active, LLVMValueRef *deferred) {
+                         LLVMValueRef count, LLVMValueRef active, LLVMValueRef *deferred, LLVMValueRef *mask_deferred) {
     LLVMValueRef in[QG_IN_COUNT] = {0};
     LLVMTypeRef vin = io->in_q ? x->vq : io->in_t == x->i32 ? x->vi : x->vf;
     /* lanes past `count` are never stored: their values do not matter (NULL) */
@@ -58,7 +73,9 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
     else
         lx_store(x, io->out_q ? LLVMBuildTrunc(x->b, r, x->vq, "") : r, io->out_t, io->out_size, s->out, at, active,
                  count);
-    if (io->mask_out) {
+    if (io->mask_out && mask_deferred) {
+        *mask_deferred = mres;
+    } else if (io->mask_out) {
         LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, s->mask, ""));
         LLVMValueRef bytes = LLVMBuildZExt(x->b, mres, x->vb, "");
         if (lx_packed_mask(x) && !x->isa->scalable) {
@@ -76,7 +93,7 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
 
 static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at, LLVMValueRef count,
                       LLVMValueRef active) {
-    vector_at_ex(x, p, io, s, at, count, active, NULL);
+    vector_at_ex(x, p, io, s, at, count, active, NULL, NULL);
 }
 
 /* static void span(in, out, mask, base, len, params...) */
@@ -126,14 +143,17 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
         main = lx_loop_open(x, i0, "unrolled");
         LLVMValueRef i = lx_loop_value(x, &main);
         lx_loop_test(x, &main, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, step, ""), s.len, ""));
-        const bool four = packs_four(x);
-        LLVMValueRef r[4];
+        const bool four = packs_four(x), mask4 = x->lp->group_mask && io->mask_out;
+        LLVMValueRef r[4], m[4];
         for (int k = 0; k < U; k++) {
             LLVMValueRef off = LLVMBuildAdd(x->b, i, LLVMBuildMul(x->b, vl, lx_i64(x, k), ""), "");
-            vector_at_ex(x, p, io, &s, LLVMBuildAdd(x->b, s.base, off, ""), vl, NULL, four ? &r[k] : NULL);
+            vector_at_ex(x, p, io, &s, LLVMBuildAdd(x->b, s.base, off, ""), vl, NULL, four ? &r[k] : NULL,
+                         mask4 ? &m[k] : NULL);
         }
         if (four)
             store_four_q8(x, r, s.out, LLVMBuildAdd(x->b, s.base, i, ""));
+        if (mask4)
+            store_four_masks(x, m, s.mask, LLVMBuildAdd(x->b, s.base, i, ""));
         lx_loop_close(x, &main, step);
         i0 = lx_loop_value(x, &main);
     }
