@@ -89,24 +89,33 @@ void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, c
 }
 
 /* One full vector at element base + i + off; with skip_store the result
- * stays in r<k> for a multi-vector store. */
+ * stays in r<k> for a multi-vector store, with mask4 (group_mask) its mask
+ * bits come from and go to the four vectors' 16 (mbits, m<k>). */
 static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, int k, const char *off_expr,
-                                const char *indent, bool skip_store, bool skip_mask) {
+                                const char *indent, bool skip_store, bool mask4) {
     char at[96], ptr[128], in[320], mexpr[320] = "", res[16], mres[16];
     snprintf(at, sizeof at, "base + i%s", off_expr);
     snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at);
     qg_c_load_expr(e, io, ptr, in, sizeof in);
     char count[64];
     snprintf(count, sizeof count, "%s", e->scalable ? e->is->strip_count : e->lanes_str);
-    if (io->mask_in)
+    if (io->mask_in && mask4) { /* group_mask: this vector's bits of the four read at once */
+        char bits[32];
+        snprintf(bits, sizeof bits, "(mbits >> %d)", k * e->lanes);
+        qg_text tmp = {0};
+        qg_text_spell(&tmp, e->is->bits_to_mask, bits, NULL, NULL);
+        snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
+        qg_text_free(&tmp);
+    } else if (io->mask_in) {
         mask_in_expr(e, at, count, mexpr, sizeof mexpr);
+    }
     snprintf(res, sizeof res, "r%d", k);
     snprintf(mres, sizeof mres, "m%d", k);
     qg_c_body_call(e, p, in, mexpr, res + 1, indent);
     snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at);
     if (!skip_store)
         qg_c_store(e, io, ptr, res, indent);
-    if (io->mask_out && !skip_mask)
+    if (io->mask_out && !mask4)
         qg_c_mask_store_full(e, at, count, mres, indent);
 }
 
@@ -270,7 +279,9 @@ void qg_c_span(emitter *e, const qg_plan *p) {
     if (U > 1) {
         P("    for (; i + %d <= len; i += %d) {\n", L * U, L * U);
         /* narrow outputs of four vectors are packed and stored together */
-        const bool store4 = e->lp->group_store, mask4 = e->lp->group_mask && io.mask_out;
+        const bool store4 = e->lp->group_store, mask4 = e->lp->group_mask;
+        if (mask4 && io.mask_in)
+            P("        const uint64_t mbits = qg_ks_get_bits(mask, base + i, %du);\n", 4 * L);
         for (int k = 0; k < U; k++) {
             char off[32] = "";
             if (k)
@@ -282,7 +293,7 @@ void qg_c_span(emitter *e, const qg_plan *p) {
             spell(e, e->is->store_q4[qg_kernel_dtype(e->sp)], "q + base + i", "r0, r1, r2, r3", NULL);
             S(";\n");
         }
-        if (mask4) {
+        if (mask4 && io.mask_out) {
             S("        if (mask)\n            qg_ks_put_bits(mask, base + i, ");
             spell(e, e->is->mask4_to_bits, "m0, m1, m2, m3", NULL, NULL);
             P(", %du);\n", 4 * L);

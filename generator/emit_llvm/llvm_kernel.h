@@ -46,7 +46,11 @@ typedef struct span_args {
 
 /* llvm_mask.c: gradient masks */
 void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
-LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
+/* `lanes`: a vector's (its lane mask), or group_mask's 16 (four vectors'
+ * bits as an i32, to be cut with lx_mask_of_bits) */
+LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count, unsigned lanes);
+/* The lane mask of bits first .. first + lanes - 1 of an i32 (first < 32). */
+LLVMValueRef lx_mask_of_bits(lx *x, LLVMValueRef bits, unsigned first);
 void lx_pack_bits_scalable(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
 LLVMValueRef lx_unpack_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
 LLVMValueRef lx_load_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);

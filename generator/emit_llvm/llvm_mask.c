@@ -66,14 +66,14 @@ void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRe
     LLVMPositionBuilderAtEnd(x->b, done);
 }
 
-LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count) {
+LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count, unsigned lanes) {
     LLVMValueRef byte = LLVMBuildLShr(x->b, at, lx_i64(x, 3), "");
     LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_i64(x, 7), ""), x->i32, "");
     LLVMValueRef word = lx_alloca(x, x->i32);
     LLVMBuildStore(x->b, lx_i32(x, 0), word);
     LLVMBasicBlockRef general = lx_block(x, "bits_any"), done = lx_block(x, "bits_done");
-    if (open_whole_bytes(x, sh, count, x->isa->lanes, general)) { /* one load */
-        LLVMTypeRef iL = LLVMIntTypeInContext(x->c, x->isa->lanes);
+    if (open_whole_bytes(x, sh, count, lanes, general)) { /* one load */
+        LLVMTypeRef iL = LLVMIntTypeInContext(x->c, lanes);
         LLVMValueRef v = LLVMBuildLoad2(x->b, iL, lx_gep(x, x->i8, packed, byte), "");
         LLVMSetAlignment(v, 1);
         LLVMBuildStore(x->b, LLVMBuildZExt(x->b, v, x->i32, ""), word);
@@ -92,8 +92,19 @@ LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, 
     LLVMPositionBuilderAtEnd(x->b, done);
     LLVMValueRef bits = LLVMBuildLShr(x->b, LLVMBuildLoad2(x->b, x->i32, word, ""), sh, "");
     bits = LLVMBuildAnd(x->b, bits, low_bits(x, count), "");
-    LLVMTypeRef iL = LLVMIntTypeInContext(x->c, x->isa->lanes);
+    if (lanes != x->isa->lanes)
+        return bits;
+    LLVMTypeRef iL = LLVMIntTypeInContext(x->c, lanes);
     return LLVMBuildBitCast(x->b, LLVMBuildTrunc(x->b, bits, iL, ""), x->vm, "");
+}
+
+LLVMValueRef lx_mask_of_bits(lx *x, LLVMValueRef bits, unsigned first) {
+    const unsigned L = x->isa->lanes;
+    LLVMValueRef w[64];
+    for (unsigned k = 0; k < L; k++)
+        w[k] = lx_i32(x, (long long)1 << ((first + k) & 31));
+    LLVMValueRef v = LLVMBuildAnd(x->b, lx_splat(x, bits, x->vi), LLVMConstVector(w, L), "");
+    return LLVMBuildICmp(x->b, LLVMIntNE, v, LLVMConstNull(x->vi), "");
 }
 
 /* x86_pdep: a full vector's lane mask as bytes through its bits and BMI2's pdep. */

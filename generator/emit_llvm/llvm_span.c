@@ -45,11 +45,26 @@ static void store_four_masks(lx *x, LLVMValueRef m[4], LLVMValueRef packed, LLVM
     lx_if_close(x, join);
 }
 
+/* ... and a packed mask input, read as 16 bits and cut into four. */
+static void load_four_masks(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef m[4]) {
+    const unsigned L = x->isa->lanes;
+    LLVMValueRef bits = lx_unpack_bits_inline(x, packed, at, lx_i64(x, 4 * L), 4 * L);
+    for (unsigned k = 0; k < 4; k++)
+        m[k] = lx_mask_of_bits(x, bits, k * L);
+}
+
 /* The plan on the vector at element `at` (count lanes valid; `active`
- * masks the loads and stores of a partial vector, NULL for a full one).
- * With `deferred`, a quantized result is left there instead of stored. */
+ * masks the loads and stores of a partial vector, NULL for a full one). */
+/* A vector of the unrolled main loop, where its neighbours share stores
+ * or loads: its quantized result or lane mask is left for the group's
+ * store (NULL: stored here), its packed mask input given (NULL: read here). */
+typedef struct group_slot {
+    LLVMValueRef *result, *mask_out, mask_in;
+} group_slot;
+
 static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at,
-                         LLVMValueRef count, LLVMValueRef active, LLVMValueRef *deferred, LLVMValueRef *mask_deferred) {
+                         LLVMValueRef count, LLVMValueRef active, const group_slot *g) {
+    LLVMValueRef *deferred = g ? g->result : NULL, *mask_deferred = g ? g->mask_out : NULL;
     LLVMValueRef in[QG_IN_COUNT] = {0};
     LLVMTypeRef vin = io->in_q ? x->vq : io->in_t == x->i32 ? x->vi : x->vf;
     /* lanes past `count` are never stored: their values do not matter (NULL) */
@@ -57,9 +72,11 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
     if (io->in_q)
         v = lx_is_signed_q(x) ? LLVMBuildSExt(x->b, v, x->vi, "") : LLVMBuildZExt(x->b, v, x->vi, "");
     in[p->op == QG_K_FAKE_QUANT_BACKWARD ? QG_IN_DY : io->in_t == x->f32 ? QG_IN_X : QG_IN_Q] = v;
-    if (io->mask_in && lx_packed_mask(x)) {
+    if (io->mask_in && g && g->mask_in) {
+        in[QG_IN_MASK] = g->mask_in;
+    } else if (io->mask_in && lx_packed_mask(x)) {
         in[QG_IN_MASK] = x->isa->scalable ? lx_load_mask_bits_scalable(x, s->mask, at, count)
-                                          : lx_unpack_bits_inline(x, s->mask, at, count);
+                                          : lx_unpack_bits_inline(x, s->mask, at, count, x->isa->lanes);
     } else if (io->mask_in) {
         LLVMValueRef bytes = lx_load(x, x->vb, x->i8, 1, s->mask, at, active, count, NULL);
         in[QG_IN_MASK] = LLVMBuildICmp(x->b, LLVMIntNE, bytes, LLVMConstNull(x->vb), "");
@@ -93,7 +110,7 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
 
 static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at, LLVMValueRef count,
                       LLVMValueRef active) {
-    vector_at_ex(x, p, io, s, at, count, active, NULL, NULL);
+    vector_at_ex(x, p, io, s, at, count, active, NULL);
 }
 
 /* static void span(in, out, mask, base, len, params...) */
@@ -144,11 +161,13 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
         LLVMValueRef i = lx_loop_value(x, &main);
         lx_loop_test(x, &main, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, step, ""), s.len, ""));
         const bool four = packs_four(x), mask4 = x->lp->group_mask && io->mask_out;
-        LLVMValueRef r[4], m[4];
+        LLVMValueRef r[4], m[4], m_in[4] = {0};
+        if (x->lp->group_mask && io->mask_in)
+            load_four_masks(x, s.mask, LLVMBuildAdd(x->b, s.base, i, ""), m_in);
         for (int k = 0; k < U; k++) {
             LLVMValueRef off = LLVMBuildAdd(x->b, i, LLVMBuildMul(x->b, vl, lx_i64(x, k), ""), "");
-            vector_at_ex(x, p, io, &s, LLVMBuildAdd(x->b, s.base, off, ""), vl, NULL, four ? &r[k] : NULL,
-                         mask4 ? &m[k] : NULL);
+            const group_slot g = {four ? &r[k] : NULL, mask4 ? &m[k] : NULL, m_in[k & 3]};
+            vector_at_ex(x, p, io, &s, LLVMBuildAdd(x->b, s.base, off, ""), vl, NULL, &g);
         }
         if (four)
             store_four_q8(x, r, s.out, LLVMBuildAdd(x->b, s.base, i, ""));

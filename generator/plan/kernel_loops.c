@@ -43,9 +43,9 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
     const bool narrow_out = data_out >= 0 && o->args[data_out].kind == QG_ARG_Q_OUT;
     out->group_store = narrow_out && t->unroll == 4 && qg_isa_spelling_of(isa)->store_q4[qg_kernel_dtype(sp)] != NULL;
     /* vectors of fewer lanes than a byte of mask bits (NEON's 4): the main
-     * loop stores its four vectors' bits at once, two whole bytes */
-    out->group_mask = out->mask_out == QG_MASK_BITS && t->unroll == 4 && t->lanes == 4 &&
-                      qg_isa_spelling_of(isa)->mask4_to_bits != NULL;
+     * loop stores or reads its four vectors' bits at once, two whole bytes */
+    out->group_mask = (out->mask_out == QG_MASK_BITS || out->mask_in == QG_MASK_BITS) && t->unroll == 4 &&
+                      t->lanes == 4 && qg_isa_spelling_of(isa)->mask4_to_bits != NULL;
     out->pack4 = qg_dtype_is_packed(sp->dtype) && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE);
     out->ftype = sp->float_type != QG_FLOAT32 && op != QG_K_REQUANTIZE;
 }

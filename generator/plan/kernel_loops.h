@@ -50,7 +50,7 @@ typedef struct qg_kernel_loops {
     int lanes;             /* fp32 lanes of a vector; 0: scalable (strips) */
     int unroll;            /* vectors per main-loop iteration */
     bool group_store;      /* the main loop's narrow q outputs are packed and stored together */
-    bool group_mask;       /* ... and its packed mask bits, 4 x 4 lanes as 16 bits */
+    bool group_mask;       /* ... and its packed mask bits, out or in, 4 x 4 lanes as 16 bits */
     bool tail;             /* counts that are not whole vectors end in a partial one (lanes != 1) */
     bool tail_buffered;    /* ... read and written through zeroed stack buffers (targets/<isa>.json "tail") */
 } qg_kernel_loops;

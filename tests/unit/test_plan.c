@@ -306,12 +306,13 @@ static void test_loops(void) {
     CU_ASSERT_TRUE(lp.mask_in == QG_MASK_BITS && lp.mask_out == QG_MASK_NONE && !lp.clear_mask_first);
     lp = loops("{\"name\": \"a\", \"compat_mask\": true}", QG_ISA_AVX512, QG_K_FAKE_QUANT);
     CU_ASSERT_TRUE(lp.mask_out == QG_MASK_BITS && lp.clear_mask_first);
-    /* packed bits of vectors narrower than a byte (NEON) go out four vectors at a time */
+    /* packed bits of vectors narrower than a byte (NEON) go out and come in four vectors at a time */
     const char *packed = "{\"name\": \"a\", \"compat_mask\": true}";
     CU_ASSERT_FALSE(lp.group_mask);
     CU_ASSERT_TRUE(loops(packed, QG_ISA_NEON, QG_K_FAKE_QUANT).group_mask);
-    CU_ASSERT_FALSE(loops(packed, QG_ISA_NEON, QG_K_FAKE_QUANT_BACKWARD).group_mask);
-    CU_ASSERT_FALSE(loops(act, QG_ISA_NEON, QG_K_FAKE_QUANT).group_mask); /* byte masks */
+    CU_ASSERT_TRUE(loops(packed, QG_ISA_NEON, QG_K_FAKE_QUANT_BACKWARD).group_mask); /* read four at a time */
+    CU_ASSERT_FALSE(loops(packed, QG_ISA_NEON, QG_K_QUANTIZE).group_mask);           /* no mask */
+    CU_ASSERT_FALSE(loops(act, QG_ISA_NEON, QG_K_FAKE_QUANT).group_mask);            /* byte masks */
     CU_ASSERT_FALSE(loops(packed, QG_ISA_AVX2, QG_K_FAKE_QUANT).group_mask);
     /* per-channel: runs of `inner`, channels-last through the table when C > 1 */
     const char *w = "{\"name\": \"w\", \"base\": \"torch.fbgemm.weight\", \"channel_len\": 64}";
