@@ -314,9 +314,6 @@ static void natural_loops(const block *b, int nb, loops_t *L) {
         }
 }
 
-/* The work of a loop: its floating-point and vector instructions; loops
- * without any (the bit loops of packed masks) do not count as loops of
- * their own, so the vector loop around them is the innermost. */
 /* Whether block k counts in loop l: a block of l's own (in no loop nested
  * in l) that calls out of line and that not every iteration passes
  * through (it does not dominate the latch) is a rare path, such as a
@@ -333,6 +330,9 @@ static bool counts(const loops_t *L, int l, const block *b, int k) {
     return false;
 }
 
+/* The work of a loop: its floating-point and vector instructions; loops
+ * without any (the bit loops of packed masks) do not count as loops of
+ * their own, so the vector loop around them is the innermost. */
 static void loop_work(const line *lines, const char *arch, const block *b, int nb, loops_t *L) {
     for (int l = 0; l < L->n; l++) {
         L->work[l] = L->insns[l] = 0;

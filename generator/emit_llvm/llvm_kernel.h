@@ -46,9 +46,10 @@ typedef struct span_args {
 
 /* llvm_mask.c: gradient masks */
 void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
-/* `lanes`: a vector's (its lane mask), or group_mask's 16 (four vectors'
- * bits as an i32, to be cut with lx_mask_of_bits) */
-LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count, unsigned lanes);
+/* `count` bits from bit `at` as an i32; `lanes` (a vector's, or group_mask's
+ * 16) is how many a whole read takes */
+LLVMValueRef lx_get_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count, unsigned lanes);
+LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
 /* The lane mask of bits first .. first + lanes - 1 of an i32 (first < 32). */
 LLVMValueRef lx_mask_of_bits(lx *x, LLVMValueRef bits, unsigned first);
 void lx_pack_bits_scalable(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);

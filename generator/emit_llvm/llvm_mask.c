@@ -66,7 +66,7 @@ void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRe
     LLVMPositionBuilderAtEnd(x->b, done);
 }
 
-LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count, unsigned lanes) {
+LLVMValueRef lx_get_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count, unsigned lanes) {
     LLVMValueRef byte = LLVMBuildLShr(x->b, at, lx_i64(x, 3), "");
     LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_i64(x, 7), ""), x->i32, "");
     LLVMValueRef word = lx_alloca(x, x->i32);
@@ -91,10 +91,12 @@ LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, 
     LLVMBuildBr(x->b, done);
     LLVMPositionBuilderAtEnd(x->b, done);
     LLVMValueRef bits = LLVMBuildLShr(x->b, LLVMBuildLoad2(x->b, x->i32, word, ""), sh, "");
-    bits = LLVMBuildAnd(x->b, bits, low_bits(x, count), "");
-    if (lanes != x->isa->lanes)
-        return bits;
-    LLVMTypeRef iL = LLVMIntTypeInContext(x->c, lanes);
+    return LLVMBuildAnd(x->b, bits, low_bits(x, count), "");
+}
+
+LLVMValueRef lx_unpack_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count) {
+    LLVMValueRef bits = lx_get_bits_inline(x, packed, at, count, x->isa->lanes);
+    LLVMTypeRef iL = LLVMIntTypeInContext(x->c, x->isa->lanes);
     return LLVMBuildBitCast(x->b, LLVMBuildTrunc(x->b, bits, iL, ""), x->vm, "");
 }
 

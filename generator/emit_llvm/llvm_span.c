@@ -48,7 +48,7 @@ static void store_four_masks(lx *x, LLVMValueRef m[4], LLVMValueRef packed, LLVM
 /* ... and a packed mask input, read as 16 bits and cut into four. */
 static void load_four_masks(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef m[4]) {
     const unsigned L = x->isa->lanes;
-    LLVMValueRef bits = lx_unpack_bits_inline(x, packed, at, lx_i64(x, 4 * L), 4 * L);
+    LLVMValueRef bits = lx_get_bits_inline(x, packed, at, lx_i64(x, 4 * L), 4 * L);
     for (unsigned k = 0; k < 4; k++)
         m[k] = lx_mask_of_bits(x, bits, k * L);
 }
@@ -76,7 +76,7 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
         in[QG_IN_MASK] = g->mask_in;
     } else if (io->mask_in && lx_packed_mask(x)) {
         in[QG_IN_MASK] = x->isa->scalable ? lx_load_mask_bits_scalable(x, s->mask, at, count)
-                                          : lx_unpack_bits_inline(x, s->mask, at, count, x->isa->lanes);
+                                          : lx_unpack_bits_inline(x, s->mask, at, count);
     } else if (io->mask_in) {
         LLVMValueRef bytes = lx_load(x, x->vb, x->i8, 1, s->mask, at, active, count, NULL);
         in[QG_IN_MASK] = LLVMBuildICmp(x->b, LLVMIntNE, bytes, LLVMConstNull(x->vb), "");

@@ -33,8 +33,8 @@ typedef struct qg_target {
                                     round-toward-zero conversion (floor and the sign) */
     const char *llvm_narrow4;    /* four int32 vectors to int8 at once: x86_packs_256/_512, "" = one by one */
     const char *llvm_mask_bytes; /* a full vector's lane mask to bytes: x86_pdep, "" = zext and store */
-    const char *llvm_mask_bits;  /* a scalable strip's lane mask into a packed mask on whole bytes:
-                                    riscv_vsm, "" = through lane bytes and the runtime's helper */
+    const char *llvm_mask_bits;  /* a scalable strip's lane mask into and out of a packed mask:
+                                    riscv_vsm (vsm.v/vlm.v on whole bytes), "" = a byte-vector window */
     const char *mca_cpus;        /* llvm-mca models, comma-separated */
     const char *qemu_cpu;        /* qemu -cpu value, BITS/BYTES standing for the vector width; "" = default */
     const char *test_widths;     /* vector widths in bits the tests run a scalable ISA at, comma-separated */
