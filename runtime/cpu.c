@@ -31,13 +31,14 @@ static bool x86_has(qg_isa isa) {
     unsigned int a, b, c, d;
     if (!x86_avx_usable(&c))
         return false;
+    const bool f16c = c & (1u << 29); /* 16-bit float tensors convert in the kernels */
     const unsigned long long xcr0 = xgetbv0();
     if (__get_cpuid_max(0, NULL) < 7)
         return false;
     __cpuid_count(7, 0, a, b, c, d);
     const bool avx2 = b & (1u << 5), bmi2 = b & (1u << 8);
     if (isa == QG_ISA_AVX2)
-        return avx2 && bmi2;
+        return avx2 && bmi2 && f16c;
     /* AVX-512 F, DQ, BW, VL, and the OS saving opmask and ZMM state */
     const bool f = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30), vl = b & (1u << 31);
     return isa == QG_ISA_AVX512 && f && dq && bw && vl && (xcr0 & 0xE0) == 0xE0;

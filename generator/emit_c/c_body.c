@@ -91,7 +91,7 @@ static bool body_uses_strip(const emitter *e, const qg_plan *p) {
 
 void qg_c_body(emitter *e, const qg_plan *p) {
     const char *op = qg_kernel_op_name(p->op);
-    const char *ret = p->out_q >= 0 ? e->is->vi : e->is->vf;
+    const char *ret = qg_c_kind_type(e, p->kind[p->out_q >= 0 ? p->out_q : p->out_y]);
     char comment[sizeof p->formula + 32];
     snprintf(comment, sizeof comment, "%s (docs/semantics.md)", p->formula);
     emit_comment(e, comment);
@@ -151,8 +151,8 @@ void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const cha
         P("%sconst %s %s = %s;\n", indent, e->is->vm, mask_name, mask_expr);
     if (p->out_mask >= 0)
         P("%s%s %s;\n", indent, e->is->vm, mres);
-    P("%sconst %s %s = %s_%s_body(", indent, p->out_q >= 0 ? e->is->vi : e->is->vf, res, e->name,
-      qg_kernel_op_name(p->op));
+    P("%sconst %s %s = %s_%s_body(", indent, qg_c_kind_type(e, p->kind[p->out_q >= 0 ? p->out_q : p->out_y]), res,
+      e->name, qg_kernel_op_name(p->op));
     bool first = true;
     for (int in = 0; in < QG_IN_COUNT; in++) {
         if (!p->uses[in])

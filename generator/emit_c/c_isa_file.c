@@ -61,7 +61,7 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
         qg_c_reference_entries(e);
     for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD && !by_reference; op++) {
         qg_plan plan;
-        if ((st = qg_plan_build(sp, op, &plan, err)))
+        if ((st = qg_plan_build_for(sp, e->tg->isa, op, &plan, err)))
             return st;
         qg_kernel_loops_of(sp, isa, op, &lp);
         P("/* ---- %s ---- */\n\n", qg_kernel_op_name(op));
@@ -75,7 +75,7 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
         qg_c_by_reference(e, QG_K_REQUANTIZE);
     } else {
         qg_plan plan;
-        if ((st = qg_plan_build(sp, QG_K_REQUANTIZE, &plan, err)))
+        if ((st = qg_plan_build_for(sp, e->tg->isa, QG_K_REQUANTIZE, &plan, err)))
             return st;
         qg_kernel_loops_of(sp, isa, QG_K_REQUANTIZE, &lp);
         qg_c_body(e, &plan);

@@ -32,8 +32,9 @@ static inline void spell(emitter *e, const char *fmt, const char *a, const char 
 typedef struct op_io {
     char in_decl[96], out_decl[96]; /* e.g. "const float *x" */
     const char *in_name, *out_name;
-    bool in_is_q, out_is_q;
-    bool in_is_i32; /* requantize: int32 accumulators */
+    bool in_is_q, out_is_q; /* narrow integer elements, of these dtypes: */
+    qg_dtype in_q, out_q;   /* the kernel's q dtype, or quint16 for 16-bit float codes */
+    bool in_is_i32;         /* requantize: int32 accumulators */
     bool mask_in, mask_out;
 } op_io;
 

@@ -9,7 +9,7 @@
 
 static void arg_decl(const emitter *e, const qg_op_info *o, int k, char *out, size_t cap) {
     qg_text tmp = {0};
-    qg_c_arg_decl(&tmp, o, k, e->name, "float", true);
+    qg_c_arg_decl(&tmp, o, k, e->name, e->lp->float_io == QG_FLOAT32 ? "float" : "uint16_t", true);
     snprintf(out, cap, "%s", tmp.p ? tmp.p : "");
     qg_text_free(&tmp);
 }
@@ -17,10 +17,16 @@ static void arg_decl(const emitter *e, const qg_op_info *o, int k, char *out, si
 op_io qg_c_io_of(const emitter *e, const qg_plan *p) {
     const qg_op_info *o = qg_op_info_of(p->op);
     const int in = qg_op_data_in(o), out = qg_op_data_out(o);
+    /* 16-bit float codes move as quint16 elements; the plan converts them */
+    const bool codes = e->lp->float_io != QG_FLOAT32;
+    const bool in_q = o->args[in].kind == QG_ARG_Q_IN, out_q = o->args[out].kind == QG_ARG_Q_OUT;
+    const bool in_f = o->args[in].kind == QG_ARG_F32_IN;
     op_io io = {.in_name = o->args[in].name,
                 .out_name = o->args[out].name,
-                .in_is_q = o->args[in].kind == QG_ARG_Q_IN,
-                .out_is_q = o->args[out].kind == QG_ARG_Q_OUT,
+                .in_is_q = in_q || (codes && in_f),
+                .out_is_q = out_q || codes,
+                .in_q = in_q ? qg_kernel_dtype(e->sp) : QG_QUINT16,
+                .out_q = out_q ? qg_kernel_dtype(e->sp) : QG_QUINT16,
                 .in_is_i32 = o->args[in].kind == QG_ARG_ACC_IN,
                 .mask_in = qg_op_arg_index(o, QG_ARG_MASK_IN) >= 0,
                 .mask_out = qg_op_arg_index(o, QG_ARG_MASK_OUT) >= 0};
@@ -35,7 +41,7 @@ void qg_c_load_expr(emitter *e, const op_io *io, const char *ptr, char *out, siz
     qg_text tmp = {0};
     qg_text_spell(&tmp,
                   io->in_is_i32 ? e->is->load_i
-                  : io->in_is_q ? e->is->load_q[qg_kernel_dtype(e->sp)]
+                  : io->in_is_q ? e->is->load_q[io->in_q]
                                 : e->is->load_f,
                   ptr, NULL, NULL);
     snprintf(out, cap, "%s", tmp.p ? tmp.p : "");
@@ -84,7 +90,7 @@ void qg_c_mask_store_full(emitter *e, const char *at, const char *count, const c
 
 void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, const char *indent) {
     S(indent);
-    spell(e, io->out_is_q ? e->is->store_q[qg_kernel_dtype(e->sp)] : e->is->store_f, ptr, val, NULL);
+    spell(e, io->out_is_q ? e->is->store_q[io->out_q] : e->is->store_f, ptr, val, NULL);
     S(";\n");
 }
 
@@ -177,8 +183,8 @@ static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
     const int L = e->lanes;
     /* The tail: through zeroed stack buffers, so no lane reads or
      * writes outside the caller's arrays. */
-    const char *in_t = io.in_is_i32 ? "int32_t" : io.in_is_q ? qg_q_type(qg_kernel_dtype(e->sp)) : "float";
-    const char *out_t = io.out_is_q ? qg_q_type(qg_kernel_dtype(e->sp)) : "float";
+    const char *in_t = io.in_is_i32 ? "int32_t" : io.in_is_q ? qg_q_type(io.in_q) : "float";
+    const char *out_t = io.out_is_q ? qg_q_type(io.out_q) : "float";
     S("    if (i < len) {\n");
     S("        const size_t r = len - i;\n");
     P("        %s inb[%d] = {0};\n        %s outb[%d];\n", in_t, L, out_t, L);
@@ -209,20 +215,24 @@ static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
  * buffer or through bits. */
 static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
     const qg_isa_spelling *is = e->is;
-    const qg_dtype d = qg_kernel_dtype(e->sp);
-    const char *qt = qg_q_type(d);
+    const qg_dtype d = io->in_q, d_out = io->out_q;
+    const char *load_tail = io->in_is_i32 ? is->load_i_tail : io->in_is_q ? is->load_q_tail[d] : is->load_f_tail;
+    const char *store_tail = io->out_is_q ? is->store_q_tail[d_out] : is->store_f_tail;
+    const bool mask_bytes =
+        !packed_mask(e) && ((io->mask_in && is->load_mask_bytes_tail) || (io->mask_out && is->store_mask_bytes_tail));
     S("    if (i < len) {\n        const size_t r = len - i;\n");
-    P("        const %s tm = ", is->tail_mask_type ? is->tail_mask_type : is->vm);
-    spell(e, is->tail_mask, "r", NULL, NULL);
-    S(";\n");
+    if (load_tail || store_tail || mask_bytes) { /* the tail mask, where a masked access takes it */
+        P("        const %s tm = ", is->tail_mask_type ? is->tail_mask_type : is->vm);
+        spell(e, is->tail_mask, "r", NULL, NULL);
+        S(";\n");
+    }
     char ptr[64], in[320], mexpr[320] = "";
     snprintf(ptr, sizeof ptr, "%s + base + i", io->in_name);
-    const char *load_tail = io->in_is_i32 ? is->load_i_tail : io->in_is_q ? is->load_q_tail[d] : is->load_f_tail;
     qg_text tmp = {0};
     if (load_tail) {
         qg_text_spell(&tmp, load_tail, ptr, "tm", NULL);
     } else {
-        P("        %s inb[%d] = {0};\n        memcpy(inb, %s, r * sizeof inb[0]);\n", qt, e->lanes, ptr);
+        P("        %s inb[%d] = {0};\n        memcpy(inb, %s, r * sizeof inb[0]);\n", qg_q_type(d), e->lanes, ptr);
         qg_text_spell(&tmp, is->load_q[d], "inb", NULL, NULL);
     }
     snprintf(in, sizeof in, "%s", tmp.p);
@@ -242,14 +252,13 @@ static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
     }
     qg_c_body_call(e, p, in, mexpr, "t", "        ");
     snprintf(ptr, sizeof ptr, "%s + base + i", io->out_name);
-    const char *store_tail = io->out_is_q ? is->store_q_tail[d] : is->store_f_tail;
     if (store_tail) {
         S("        ");
         spell(e, store_tail, ptr, "tm", "rt");
         S(";\n");
     } else {
-        P("        %s outb[%d];\n        ", qt, e->lanes);
-        spell(e, is->store_q[d], "outb", "rt", NULL);
+        P("        %s outb[%d];\n        ", qg_q_type(d_out), e->lanes);
+        spell(e, is->store_q[d_out], "outb", "rt", NULL);
         P(";\n        memcpy(%s, outb, r * sizeof outb[0]);\n", ptr);
     }
     if (io->mask_out)

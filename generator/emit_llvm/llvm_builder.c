@@ -272,6 +272,8 @@ static LLVMValueRef round_cvt(lx *x, LLVMValueRef a) {
     }
 }
 
+static LLVMTypeRef half_t(const lx *x) { return LLVMHalfTypeInContext(LLVMGetTypeContext(x->f32)); }
+
 static LLVMValueRef zero_like(LLVMValueRef v) { return LLVMConstNull(LLVMTypeOf(v)); }
 
 static LLVMValueRef lower_step(lx *x, const qg_step *st, LLVMValueRef *v) {
@@ -320,6 +322,14 @@ static LLVMValueRef lower_step(lx *x, const qg_step *st, LLVMValueRef *v) {
     case QG_OP_SHR_I: return LLVMBuildLShr(b, a, lx_splat(x, lx_i32(x, st->imm_i), x->vi), "");
     case QG_OP_BITS_F2I: return LLVMBuildBitCast(b, a, x->vi, "");
     case QG_OP_BITS_I2F: return LLVMBuildBitCast(b, a, x->vf, "");
+    case QG_OP_CVT_H2F: {
+        LLVMValueRef code = LLVMBuildBitCast(b, LLVMBuildTrunc(b, a, lx_vec(x, x->i16), ""), lx_vec(x, half_t(x)), "");
+        return LLVMBuildFPExt(b, code, x->vf, "");
+    }
+    case QG_OP_CVT_F2H: {
+        LLVMValueRef h = LLVMBuildFPTrunc(b, a, lx_vec(x, half_t(x)), "");
+        return LLVMBuildZExt(b, LLVMBuildBitCast(b, h, lx_vec(x, x->i16), ""), x->vi, "");
+    }
     default: return NULL;
     }
 }

@@ -64,6 +64,7 @@ typedef struct lx {
     LLVMTypeRef f32, i1, i8, i16, i32, i64, ptr, vd;
     LLVMTypeRef vf, vi, vm, vb; /* fp32, int32, lane-mask and lane-byte vectors */
     LLVMTypeRef qe, vq;         /* quantized element and its vector */
+    LLVMTypeRef vh;             /* 16-bit codes of float16/bfloat16 tensors */
     unsigned qsize;             /* bytes per quantized element */
     LLVMValueRef fn;            /* function being built */
     const qg_plan *probe;       /* qg_llvm_compile_probe's one-step plan, else NULL */

@@ -137,6 +137,7 @@ static void init_types(lx *x) {
     x->qsize = (unsigned)qg_dtype_size(x->sp->dtype);
     x->qe = x->qsize == 2 ? x->i16 : x->qsize == 4 ? x->i32 : x->i8;
     x->vq = lx_vec(x, x->qe);
+    x->vh = lx_vec(x, x->i16);
 }
 
 static qg_status emit(LLVMModuleRef m, LLVMTargetMachineRef tm, qg_llvm_output out, qg_llvm_blob *res, qg_error *err) {

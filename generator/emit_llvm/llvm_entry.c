@@ -349,7 +349,7 @@ static void build_forward(lx *x, qg_kernel_op op) {
 static qg_status prepare(lx *x, qg_kernel_op op, qg_plan *plan, qg_kernel_loops *lp, qg_error *err) {
     qg_kernel_loops_of(x->sp, x->target->isa, op, lp);
     x->lp = lp;
-    return qg_plan_build(x->sp, op, plan, err);
+    return qg_plan_build_for(x->sp, x->target->isa, op, plan, err);
 }
 
 qg_status lx_build_kernels(lx *x, qg_error *err) {

@@ -13,20 +13,32 @@ typedef struct io_t {
     LLVMTypeRef in_t, out_t; /* element types */
     unsigned in_size, out_size;
     bool in_q, out_q; /* quantized (widened / narrowed) */
+    bool in_h, out_h; /* 16-bit float codes (zero-extended / truncated; the plan converts them) */
     bool mask_in, mask_out;
 } io_t;
 
 static inline io_t lx_io_of(const lx *x, qg_kernel_op op) {
     const qg_op_info *o = qg_op_info_of(op);
     const qg_arg_kind in = o->args[qg_op_data_in(o)].kind, out = o->args[qg_op_data_out(o)].kind;
+    const bool codes = x->lp && x->lp->float_io != QG_FLOAT32;
+    const bool in_h = codes && in == QG_ARG_F32_IN, out_h = codes && out == QG_ARG_F32_OUT;
     io_t io = {in == QG_ARG_Q_IN     ? x->qe
                : in == QG_ARG_ACC_IN ? x->i32
+               : in_h                ? x->i16
                                      : x->f32,
-               out == QG_ARG_Q_OUT ? x->qe : x->f32,
-               in == QG_ARG_Q_IN ? x->qsize : 4,
-               out == QG_ARG_Q_OUT ? x->qsize : 4,
+               out == QG_ARG_Q_OUT ? x->qe
+               : out_h             ? x->i16
+                                   : x->f32,
+               in == QG_ARG_Q_IN ? x->qsize
+               : in_h            ? 2
+                                 : 4,
+               out == QG_ARG_Q_OUT ? x->qsize
+               : out_h             ? 2
+                                   : 4,
                in == QG_ARG_Q_IN,
                out == QG_ARG_Q_OUT,
+               in_h,
+               out_h,
                qg_op_arg_index(o, QG_ARG_MASK_IN) >= 0,
                qg_op_arg_index(o, QG_ARG_MASK_OUT) >= 0};
     return io;

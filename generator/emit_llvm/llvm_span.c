@@ -66,12 +66,14 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
                          LLVMValueRef count, LLVMValueRef active, const group_slot *g) {
     LLVMValueRef *deferred = g ? g->result : NULL, *mask_deferred = g ? g->mask_out : NULL;
     LLVMValueRef in[QG_IN_COUNT] = {0};
-    LLVMTypeRef vin = io->in_q ? x->vq : io->in_t == x->i32 ? x->vi : x->vf;
+    LLVMTypeRef vin = io->in_q ? x->vq : io->in_h ? x->vh : io->in_t == x->i32 ? x->vi : x->vf;
     /* lanes past `count` are never stored: their values do not matter (NULL) */
     LLVMValueRef v = lx_load(x, vin, io->in_t, io->in_size, s->in, at, active, count, NULL);
     if (io->in_q)
         v = lx_is_signed_q(x) ? LLVMBuildSExt(x->b, v, x->vi, "") : LLVMBuildZExt(x->b, v, x->vi, "");
-    in[p->op == QG_K_FAKE_QUANT_BACKWARD ? QG_IN_DY : io->in_t == x->f32 ? QG_IN_X : QG_IN_Q] = v;
+    else if (io->in_h)
+        v = LLVMBuildZExt(x->b, v, x->vi, "");
+    in[qg_op_info_of(p->op)->data] = v;
     if (io->mask_in && g && g->mask_in) {
         in[QG_IN_MASK] = g->mask_in;
     } else if (io->mask_in && lx_packed_mask(x)) {
@@ -88,8 +90,8 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
     if (deferred)
         *deferred = r;
     else
-        lx_store(x, io->out_q ? LLVMBuildTrunc(x->b, r, x->vq, "") : r, io->out_t, io->out_size, s->out, at, active,
-                 count);
+        lx_store(x, io->out_q || io->out_h ? LLVMBuildTrunc(x->b, r, io->out_q ? x->vq : x->vh, "") : r, io->out_t,
+                 io->out_size, s->out, at, active, count);
     if (io->mask_out && mask_deferred) {
         *mask_deferred = mres;
     } else if (io->mask_out) {

@@ -47,7 +47,17 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
     out->group_mask = (out->mask_out == QG_MASK_BITS || out->mask_in == QG_MASK_BITS) && t->unroll == 4 &&
                       t->lanes == 4 && qg_isa_spelling_of(isa)->mask4_to_bits != NULL;
     out->pack4 = qg_dtype_is_packed(sp->dtype) && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE);
-    out->ftype = sp->float_type != QG_FLOAT32 && op != QG_K_REQUANTIZE;
+    const bool sixteen = sp->float_type != QG_FLOAT32 && op != QG_K_REQUANTIZE;
+    const bool converts = op != QG_K_OBSERVE && !out->group_driver && !out->pack4;
+    out->ftype = sixteen && !converts;
+    out->float_io = sixteen && converts ? sp->float_type : QG_FLOAT32;
+}
+
+qg_status qg_plan_build_for(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_plan *p, qg_error *err) {
+    qg_kernel_loops lp;
+    qg_kernel_loops_of(sp, isa, op, &lp);
+    const qg_plan_io io = {lp.float_io, strcmp(qg_target_of(isa)->float16_convert, "instructions") == 0};
+    return qg_plan_build_io(sp, op, &io, p, err);
 }
 
 qg_dtype qg_kernel_dtype(const qg_spec *sp) {

@@ -37,9 +37,13 @@ typedef struct qg_kernel_loops {
     /* 4-bit dtypes' quantize/dequantize: the kernel works on one byte per
      * element ("bytes"), the entry forwards to qg_pack4_<op> with it. */
     bool pack4;
-    /* A 16-bit float_type: the kernel works on float32 tensors ("f32"), the
-     * entry forwards to qg_ftype_<op> with it, outermost. */
+    /* A 16-bit float_type where the kernel cannot convert itself (observe,
+     * per-group and 4-bit drivers): the kernel works on float32 tensors
+     * ("f32"), the entry forwards to qg_ftype_<op> with it, outermost. */
     bool ftype;
+    /* The float tensors' type as the kernel reads and writes them: a
+     * 16-bit one is converted inside the plan (qg_plan_io). */
+    qg_float_type float_io;
     bool channels_last_table; /* channels > 1: inner == 1 walks vectors across channels of a parameter table */
     qg_param_source params;
     float fixed_scale; /* QG_PARAMS_FIXED */
@@ -74,5 +78,9 @@ void qg_entry_chain_of(const qg_kernel_loops *lp, qg_entry_chain *out);
 /* The loops of `op`'s kernel for `spec` on `isa` (a plan-served op: see
  * qg_plan_by_reference). */
 void qg_kernel_loops_of(const qg_spec *spec, qg_isa isa, qg_kernel_op op, qg_kernel_loops *out);
+
+/* The plan of `op` inside those loops: its float tensors as they hold them,
+ * converted the way targets/<isa>.json says. */
+qg_status qg_plan_build_for(const qg_spec *spec, qg_isa isa, qg_kernel_op op, qg_plan *plan, qg_error *err);
 
 #endif

@@ -50,6 +50,11 @@ int qg_opcode_operand_kind(qg_opcode op, int k) {
 const char *qg_opcode_name(qg_opcode op) { return op < QG_OP_COUNT ? op_names[op] : "?"; }
 
 static int emit(qg_plan *p, qg_opcode op, int a, int b, int c, float imm) {
+    if (p->nsteps == QG_PLAN_MAX_STEPS) { /* reported by qg_plan_build_io; the last step is overwritten */
+        p->overflowed = true;
+        p->nsteps--;
+        p->nvalues--;
+    }
     qg_step *s = &p->steps[p->nsteps++];
     s->op = op;
     s->dst = p->nvalues;
@@ -83,8 +88,7 @@ static int emit_imm(qg_plan *p, qg_opcode op, int a, int32_t imm) {
 #define KI(v) emit_imm(p, QG_OP_SPLAT_I, -1, v)
 
 static int scaled(const qg_spec *sp, qg_plan *p) {
-    return named(p, sp->scale_op == QG_SCALE_DIV ? E2(DIV_F, QG_IN_X, QG_IN_S) : E2(MUL_F, QG_IN_X, QG_IN_INV),
-                 "scaled");
+    return named(p, sp->scale_op == QG_SCALE_DIV ? E2(DIV_F, p->x, QG_IN_S) : E2(MUL_F, p->x, QG_IN_INV), "scaled");
 }
 
 /* round(t) in the spec's mode, without the sign of a zero fixed. */
@@ -251,7 +255,7 @@ static void fp8_fake_quant(const qg_spec *sp, const fp8_format *f, qg_plan *p) {
     if (!sp->saturate && !f->has_inf)
         y = named(p, emit(p, QG_OP_SELECT_F, fits, y, named(p, K(NAN), "nan"), 0.0f), "y_or_overflow_nan");
     const int ordered = named(p, E1(ORDERED, t), "not_nan");
-    p->out_y = named(p, emit(p, QG_OP_SELECT_F, ordered, y, QG_IN_X, 0.0f), "y");
+    p->out_y = named(p, emit(p, QG_OP_SELECT_F, ordered, y, p->x, 0.0f), "y");
     p->out_mask = sp->saturate ? named(p, E2(AND_M, fits, ordered), "in_range") : ordered;
 }
 
@@ -350,7 +354,7 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg
         range_masks(p, c, r, &in_range, &ordered);
         int y = named(p, emit(p, QG_OP_MASKZ_MUL_F, ordered, c, QG_IN_S, 0.0f), "y");
         if (sp->nan_policy == QG_NAN_PROPAGATE)
-            y = named(p, emit(p, QG_OP_SELECT_F, ordered, y, QG_IN_X, 0.0f), "y_or_nan");
+            y = named(p, emit(p, QG_OP_SELECT_F, ordered, y, p->x, 0.0f), "y_or_nan");
         p->out_y = y;
         p->out_mask = sp->saturate ? in_range : ordered;
         break;
@@ -377,7 +381,7 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg
         break;
     }
     case QG_K_FAKE_QUANT_BACKWARD:
-        p->out_y = named(p, E2(MASK_F, QG_IN_MASK, QG_IN_DY), "dx"); /* mask ? dy : +0.0 */
+        p->out_y = named(p, E2(MASK_F, QG_IN_MASK, p->dy), "dx"); /* mask ? dy : +0.0 */
         break;
     case QG_K_OBSERVE: break;
     case QG_K_REQUANTIZE: {
@@ -400,23 +404,127 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg
     return QG_OK;
 }
 
-qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error *err) {
+/* ---- 16-bit float tensors (docs/semantics.md, "Float types") ------------
+ * Codes travel in int32 lanes. Widening is exact; narrowing rounds
+ * nearest-even and gives torch's NaN (bfloat16 0x7FC0, float16 0x7E00 with
+ * the sign). */
+
+/* bfloat16: the code is the top half of the fp32 bits. */
+static int bf16_widen(qg_plan *p, int code) {
+    return named(p, E1(BITS_I2F, named(p, emit_imm(p, QG_OP_SHL_I, code, 16), "widened_bits")), "widened");
+}
+
+static int bf16_narrow(qg_plan *p, int y) {
+    const int quiet =
+        named(p, emit(p, QG_OP_SELECT_F, named(p, E1(ORDERED, y), "not_nan"), y, K(NAN), 0.0f), "nan_made_quiet");
+    const int bits = named(p, E1(BITS_F2I, quiet), "y_bits");
+    const int odd = named(p, E2(AND_I, emit_imm(p, QG_OP_SHR_I, bits, 16), KI(1)), "kept_lsb");
+    const int biased = named(p, E2(ADD_I, E2(ADD_I, bits, KI(0x7FFF)), odd), "rounded_bits");
+    return named(p, emit_imm(p, QG_OP_SHR_I, biased, 16), "y_code");
+}
+
+/* float16 by integers: the magnitude's bits moved into fp32's exponent
+ * range and scaled by 2^112 (exact, subnormals included); codes past the
+ * largest finite one are inf and NaN with their payload. */
+static int f16_widen(qg_plan *p, int code) {
+    const int moved = named(p, emit_imm(p, QG_OP_SHL_I, E2(AND_I, code, KI(0x7FFF)), 13), "magnitude_bits");
+    const int scaled_up = named(p, E2(MUL_F, E1(BITS_I2F, moved), K(0x1p112f)), "magnitude");
+    const int special = named(p, E2(CMP_GE, scaled_up, K(65536.0f)), "inf_or_nan");
+    const int inf_nan = named(p, E1(BITS_I2F, E2(ADD_I, moved, KI(0x70000000))), "inf_or_nan_value");
+    const int mag = named(p, emit(p, QG_OP_SELECT_F, special, inf_nan, scaled_up, 0.0f), "widened_magnitude");
+    const int sign = named(p, E1(BITS_I2F, emit_imm(p, QG_OP_SHL_I, code, 16)), "code_sign");
+    return named(p, E2(COPYSIGN, mag, sign), "widened");
+}
+
+/* ... and narrowed: below 2^-14 adding 0.5 rounds the magnitude to the
+ * subnormal grid (2^-24) in the fp32 adder; above, the bits are rebiased
+ * and rounded to nearest-even on the 13 dropped bits; from 65536 up inf,
+ * NaN 0x7E00; then the sign. */
+static int f16_narrow(qg_plan *p, int y) {
+    const int mag = named(p, E2(COPYSIGN, y, K(0.0f)), "magnitude");
+    const int bits = named(p, E1(BITS_F2I, mag), "magnitude_bits");
+    const int odd = named(p, E2(AND_I, emit_imm(p, QG_OP_SHR_I, bits, 13), KI(1)), "kept_lsb");
+    const int rebiased = E2(ADD_I, E2(ADD_I, bits, KI((int32_t)0xC8000FFFu)), odd);
+    const int normal = named(p, E1(BITS_I2F, emit_imm(p, QG_OP_SHR_I, rebiased, 13)), "normal_code");
+    const int sub_bits = E2(SUB_I, E1(BITS_F2I, E2(ADD_F, mag, K(0.5f))), KI(0x3F000000));
+    const int sub = named(p, E1(BITS_I2F, sub_bits), "subnormal_code");
+    const int tiny = named(p, E2(CMP_LE, mag, K(0x1.fffffep-15f)), "subnormal");
+    int code = named(p, emit(p, QG_OP_SELECT_F, tiny, sub, normal, 0.0f), "finite_code");
+    const int over = named(p, E2(CMP_GE, mag, K(65536.0f)), "overflow");
+    code = named(p, emit(p, QG_OP_SELECT_F, over, E1(BITS_I2F, KI(0x7C00)), code, 0.0f), "code_or_inf");
+    code = emit(p, QG_OP_SELECT_F, E1(ORDERED, y), code, E1(BITS_I2F, KI(0x7E00)), 0.0f);
+    const int sign = named(p, emit_imm(p, QG_OP_SHR_I, E2(AND_I, E1(BITS_F2I, y), KI(INT32_MIN)), 16), "code_sign");
+    return named(p, E2(ADD_I, named(p, E1(BITS_F2I, code), "magnitude_code"), sign), "y_code");
+}
+
+/* float16 by the ISA's instructions, a NaN made the quiet one first. */
+static int f16_narrow_instructions(qg_plan *p, int y) {
+    const int nan = named(p, E2(COPYSIGN, K(NAN), y), "quiet_nan");
+    const int quiet =
+        named(p, emit(p, QG_OP_SELECT_F, named(p, E1(ORDERED, y), "not_nan"), y, nan, 0.0f), "nan_made_quiet");
+    return named(p, E1(CVT_F2H, quiet), "y_code");
+}
+
+static int widen(const qg_plan_io *io, qg_plan *p, int code) {
+    if (io->float_type == QG_BFLOAT16)
+        return bf16_widen(p, code);
+    return io->float16_instructions ? named(p, E1(CVT_H2F, code), "widened") : f16_widen(p, code);
+}
+
+static int narrow(const qg_plan_io *io, qg_plan *p, int y) {
+    if (io->float_type == QG_BFLOAT16)
+        return bf16_narrow(p, y);
+    return io->float16_instructions ? f16_narrow_instructions(p, y) : f16_narrow(p, y);
+}
+
+static void plan_open(qg_plan *p, qg_kernel_op op, const qg_plan_io *io) {
     memset(p, 0, sizeof *p);
     p->op = op;
     p->nvalues = QG_IN_COUNT;
-    p->kind[QG_IN_X] = p->kind[QG_IN_DY] = p->kind[QG_IN_S] = p->kind[QG_IN_INV] = QG_VF;
-    p->kind[QG_IN_LO] = p->kind[QG_IN_HI] = QG_VF;
+    const qg_vkind float_kind = io->float_type == QG_FLOAT32 ? QG_VF : QG_VI;
+    p->kind[QG_IN_X] = p->kind[QG_IN_DY] = float_kind;
+    p->kind[QG_IN_S] = p->kind[QG_IN_INV] = p->kind[QG_IN_LO] = p->kind[QG_IN_HI] = QG_VF;
     p->kind[QG_IN_Q] = p->kind[QG_IN_Z] = p->kind[QG_IN_B] = QG_VI;
     p->kind[QG_IN_MASK] = QG_VM;
     p->out_y = p->out_q = p->out_mask = -1;
+    p->x = QG_IN_X;
+    p->dy = QG_IN_DY;
+    if (io->float_type != QG_FLOAT32) { /* dead ones are dropped at the end */
+        p->x = named(p, widen(io, p, QG_IN_X), "x_value");
+        p->dy = named(p, widen(io, p, QG_IN_DY), "dy_value");
+    }
+}
+
+static qg_status plan_close(const qg_spec *sp, const qg_plan_io *io, qg_plan *p, qg_error *err) {
+    if (io->float_type != QG_FLOAT32 && p->out_y >= 0)
+        p->out_y = narrow(io, p, p->out_y);
+    if (p->overflowed)
+        return qg_error_set(err, QG_ERR_INVALID, "plan: more than %d steps", QG_PLAN_MAX_STEPS);
+    drop_dead_steps(p);
+    if (sp)
+        describe(sp, p);
+    return QG_OK;
+}
+
+qg_status qg_plan_build_io(const qg_spec *sp, qg_kernel_op op, const qg_plan_io *io, qg_plan *p, qg_error *err) {
+    plan_open(p, op, io);
     qg_status st = QG_OK;
     if (!(qg_dtype_is_float8(sp->dtype) && fp8_plan(sp, op, p)))
         st = integer_plan(sp, op, p, err);
-    if (st)
-        return st;
-    if (p->nsteps > QG_PLAN_MAX_STEPS)
-        return qg_error_set(err, QG_ERR_INVALID, "plan: too many steps");
-    drop_dead_steps(p);
-    describe(sp, p);
-    return QG_OK;
+    return st ? st : plan_close(sp, io, p, err);
+}
+
+qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error *err) {
+    const qg_plan_io io = {QG_FLOAT32, false};
+    return qg_plan_build_io(sp, op, &io, p, err);
+}
+
+void qg_plan_build_conversion(const qg_plan_io *io, bool narrow_it, qg_plan *p) {
+    const qg_plan_io f32 = {QG_FLOAT32, false};
+    plan_open(p, QG_K_DEQUANTIZE, narrow_it ? &f32 : io);
+    if (narrow_it)
+        p->out_q = narrow(io, p, QG_IN_X);
+    else
+        p->out_y = p->x;
+    plan_close(NULL, &f32, p, NULL);
 }

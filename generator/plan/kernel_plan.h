@@ -14,7 +14,11 @@ typedef enum qg_vkind { QG_VF, QG_VI, QG_VM } qg_vkind;
 /* The operations: (name, kind of the result, operands, the operands' kinds:
  * f fp32, i int32, m lane mask; the splats' one operand is their immediate,
  * the shifts' second one their count). SHL_I/SHR_I shift logically, the
- * BITS_ operations reinterpret a lane's 32 bits. */
+ * BITS_ operations reinterpret a lane's 32 bits. CVT_H2F widens the float16
+ * code in a lane's low 16 bits (the high ones zero); CVT_F2H rounds a lane
+ * to float16 nearest-even, its code in the low 16 bits, and is never given
+ * a NaN other than the quiet one of either sign (the ISA's conversion
+ * instructions, where targets/<isa>.json's float16_convert says so). */
 #define QG_PLAN_OPS(X)                                                                                                 \
     X(ADD_F, QG_VF, 2, "ff")                                                                                           \
     X(SUB_F, QG_VF, 2, "ff")                                                                                           \
@@ -47,7 +51,9 @@ typedef enum qg_vkind { QG_VF, QG_VI, QG_VM } qg_vkind;
     X(SHL_I, QG_VI, 2, "i")                                                                                            \
     X(SHR_I, QG_VI, 2, "i")                                                                                            \
     X(BITS_F2I, QG_VI, 1, "f")                                                                                         \
-    X(BITS_I2F, QG_VF, 1, "i")
+    X(BITS_I2F, QG_VF, 1, "i")                                                                                         \
+    X(CVT_H2F, QG_VF, 1, "i")                                                                                          \
+    X(CVT_F2H, QG_VI, 1, "f")
 
 typedef enum qg_opcode {
 #define QG_OPCODE_ENUM(name, kind, arity, operands) QG_OP_##name,
@@ -95,7 +101,7 @@ typedef enum qg_plan_input {
     QG_IN_COUNT
 } qg_plan_input;
 
-#define QG_PLAN_MAX_STEPS 48
+#define QG_PLAN_MAX_STEPS 96
 #define QG_PLAN_MAX_VALUES (QG_IN_COUNT + QG_PLAN_MAX_STEPS)
 
 typedef struct qg_step {
@@ -110,12 +116,17 @@ typedef struct qg_plan {
     qg_kernel_op op;
     qg_step steps[QG_PLAN_MAX_STEPS];
     int nsteps;
+    bool overflowed; /* a builder wanted more than QG_PLAN_MAX_STEPS */
     qg_vkind kind[QG_PLAN_MAX_VALUES];
     int nvalues;
     bool uses[QG_IN_COUNT];
     int out_y;    /* fp32 result (fake_quant, dequantize, backward) or -1 */
     int out_q;    /* int32 result (quantize) or -1 */
     int out_mask; /* lane mask result (fake_quant) or -1 */
+    /* The fp32 values of x and dy: the inputs themselves, or their widening
+     * when the tensors hold 16-bit codes (then QG_IN_X and QG_IN_DY are
+     * int32 lanes of codes, and out_y is one too). */
+    int x, dy;
     /* What each value holds, in docs/semantics.md's words ("scaled",
      * "rounded", ...); backends name their temporaries after it. NULL for
      * inputs and unnamed steps. */
@@ -125,9 +136,24 @@ typedef struct qg_plan {
     char formula[200];
 } qg_plan;
 
-/* Builds the plan of `op` for `spec`. Observe has no per-element plan (its
- * skeleton is a min/max reduction) and gets an empty one. */
+/* Builds the plan of `op` for `spec` on float32 tensors. Observe has no
+ * per-element plan (its skeleton is a min/max reduction) and gets an empty
+ * one. */
 qg_status qg_plan_build(const qg_spec *spec, qg_kernel_op op, qg_plan *plan, qg_error *err);
+
+/* How the plan's float tensors (x, dy, y, dx) are held: float32 lanes, or
+ * 16-bit codes in int32 lanes converted inside the plan (docs/semantics.md,
+ * "Float types"). */
+typedef struct qg_plan_io {
+    qg_float_type float_type;
+    bool float16_instructions; /* float16 by CVT_H2F/CVT_F2H, else by exact integer sequences */
+} qg_plan_io;
+
+qg_status qg_plan_build_io(const qg_spec *spec, qg_kernel_op op, const qg_plan_io *io, qg_plan *plan, qg_error *err);
+
+/* A plan of one conversion alone: with `narrow`, fp32 QG_IN_X to its
+ * 16-bit code (out_q); without, the code in QG_IN_X to fp32 (out_y). */
+void qg_plan_build_conversion(const qg_plan_io *io, bool narrow, qg_plan *plan);
 
 /* Whether `op`'s kernel forwards to the runtime's reference instead of
  * running a plan: qint32 and float zero points (their arithmetic needs

@@ -35,6 +35,8 @@ typedef struct qg_target {
     const char *llvm_mask_bytes; /* a full vector's lane mask to bytes: x86_pdep, "" = zext and store */
     const char *llvm_mask_bits;  /* a scalable strip's lane mask into and out of a packed mask:
                                     riscv_vsm (vsm.v/vlm.v on whole bytes), "" = a byte-vector window */
+    const char *float16_convert; /* float16 <-> fp32 of 16-bit tensors: "instructions" (the ISA's
+                                    conversions: F16C, fcvt), "integers" (the plan's exact sequences) */
     const char *mca_cpus;        /* llvm-mca models, comma-separated */
     const char *qemu_cpu;        /* qemu -cpu value, BITS/BYTES standing for the vector width; "" = default */
     const char *test_widths;     /* vector widths in bits the tests run a scalable ISA at, comma-separated */

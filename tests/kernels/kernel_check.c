@@ -115,10 +115,18 @@ static void kc_round(float *x, size_t n) {
     qg_float_type_narrow(SP->float_type, x, h_in, n);
     qg_float_type_widen(SP->float_type, h_in, x, n);
 }
-/* 16-bit copies of the float arguments, at the same alignment offset */
+/* 16-bit copies of the float arguments, at the same alignment offset. The
+ * NaNs get payloads, quiet and signalling in turn: every float output
+ * narrows a NaN to torch's one all the same (docs/semantics.md, "Float
+ * types"). */
 static uint16_t *kc_in(const float *x, size_t n) {
     uint16_t *h = h_in + ((uintptr_t)x / sizeof(float)) % 2;
     qg_float_type_narrow(SP->float_type, x, h, n);
+    const bool bf = SP->float_type == QG_BFLOAT16;
+    const uint16_t exponent = bf ? 0x7F80 : 0x7C00, quiet = bf ? 0x40 : 0x200, payload = bf ? 0x15 : 0x155;
+    for (size_t i = 0; i < n; i++)
+        if ((h[i] & exponent) == exponent && (h[i] & (exponent ^ 0x7FFF)))
+            h[i] = i % 2 ? (uint16_t)(h[i] | payload) : (uint16_t)((h[i] & ~quiet) | 1u);
     return h;
 }
 static uint16_t *kc_out(size_t n) {
@@ -204,6 +212,14 @@ static void make_params(params *p) {
     for (size_t c = 0; c < count; c++) {
         /* some powers of two (exact ties), the rest arbitrary */
         p->scale[c] = c % 3 == 0 ? ldexpf(1.0f, -(int)(2 + next() % 8)) : (float)(0.001 + 0.05 * uniform());
+#if KC_FBITS == 16
+        /* 16-bit outputs: a scale one and a half units of the type's last
+         * place above a power of two, so that y = n * s for n a power of
+         * two is a tie whose lower neighbour is odd */
+        const int m = SP->float_type == QG_BFLOAT16 ? 7 : 10;
+        if (c % 3 == 0)
+            p->scale[c] = ldexpf(1.0f + ldexpf(3.0f, -m - 1), -(int)(2 + next() % 8));
+#endif
         int64_t span = SP->quant_max - SP->quant_min + 1;
         p->zp[c] = qg_dtype_is_float8(SP->dtype) ? 0 : (int32_t)(SP->quant_min + (int64_t)(next() % (uint64_t)span));
         p->zf[c] = (float)(uniform() * 200.0);

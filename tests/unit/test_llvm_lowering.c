@@ -34,21 +34,12 @@ static const float floats[] = {
     -2.5f,         0.49999997f,     1.0f,       -1.0f,       3.0f,        -7.25f,        1e-45f,
     -1e-45f,       1.17549435e-38f, 8388607.5f, -8388608.0f, 16777217.0f, 2147483520.0f, -2147483648.0f,
     3.4028235e38f, -3.4028235e38f,  INFINITY,   -INFINITY,   NAN};
-static const int32_t ints[] = {0,
-                               1,
-                               -1,
-                               2,
-                               127,
-                               -128,
-                               32767,
-                               -32768,
-                               INT32_MAX,
-                               INT32_MIN,
-                               INT32_MAX - 1,
-                               INT32_MIN + 1,
-                               1 << 24,
-                               -(1 << 24) - 1,
-                               123456789};
+static const int32_t ints[] = {0, 1, -1, 2, 127, -128, 32767, -32768, INT32_MAX, INT32_MIN, INT32_MAX - 1,
+                               INT32_MIN + 1, 1 << 24, -(1 << 24) - 1, 123456789,
+                               /* float16 codes: 1.0, -0.0, smallest and largest subnormal and
+                                  normal, +-inf, NaNs with a payload */
+                               0x3C00, 0x8000, 0x0001, 0x03FF, 0x0400, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFE01,
+                               0x3555};
 #define NF (sizeof floats / sizeof floats[0])
 #define NI (sizeof ints / sizeof ints[0])
 
@@ -63,6 +54,11 @@ static bool in_contract(qg_opcode op, const lane *v) {
         return !isnan(v[0].f) && !isnan(v[1].f) && !(v[0].f == 0 && v[1].f == 0 && signbit(v[0].f) != signbit(v[1].f));
     case QG_OP_CVT_F2I: return v[0].f == truncf(v[0].f) && v[0].f >= -2147483648.0f && v[0].f < 2147483648.0f;
     case QG_OP_ROUND_CVT: return v[0].f >= -2147483648.0f && v[0].f < 2147483648.0f;
+    case QG_OP_CVT_H2F: return v[0].u <= 0xFFFF;
+    case QG_OP_CVT_F2H: { /* NaN: only the quiet one, of either sign */
+        const uint32_t bits = v[0].u & 0x7FFFFFFFu;
+        return bits <= 0x7F800000u || bits == 0x7FC00000u;
+    }
     default: return true;
     }
 }
@@ -111,6 +107,17 @@ static lane expect(qg_opcode op, const lane *v, float imm, int32_t imm_i) {
     case QG_OP_SHR_I: r.u = v[0].u >> imm_i; break;
     case QG_OP_BITS_F2I:
     case QG_OP_BITS_I2F: r.u = v[0].u; break;
+    case QG_OP_CVT_H2F: {
+        const uint16_t code = (uint16_t)v[0].u;
+        qg_float_type_widen(QG_FLOAT16, &code, &r.f, 1);
+        break;
+    }
+    case QG_OP_CVT_F2H: {
+        uint16_t code;
+        qg_float_type_narrow(QG_FLOAT16, &a, &code, 1);
+        r.u = code;
+        break;
+    }
     default: break;
     }
     return r;
@@ -247,7 +254,10 @@ static void test_every_opcode_on_every_host_isa(void) {
         if (!t || strcmp(t->arch, qg_llvm_host_arch()) != 0 || !qg_cpu_has(isa) || qg_target_of(isa)->lanes == 0)
             continue;
         isas++;
+        const bool f16 = strcmp(qg_target_of(isa)->float16_convert, "instructions") == 0;
         for (qg_opcode op = 0; op < QG_OP_COUNT; op++) {
+            if ((op == QG_OP_CVT_H2F || op == QG_OP_CVT_F2H) && !f16)
+                continue; /* the plan converts with integers there */
             const float imm = op == QG_OP_SPLAT_F ? -0.0f : 0.0f;
             /* the fp8 plans' immediates: an exponent mask and shift counts */
             const int32_t imm_i = op == QG_OP_SPLAT_I ? 0x7F800000 : op == QG_OP_SHL_I ? 20 : 24;

@@ -3,6 +3,7 @@
  * operations (templates/scalar.def), and every element must equal the
  * runtime's reference. A failure here is the plan's, not a backend's. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../test_util.h"
@@ -57,6 +58,18 @@ static void run_plan(const qg_plan *p, val *v) {
         case QG_OP_SHR_I: r.i = (int32_t)((uint32_t)a.i >> s->imm_i); break;
         case QG_OP_BITS_F2I: r.i = qg_ks_bits_f2i(a.f); break;
         case QG_OP_BITS_I2F: r.f = qg_ks_bits_i2f(a.i); break;
+        case QG_OP_CVT_H2F: { /* the ISA's instruction: IEEE widening */
+            const uint16_t code = (uint16_t)a.i;
+            qg_float_type_widen(QG_FLOAT16, &code, &r.f, 1);
+            break;
+        }
+        case QG_OP_CVT_F2H: { /* ... and nearest-even narrowing of a quiet NaN or a number */
+            uint16_t code;
+            CU_ASSERT_TRUE(a.f == a.f || (qg_ks_bits_f2i(a.f) & 0x7FFFFFFF) == 0x7FC00000);
+            qg_float_type_narrow(QG_FLOAT16, &a.f, &code, 1);
+            r.i = code;
+            break;
+        }
         default: CU_FAIL("unknown opcode"); break;
         }
         v[s->dst] = r;
@@ -327,6 +340,144 @@ static void test_loops(void) {
     CU_ASSERT_TRUE(lp.params == QG_PARAMS_FIXED && lp.fixed_scale == 0.0078125f && lp.fixed_zero_point == 128);
     lp = loops(act, QG_ISA_AVX2, QG_K_REQUANTIZE);
     CU_ASSERT_TRUE(lp.walk == QG_WALK_REQUANT_RUNS && lp.params == QG_PARAMS_REQUANT);
+    /* 16-bit float tensors convert inside the kernels, but for observe and
+     * the per-group and 4-bit drivers, which take float32 */
+    const char *bf = "{\"name\": \"h\", \"float_type\": \"bfloat16\"}";
+    lp = loops(bf, QG_ISA_NEON, QG_K_FAKE_QUANT);
+    CU_ASSERT_TRUE(lp.float_io == QG_BFLOAT16 && !lp.ftype);
+    lp = loops(bf, QG_ISA_NEON, QG_K_OBSERVE);
+    CU_ASSERT_TRUE(lp.float_io == QG_FLOAT32 && lp.ftype);
+    lp = loops("{\"name\": \"h\", \"float_type\": \"float16\", \"dtype\": \"qint4\"}", QG_ISA_AVX2, QG_K_QUANTIZE);
+    CU_ASSERT_TRUE(lp.float_io == QG_FLOAT32 && lp.ftype && lp.pack4);
+    lp = loops("{\"name\": \"h\", \"float_type\": \"float16\", \"dtype\": \"qint4\"}", QG_ISA_AVX2, QG_K_FAKE_QUANT);
+    CU_ASSERT_TRUE(lp.float_io == QG_FLOAT16 && !lp.ftype);
+    CU_ASSERT_TRUE(loops(act, QG_ISA_AVX2, QG_K_FAKE_QUANT).float_io == QG_FLOAT32);
+}
+
+/* The plans' 16-bit float conversions (bfloat16; float16 by integers and
+ * by the instructions) against the runtime's: every code widened, and
+ * narrowed back; fp32 values at each pair of neighbouring codes' midpoint
+ * (a tie), one fp32 ulp either side, a stride over all fp32 bit patterns. */
+static bool narrows_wrong(const qg_plan *narrow, qg_float_type type, float f) {
+    uint16_t want;
+    qg_float_type_narrow(type, &f, &want, 1);
+    val v[QG_PLAN_MAX_VALUES] = {{0}};
+    v[QG_IN_X].f = f;
+    run_plan(narrow, v);
+    return v[narrow->out_q].i != (int32_t)want;
+}
+
+static size_t check_conversions(const qg_plan_io *io) {
+    qg_plan widen, narrow;
+    qg_plan_build_conversion(io, false, &widen);
+    qg_plan_build_conversion(io, true, &narrow);
+    CU_ASSERT_TRUE(widen.kind[QG_IN_X] == QG_VI && narrow.kind[QG_IN_X] == QG_VF);
+    CU_ASSERT_TRUE(widen.out_y >= 0 && narrow.out_q >= 0);
+    size_t bad = 0;
+    val v[QG_PLAN_MAX_VALUES];
+    for (uint32_t code = 0; code <= 0xFFFF; code++) {
+        const uint16_t c16 = (uint16_t)code, next = (uint16_t)(code + 1);
+        float want, up;
+        qg_float_type_widen(io->float_type, &c16, &want, 1);
+        qg_float_type_widen(io->float_type, &next, &up, 1);
+        v[QG_IN_X].i = (int32_t)code;
+        run_plan(&widen, v);
+        /* a signalling NaN code may come out quiet (the instructions); any NaN narrows to torch's */
+        bad += want == want ? qg_ks_bits_f2i(v[widen.out_y].f) != qg_ks_bits_f2i(want)
+                            : v[widen.out_y].f == v[widen.out_y].f;
+        bad += narrows_wrong(&narrow, io->float_type, want);
+        if (want == want && up == up && (code & 0x7FFF) < 0x7F00 && code != 0x7FFF) {
+            const float mid = want + (up - want) / 2; /* exact: two codes' midpoint needs one more bit */
+            bad += narrows_wrong(&narrow, io->float_type, mid);
+            bad += narrows_wrong(&narrow, io->float_type, nextafterf(mid, INFINITY));
+            bad += narrows_wrong(&narrow, io->float_type, nextafterf(mid, -INFINITY));
+        }
+    }
+    for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 4099)
+        bad += narrows_wrong(&narrow, io->float_type, qg_ks_bits_i2f((int32_t)(uint32_t)bits));
+    bad += narrows_wrong(&narrow, io->float_type, 65520.0f);
+    bad += narrows_wrong(&narrow, io->float_type, nextafterf(65520.0f, 0.0f));
+    bad += narrows_wrong(&narrow, io->float_type, 0x1p-25f);
+    bad += narrows_wrong(&narrow, io->float_type, nextafterf(0x1p-25f, 1.0f));
+    bad += narrows_wrong(&narrow, io->float_type, -0.0f);
+    bad +=
+        narrows_wrong(&narrow, io->float_type, qg_ks_bits_i2f((int32_t)0xFFFFFFFFu)); /* a NaN with every payload bit */
+    return bad;
+}
+
+static void test_float_conversions(void) {
+    const qg_plan_io ios[] = {{QG_BFLOAT16, false}, {QG_FLOAT16, false}, {QG_FLOAT16, true}};
+    for (size_t k = 0; k < sizeof ios / sizeof ios[0]; k++) {
+        const size_t bad = check_conversions(&ios[k]);
+        if (bad)
+            fprintf(stderr, "\n  %s (%s): %zu values differ", qg_float_type_name(ios[k].float_type),
+                    ios[k].float16_instructions ? "instructions" : "integers", bad);
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+    /* the instructions' plan uses them, the integers' plan does not */
+    qg_plan p;
+    qg_plan_build_conversion(&ios[1], true, &p);
+    for (int k = 0; k < p.nsteps; k++)
+        CU_ASSERT_TRUE(p.steps[k].op != QG_OP_CVT_F2H && p.steps[k].op != QG_OP_CVT_H2F);
+    qg_plan_build_conversion(&ios[2], true, &p);
+    CU_ASSERT_EQUAL(p.steps[p.nsteps - 1].op, QG_OP_CVT_F2H);
+}
+
+/* Plans of a 16-bit spec: x, dy and y are codes, and every op equals the
+ * reference on the widened input with its float output narrowed. */
+static void test_sixteen_bit_plans(void) {
+    static const char *const specs[] = {
+        "{\"name\": \"h\", \"float_type\": \"bfloat16\"}",
+        "{\"name\": \"h\", \"float_type\": \"float16\", \"dtype\": \"qint8\", \"qscheme\": "
+        "\"per_tensor_symmetric\", \"nan\": \"propagate\"}",
+        "{\"name\": \"h\", \"float_type\": \"float16\", \"dtype\": \"fp8_e4m3fn\", \"qscheme\": "
+        "\"per_tensor_symmetric\"}",
+    };
+    size_t bad = 0, checked = 0;
+    for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
+        qg_spec sp;
+        qg_error err;
+        CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(specs[k], "h", NULL, 0, &sp, &err), QG_OK);
+        for (int hw = 0; hw < 2; hw++) {
+            const qg_plan_io io = {sp.float_type, hw == 1};
+            qg_plan fq, bw, dq;
+            CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_FAKE_QUANT, &io, &fq, &err), QG_OK);
+            CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_FAKE_QUANT_BACKWARD, &io, &bw, &err), QG_OK);
+            CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_DEQUANTIZE, &io, &dq, &err), QG_OK);
+            CU_ASSERT_TRUE(fq.kind[QG_IN_X] == QG_VI && fq.kind[fq.out_y] == QG_VI && dq.kind[dq.out_y] == QG_VI);
+            const float s = 0.37f;
+            const int32_t z = 0;
+            const qg_qparams qp = {&s, &z, NULL, 1, 1};
+            for (uint32_t code = 0; code <= 0xFFFF; code += 7) {
+                const uint16_t c16 = (uint16_t)code;
+                uint16_t want_y, want_dx;
+                uint8_t m = 0;
+                qg_spec bytes = sp;
+                bytes.compat_mask = false;
+                val v[QG_PLAN_MAX_VALUES] = {{0}};
+                v[QG_IN_X].i = v[QG_IN_DY].i = (int32_t)code;
+                v[QG_IN_S].f = s;
+                v[QG_IN_INV].f = 1.0f / s;
+                v[QG_IN_LO].f = (float)(sp.quant_min - z);
+                v[QG_IN_HI].f = (float)(sp.quant_max - z);
+                v[QG_IN_Z].i = z;
+                float x, y, dx;
+                qg_float_type_widen(sp.float_type, &c16, &x, 1);
+                qg_ref_fake_quant(&bytes, &x, &y, &m, 1, &qp);
+                qg_float_type_narrow(sp.float_type, &y, &want_y, 1);
+                run_plan(&fq, v);
+                bad += v[fq.out_y].i != want_y || v[fq.out_mask].m != (m != 0);
+                v[QG_IN_MASK].m = m != 0;
+                qg_ref_fake_quant_backward(&bytes, &x, &m, &dx, 1);
+                qg_float_type_narrow(sp.float_type, &dx, &want_dx, 1);
+                run_plan(&bw, v);
+                bad += v[bw.out_y].i != want_dx;
+                checked += 2;
+            }
+        }
+    }
+    CU_ASSERT_TRUE(checked > 50000);
+    CU_ASSERT_EQUAL(bad, 0);
 }
 
 int main(void) {
@@ -335,6 +486,8 @@ int main(void) {
         {"fp8 plans equal the reference on every code, tie and overflow", test_fp8_plans_match_reference},
         {"no dead steps; operands as each operation takes", test_no_dead_steps},
         {"the loops around the plans", test_loops},
+        {"16-bit float conversions equal the runtime's on every code and tie", test_float_conversions},
+        {"plans of 16-bit specs convert x, dy and y inside", test_sixteen_bit_plans},
     };
     return QG_RUN("plan", tests);
 }
