@@ -416,7 +416,8 @@ static int bf16_widen(qg_plan *p, int code) {
 
 static int bf16_narrow(qg_plan *p, int y) {
     const int quiet =
-        named(p, emit(p, QG_OP_SELECT_F, named(p, E1(ORDERED, y), "not_nan"), y, K(NAN), 0.0f), "nan_made_quiet");
+        named(p, emit(p, QG_OP_SELECT_F, named(p, E1(ORDERED, y), "not_nan"), y, named(p, K(NAN), "nan"), 0.0f),
+              "nan_made_quiet");
     const int bits = named(p, E1(BITS_F2I, quiet), "y_bits");
     const int odd = named(p, E2(AND_I, emit_imm(p, QG_OP_SHR_I, bits, 16), KI(1)), "kept_lsb");
     const int biased = named(p, E2(ADD_I, E2(ADD_I, bits, KI(0x7FFF)), odd), "rounded_bits");
@@ -459,7 +460,7 @@ static int f16_narrow(qg_plan *p, int y) {
 
 /* float16 by the ISA's instructions, a NaN made the quiet one first. */
 static int f16_narrow_instructions(qg_plan *p, int y) {
-    const int nan = named(p, E2(COPYSIGN, K(NAN), y), "quiet_nan");
+    const int nan = named(p, E2(COPYSIGN, named(p, K(NAN), "nan"), y), "quiet_nan");
     const int quiet =
         named(p, emit(p, QG_OP_SELECT_F, named(p, E1(ORDERED, y), "not_nan"), y, nan, 0.0f), "nan_made_quiet");
     return named(p, E1(CVT_F2H, quiet), "y_code");
