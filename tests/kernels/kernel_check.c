@@ -203,8 +203,25 @@ static bool per_group(void) { return qg_qscheme_is_per_group(SP->qscheme); }
 typedef struct params {
     float scale[BUF], zf[BUF];
     int32_t zp[BUF];
-    size_t channels; /* per-group: the grouped axis' length */
+    size_t channels;   /* per-group: the grouped axis' length */
+    float first_scale; /* scale[0] as made: a power of two */
 } params;
+
+/* 16-bit outputs: a scale one and a half units of the type's last place
+ * above a power of two, so that y = n * s for n a power of two is a tie
+ * whose lower neighbour is odd. */
+static float tie_scale_of(float power_of_two) {
+    const int m = SP->float_type == QG_BFLOAT16 ? 7 : 10;
+    return power_of_two * (1.0f + ldexpf(3.0f, -m - 1));
+}
+
+/* 16-bit float types, one parameter set (per tensor): every other length
+ * case runs on the tie scale instead of the power of two, so that both
+ * input ties (x / s) and output ties (narrowing y) are met. */
+static void alternate_scale(params *p, size_t len) {
+    if (KC_FBITS == 16 && p->channels == 1 && !per_group() && SP->observer.type != QG_OBS_FIXED_QPARAMS)
+        p->scale[0] = len % 2 ? tie_scale_of(p->first_scale) : p->first_scale;
+}
 
 static void make_params(params *p) {
     p->channels = qg_qscheme_is_per_channel(SP->qscheme) || per_group() ? SP->channel_len : 1;
@@ -213,17 +230,14 @@ static void make_params(params *p) {
         /* some powers of two (exact ties), the rest arbitrary */
         p->scale[c] = c % 3 == 0 ? ldexpf(1.0f, -(int)(2 + next() % 8)) : (float)(0.001 + 0.05 * uniform());
 #if KC_FBITS == 16
-        /* 16-bit outputs: a scale one and a half units of the type's last
-         * place above a power of two, so that y = n * s for n a power of
-         * two is a tie whose lower neighbour is odd */
-        const int m = SP->float_type == QG_BFLOAT16 ? 7 : 10;
-        if (c % 3 == 0)
-            p->scale[c] = ldexpf(1.0f + ldexpf(3.0f, -m - 1), -(int)(2 + next() % 8));
+        if (c % 3 == 1) /* per channel: some tie scales among the others */
+            p->scale[c] = tie_scale_of(ldexpf(1.0f, -(int)(2 + next() % 8)));
 #endif
         int64_t span = SP->quant_max - SP->quant_min + 1;
         p->zp[c] = qg_dtype_is_float8(SP->dtype) ? 0 : (int32_t)(SP->quant_min + (int64_t)(next() % (uint64_t)span));
         p->zf[c] = (float)(uniform() * 200.0);
     }
+    p->first_scale = p->scale[0];
     if (SP->observer.type == QG_OBS_FIXED_QPARAMS) {
         p->scale[0] = SP->observer.fixed_scale;
         p->zp[0] = SP->observer.fixed_zero_point;
@@ -338,6 +352,7 @@ static void test_fake_quant(void) {
     static params p;
     make_params(&p);
     FOR_CASES(len, inner) {
+        alternate_scale(&p, len);
         const size_t off = len % 2; /* every other length on an unaligned pointer */
         float *x = xbuf + off;
         fill(x, len, &p, inner);
@@ -364,6 +379,7 @@ static void test_quantize_dequantize(void) {
     static params p;
     make_params(&p);
     FOR_CASES(len, inner) {
+        alternate_scale(&p, len);
         const size_t off = len % 2;
         float *x = xbuf + off;
         fill(x, len, &p, inner);
