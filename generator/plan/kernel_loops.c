@@ -56,7 +56,9 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
 qg_status qg_plan_build_for(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_plan *p, qg_error *err) {
     qg_kernel_loops lp;
     qg_kernel_loops_of(sp, isa, op, &lp);
-    const qg_plan_io io = {lp.float_io, strcmp(qg_target_of(isa)->float16_convert, "instructions") == 0};
+    const qg_target *t = qg_target_of(isa);
+    const qg_plan_io io = {lp.float_io, strcmp(t->float16_convert, "instructions") == 0,
+                           strcmp(t->round_cvt, "saturating") == 0};
     return qg_plan_build_io(sp, op, &io, p, err);
 }
 

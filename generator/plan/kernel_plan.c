@@ -118,16 +118,17 @@ static int clamp_to_range(qg_plan *p, int v) {
 }
 
 /* The masks of r clamped to c: r is in range exactly when clamping left it
- * unchanged (a NaN compares unequal whatever min/max made of it). */
-static void range_masks(qg_plan *p, int c, int r, int *in_range, int *ordered) {
+ * unchanged (a NaN compares unequal whatever min/max made of it); `t` is
+ * the value whose NaN-ness counts. */
+static void range_masks(qg_plan *p, int c, int r, int t, int *in_range, int *ordered) {
     *in_range = named(p, E2(CMP_EQ, c, r), "in_range");
-    *ordered = named(p, E1(ORDERED, r), "not_nan");
+    *ordered = named(p, E1(ORDERED, t), "not_nan");
 }
 
 /* c = clamp(r, lo, hi), and 0 (q = z) for NaN, with r's masks. */
 static int clamped(qg_plan *p, int r, int *in_range, int *ordered) {
     int c = clamp_to_range(p, r);
-    range_masks(p, c, r, in_range, ordered);
+    range_masks(p, c, r, r, in_range, ordered);
     return named(p, emit(p, QG_OP_SELECT_F, *ordered, c, named(p, K(0.0f), "zero"), 0.0f), "clamped_or_zero");
 }
 
@@ -343,15 +344,30 @@ static void describe(const qg_spec *sp, qg_plan *p) {
     }
 }
 
+/* fake_quant's r where the ISA's rounding conversion saturates and sends
+ * NaN to INT32_MAX (qg_plan_io.round_cvt_saturates): float(rne_sat(t))
+ * equals rne(t) + 0.0 wherever |t| < 2^31, and past that (NaN included) it
+ * is +-2^31, which clamps to the same bound and is out of range as t is;
+ * NaN-ness is then t's. Two conversions replace an emulated
+ * round-to-integral (docs/semantics.md, "Element arithmetic"). */
+static int rounded_by_conversion(const qg_spec *sp, qg_plan *p, int *t) {
+    *t = scaled(sp, p);
+    return named(p, E1(CVT_I2F, named(p, E1(ROUND_CVT, *t), "rounded_int")), "rounded");
+}
+
 /* The plans of the integer dtypes. */
-static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error *err) {
+static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_io *io, qg_plan *p, qg_error *err) {
     int in_range, ordered;
     switch (op) {
     case QG_K_FAKE_QUANT: {
         /* y = (ordered ? c : 0) * s, as one masked multiply */
-        int r = rounded(sp, p);
+        int t = -1, r;
+        if (io->round_cvt_saturates && sp->rounding == QG_ROUND_HALF_EVEN)
+            r = rounded_by_conversion(sp, p, &t);
+        else
+            t = r = rounded(sp, p);
         int c = clamp_to_range(p, r);
-        range_masks(p, c, r, &in_range, &ordered);
+        range_masks(p, c, r, t, &in_range, &ordered);
         int y = named(p, emit(p, QG_OP_MASKZ_MUL_F, ordered, c, QG_IN_S, 0.0f), "y");
         if (sp->nan_policy == QG_NAN_PROPAGATE)
             y = named(p, emit(p, QG_OP_SELECT_F, ordered, y, p->x, 0.0f), "y_or_nan");
@@ -511,17 +527,17 @@ qg_status qg_plan_build_io(const qg_spec *sp, qg_kernel_op op, const qg_plan_io 
     plan_open(p, op, io);
     qg_status st = QG_OK;
     if (!(qg_dtype_is_float8(sp->dtype) && fp8_plan(sp, op, p)))
-        st = integer_plan(sp, op, p, err);
+        st = integer_plan(sp, op, io, p, err);
     return st ? st : plan_close(sp, io, p, err);
 }
 
 qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error *err) {
-    const qg_plan_io io = {QG_FLOAT32, false};
+    const qg_plan_io io = {QG_FLOAT32, false, false};
     return qg_plan_build_io(sp, op, &io, p, err);
 }
 
 void qg_plan_build_conversion(const qg_plan_io *io, bool narrow_it, qg_plan *p) {
-    const qg_plan_io f32 = {QG_FLOAT32, false};
+    const qg_plan_io f32 = {QG_FLOAT32, false, false};
     plan_open(p, QG_K_DEQUANTIZE, narrow_it ? &f32 : io);
     if (narrow_it)
         p->out_q = narrow(io, p, QG_IN_X);

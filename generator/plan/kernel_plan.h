@@ -147,6 +147,10 @@ qg_status qg_plan_build(const qg_spec *spec, qg_kernel_op op, qg_plan *plan, qg_
 typedef struct qg_plan_io {
     qg_float_type float_type;
     bool float16_instructions; /* float16 by CVT_H2F/CVT_F2H, else by exact integer sequences */
+    /* ROUND_CVT saturates to the int32 range and sends NaN to INT32_MAX
+     * (targets/<isa>.json's round_cvt "saturating"): fake_quant then rounds
+     * by converting to int32 and back. */
+    bool round_cvt_saturates;
 } qg_plan_io;
 
 qg_status qg_plan_build_io(const qg_spec *spec, qg_kernel_op op, const qg_plan_io *io, qg_plan *plan, qg_error *err);

@@ -37,6 +37,9 @@ typedef struct qg_target {
                                     riscv_vsm (vsm.v/vlm.v on whole bytes), "" = a byte-vector window */
     const char *float16_convert; /* float16 <-> fp32 of 16-bit tensors: "instructions" (the ISA's
                                     conversions: F16C, fcvt), "integers" (the plan's exact sequences) */
+    const char *round_cvt;       /* what ROUND_CVT gives past the int32 range and for NaN, as both backends
+                                    spell it: "saturating" (NaN -> INT32_MAX), "saturating_nan_zero",
+                                    "indefinite" (INT32_MIN), "in_range" (nothing promised) */
     const char *mca_cpus;        /* llvm-mca models, comma-separated */
     const char *qemu_cpu;        /* qemu -cpu value, BITS/BYTES standing for the vector width; "" = default */
     const char *test_widths;     /* vector widths in bits the tests run a scalable ISA at, comma-separated */
