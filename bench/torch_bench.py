@@ -36,9 +36,9 @@ def median_seconds(fn):
     return timing.median_seconds(fn, RUNS, 0.05, max_reps=1 << 14)
 
 
-def fwd_bwd(module, shape):
-    x = torch.randn(shape, requires_grad=True)
-    dy = torch.randn(shape)
+def fwd_bwd(module, shape, dtype=torch.float32):
+    x = torch.randn(shape).to(dtype).requires_grad_(True)
+    dy = torch.randn(shape).to(dtype)
 
     def step():
         module(x).backward(dy)
@@ -82,8 +82,11 @@ def module_rows():
          lambda: qt.LearnableFakeQuantize(observer=tq.MovingAverageMinMaxObserver, quant_min=0, quant_max=255)),
         ("horizon FakeQuantize qint8, activation (torch: its formula in torch ops)", act,
          HorizonFormulaInTorch, horizon.FakeQuantize),
+        ("FakeQuantize, float16 activation (version 0)", act,
+         tq.get_default_qat_qconfig("fbgemm", 0).activation, qt.get_default_qat_qconfig("fbgemm", 0).activation,
+         torch.float16),
     ]
-    steps = [(name, fwd_bwd(ref_f(), shape), fwd_bwd(our_f(), shape)) for name, shape, ref_f, our_f in cases]
+    steps = [(c[0], fwd_bwd(c[2](), c[1], *c[4:]), fwd_bwd(c[3](), c[1], *c[4:])) for c in cases]
     for _ in range(2):  # warm up: JIT kernels, the heap at its working size
         for _, (ref_step, _), (our_step, _) in steps:
             for _ in range(5):

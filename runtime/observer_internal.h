@@ -46,13 +46,13 @@ qg_status qg_observer_rule_qparams(const qg_observer *o, float *scale, int32_t *
  * (train_step.c): the one driver of qg_fused_train_step_with and
  * qg_parallel_fused_train_step. A NULL call is the reference's. */
 typedef struct qg_step_calls {
-    qg_status (*observe)(void *ctx, qg_observer *obs, const float *x, size_t n, size_t inner, qg_error *err);
-    void (*fake_quant)(void *ctx, const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp);
+    qg_status (*observe)(void *ctx, qg_observer *obs, const void *x, size_t n, size_t inner, qg_error *err);
+    void (*fake_quant)(void *ctx, const void *x, void *y, uint8_t *mask, size_t n, const qg_qparams *qp);
     void *ctx;
 } qg_step_calls;
-qg_status qg_fused_train_step_calls(qg_observer *obs, const qg_step_calls *calls, const float *x, float *y,
-                                    uint8_t *mask, size_t n, size_t inner, float *scale, int32_t *zero_point,
-                                    qg_error *err);
+/* x and y hold the spec's float_type. */
+qg_status qg_fused_train_step_calls(qg_observer *obs, const qg_step_calls *calls, const void *x, void *y, uint8_t *mask,
+                                    size_t n, size_t inner, float *scale, int32_t *zero_point, qg_error *err);
 
 /* The pointer checks of the public training-step functions (arg_check.h). */
 #define QG_NEED_TRAIN_STEP_ARGS(o, x, y, n, scale, zero_point, err)                                                    \

@@ -117,12 +117,12 @@ typedef struct parallel_kernels {
     const qg_spec *spec;
 } parallel_kernels;
 
-static qg_status observe_call(void *ctx, qg_observer *o, const float *x, size_t n, size_t inner, qg_error *err) {
+static qg_status observe_call(void *ctx, qg_observer *o, const void *x, size_t n, size_t inner, qg_error *err) {
     const parallel_kernels *k = ctx;
     return qg_parallel_observe(k->par, k->observe, o, x, n, inner, err);
 }
 
-static void fake_quant_call(void *ctx, const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
+static void fake_quant_call(void *ctx, const void *x, void *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
     const parallel_kernels *k = ctx;
     qg_parallel_fake_quant(k->par, k->spec, k->fake_quant, x, y, mask, n, qp);
 }
@@ -131,6 +131,11 @@ qg_status qg_parallel_fused_train_step(const qg_parallel *par, qg_observe_fn obs
                                        qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,
                                        size_t inner, float *scale, int32_t *zero_point, qg_error *err) {
     QG_NEED_TRAIN_STEP_ARGS(obs, x, y, n, scale, zero_point, err);
+    if (obs->spec.float_type != QG_FLOAT32) /* the cuts count float32 elements */
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "float_type: %s; expected float32 (the threaded step cuts float32 tensors; use "
+                            "qg_fused_train_step16_with)",
+                            qg_float_type_name(obs->spec.float_type));
     parallel_kernels k = {par, observe, fake_quant, &obs->spec};
     const qg_step_calls calls = {observe_call, fake_quant_call, &k};
     return qg_fused_train_step_calls(obs, &calls, x, y, mask, n, inner, scale, zero_point, err);

@@ -98,9 +98,9 @@ static qg_status update_train_qparams(qg_observer *o, qg_error *err) {
     return st;
 }
 
-static void fake_quant_off(const qg_spec *sp, const float *x, float *y, uint8_t *mask, size_t n) {
+static void fake_quant_off(const qg_spec *sp, const void *x, void *y, uint8_t *mask, size_t n) {
     if (y != x)
-        memmove(y, x, n * sizeof(float));
+        memmove(y, x, n * qg_float_type_size(sp->float_type));
     if (!mask)
         return;
     if (!sp->compat_mask) {
@@ -112,7 +112,38 @@ static void fake_quant_off(const qg_spec *sp, const float *x, float *y, uint8_t 
         mask[n / 8] = (uint8_t)((1u << (n % 8)) - 1u);
 }
 
-qg_status qg_fused_train_step_calls(qg_observer *o, const qg_step_calls *calls, const float *x, float *y, uint8_t *mask,
+/* The reference's calls on 16-bit tensors: the float32 reference on the
+ * widened values, the fake-quant result narrowed (docs/semantics.md,
+ * "Float types"). */
+static qg_status ref_observe(const qg_spec *sp, qg_observer *o, const void *x, size_t n, size_t inner, qg_error *err) {
+    if (sp->float_type == QG_FLOAT32)
+        return qg_observer_update(o, x, n, inner, err);
+    float *w = malloc((n ? n : 1) * sizeof(float));
+    if (!w)
+        return qg_error_set(err, QG_ERR_NOMEM, "fused step: out of memory widening %zu values", n);
+    qg_float_type_widen(sp->float_type, x, w, n);
+    const qg_status st = qg_observer_update(o, w, n, inner, err);
+    free(w);
+    return st;
+}
+
+static qg_status ref_fake_quant(const qg_spec *sp, const void *x, void *y, uint8_t *mask, size_t n,
+                                const qg_qparams *qp, qg_error *err) {
+    if (sp->float_type == QG_FLOAT32) {
+        qg_ref_fake_quant(sp, x, y, mask, n, qp);
+        return QG_OK;
+    }
+    float *w = malloc((n ? n : 1) * sizeof(float));
+    if (!w)
+        return qg_error_set(err, QG_ERR_NOMEM, "fused step: out of memory widening %zu values", n);
+    qg_float_type_widen(sp->float_type, x, w, n);
+    qg_ref_fake_quant(sp, w, w, mask, n, qp);
+    qg_float_type_narrow(sp->float_type, w, y, n);
+    free(w);
+    return QG_OK;
+}
+
+qg_status qg_fused_train_step_calls(qg_observer *o, const qg_step_calls *calls, const void *x, void *y, uint8_t *mask,
                                     size_t n, size_t inner, float *scale, int32_t *zero_point, qg_error *err) {
     QG_NEED_TRAIN_STEP_ARGS(o, x, y, n, scale, zero_point, err);
     const qg_spec *sp = &o->spec;
@@ -120,11 +151,6 @@ qg_status qg_fused_train_step_calls(qg_observer *o, const qg_step_calls *calls, 
         return qg_error_set(err, QG_ERR_STATE,
                             "observer.type: \"placeholder\" has no qparams to train; expected an observer that "
                             "records data");
-    if (sp->float_type != QG_FLOAT32)
-        return qg_error_set(err, QG_ERR_INVALID,
-                            "float_type: got %s; expected float32 (the fused training step takes float32 tensors; "
-                            "run observe and fake_quant of the %s kernels instead)",
-                            qg_float_type_name(sp->float_type), qg_float_type_name(sp->float_type));
     /* Both rules change nothing before every check has passed: the data
      * is observed first (NaN is refused there with the state kept), and
      * a qparams failure leaves the buffers as they were. */
@@ -137,7 +163,7 @@ qg_status qg_fused_train_step_calls(qg_observer *o, const qg_step_calls *calls, 
         memcpy(keep_min, o->min, o->channels * sizeof(float));
         memcpy(keep_min + o->channels, o->max, o->channels * sizeof(float));
         const uint64_t batches = o->batches;
-        st = calls->observe ? calls->observe(calls->ctx, o, x, n, inner, err) : qg_observer_update(o, x, n, inner, err);
+        st = calls->observe ? calls->observe(calls->ctx, o, x, n, inner, err) : ref_observe(sp, o, x, n, inner, err);
         if (!st && (st = update_train_qparams(o, err)) != QG_OK) {
             memcpy(o->min, keep_min, o->channels * sizeof(float));
             memcpy(o->max, keep_min + o->channels, o->channels * sizeof(float));
@@ -155,8 +181,8 @@ qg_status qg_fused_train_step_calls(qg_observer *o, const qg_step_calls *calls, 
                                inner ? inner : 1};
         if (calls->fake_quant)
             calls->fake_quant(calls->ctx, x, y, mask, n, &qp);
-        else
-            qg_ref_fake_quant(sp, x, y, mask, n, &qp);
+        else if ((st = ref_fake_quant(sp, x, y, mask, n, &qp, err)) != QG_OK)
+            return st;
     } else {
         fake_quant_off(sp, x, y, mask, n);
     }
@@ -164,27 +190,62 @@ qg_status qg_fused_train_step_calls(qg_observer *o, const qg_step_calls *calls, 
     return QG_OK;
 }
 
-/* The step's kernels as plain function pointers (qg_fused_train_step_with). */
+/* The step's kernels as plain function pointers (qg_fused_train_step_with,
+ * qg_fused_train_step16_with). */
 typedef struct plain_kernels {
     qg_observe_fn observe;
     qg_fake_quant_fn fake_quant;
+    qg_observe16_fn observe16;
+    qg_fake_quant16_fn fake_quant16;
 } plain_kernels;
 
-static qg_status plain_observe(void *ctx, qg_observer *o, const float *x, size_t n, size_t inner, qg_error *err) {
-    return ((const plain_kernels *)ctx)->observe(x, n, inner, o, err);
+static qg_status plain_observe(void *ctx, qg_observer *o, const void *x, size_t n, size_t inner, qg_error *err) {
+    const plain_kernels *k = ctx;
+    return k->observe ? k->observe(x, n, inner, o, err) : k->observe16(x, n, inner, o, err);
 }
 
-static void plain_fake_quant(void *ctx, const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
-    ((const plain_kernels *)ctx)->fake_quant(x, y, mask, n, qp);
+static void plain_fake_quant(void *ctx, const void *x, void *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
+    const plain_kernels *k = ctx;
+    if (k->fake_quant)
+        k->fake_quant(x, y, mask, n, qp);
+    else
+        k->fake_quant16(x, y, mask, n, qp);
+}
+
+static qg_status plain_step(qg_observer *o, const plain_kernels *k, const void *x, void *y, uint8_t *mask, size_t n,
+                            size_t inner, float *scale, int32_t *zero_point, qg_error *err) {
+    const qg_step_calls calls = {k->observe || k->observe16 ? plain_observe : NULL,
+                                 k->fake_quant || k->fake_quant16 ? plain_fake_quant : NULL, (void *)k};
+    return qg_fused_train_step_calls(o, &calls, x, y, mask, n, inner, scale, zero_point, err);
+}
+
+/* The tensors' element type must be the spec's. */
+static qg_status need_float_type(const qg_observer *o, qg_float_type want, qg_error *err) {
+    const qg_float_type have = o->spec.float_type;
+    if ((have == QG_FLOAT32) == (want == QG_FLOAT32))
+        return QG_OK;
+    return qg_error_set(err, QG_ERR_INVALID, "float_type: the spec's is %s; expected %s for %s",
+                        qg_float_type_name(have), want == QG_FLOAT32 ? "float32" : "bfloat16 or float16",
+                        want == QG_FLOAT32 ? "qg_fused_train_step_with (use qg_fused_train_step16_with)"
+                                           : "qg_fused_train_step16_with (use qg_fused_train_step_with)");
 }
 
 qg_status qg_fused_train_step_with(qg_observer *o, qg_observe_fn observe, qg_fake_quant_fn fake_quant, const float *x,
                                    float *y, uint8_t *mask, size_t n, size_t inner, float *scale, int32_t *zero_point,
                                    qg_error *err) {
     QG_NEED_TRAIN_STEP_ARGS(o, x, y, n, scale, zero_point, err);
-    plain_kernels k = {observe, fake_quant};
-    const qg_step_calls calls = {observe ? plain_observe : NULL, fake_quant ? plain_fake_quant : NULL, &k};
-    return qg_fused_train_step_calls(o, &calls, x, y, mask, n, inner, scale, zero_point, err);
+    const qg_status st = need_float_type(o, QG_FLOAT32, err);
+    const plain_kernels k = {observe, fake_quant, NULL, NULL};
+    return st ? st : plain_step(o, &k, x, y, mask, n, inner, scale, zero_point, err);
+}
+
+qg_status qg_fused_train_step16_with(qg_observer *o, qg_observe16_fn observe, qg_fake_quant16_fn fake_quant,
+                                     const uint16_t *x, uint16_t *y, uint8_t *mask, size_t n, size_t inner,
+                                     float *scale, int32_t *zero_point, qg_error *err) {
+    QG_NEED_TRAIN_STEP_ARGS(o, x, y, n, scale, zero_point, err);
+    const qg_status st = need_float_type(o, QG_BFLOAT16, err);
+    const plain_kernels k = {NULL, NULL, observe, fake_quant};
+    return st ? st : plain_step(o, &k, x, y, mask, n, inner, scale, zero_point, err);
 }
 
 qg_status qg_ref_fused_train_step(qg_observer *o, const float *x, float *y, uint8_t *mask, size_t n, size_t inner,

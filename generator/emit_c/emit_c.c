@@ -77,14 +77,14 @@ qg_status qg_emit_header(const qg_spec *sp, const char *banner, qg_text *t, qg_e
           " * \"Float types\"). */\n",
           qg_float_type_name(sp->float_type));
     declare_ops(t, sp, "");
-    if (sp->float_type == QG_FLOAT32)
-        P("/* observe, new qparams and fake_quant in one call, with the module state\n"
-          " * (qparams, switches) the observer holds; scale and zero_point receive\n"
-          " * the qparams after the step (%s_CHANNELS values). See\n"
-          " * qg_ref_fused_train_step in qgen/runtime.h. */\n"
-          "qg_status %s_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,\n"
-          "    size_t inner, float *scale, int32_t *zero_point, qg_error *err);\n",
-          n, n);
+    const char *ft = qg_c_float_t(sp);
+    P("/* observe, new qparams and fake_quant in one call, with the module state\n"
+      " * (qparams, switches) the observer holds; scale and zero_point receive\n"
+      " * the qparams after the step (%s_CHANNELS values). See\n"
+      " * qg_ref_fused_train_step in qgen/runtime.h. */\n"
+      "qg_status %s_fused_train_step(qg_observer *obs, const %s *x, %s *y, uint8_t *mask, size_t n,\n"
+      "    size_t inner, float *scale, int32_t *zero_point, qg_error *err);\n",
+      n, n, ft, ft);
     if (has_dynamic(sp))
         P("#define %s_HAS_QUANTIZE_DYNAMIC 1\n"
           "/* x quantized per row of row_len elements with the qparams of the row's\n"
@@ -182,13 +182,12 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
         qg_c_arg_names(t, o);
         S(");\n}\n");
     }
-    if (sp->float_type == QG_FLOAT32) /* the fused step takes float32 tensors */
-        P("qg_status %s_fused_train_step(qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,\n"
-          "    size_t inner, float *scale, int32_t *zero_point, qg_error *err) {\n"
-          "    return qg_fused_train_step_with(obs, %s_observe, %s_fake_quant, x, y, mask, n, inner, scale, "
-          "zero_point,\n"
-          "                                    err);\n}\n",
-          n, n, n);
+    const char *ft = qg_c_float_t(sp), *step = sp->float_type == QG_FLOAT32 ? "" : "16";
+    P("qg_status %s_fused_train_step(qg_observer *obs, const %s *x, %s *y, uint8_t *mask, size_t n,\n"
+      "    size_t inner, float *scale, int32_t *zero_point, qg_error *err) {\n"
+      "    return qg_fused_train_step%s_with(obs, %s_observe, %s_fake_quant, x, y, mask, n, inner, scale,\n"
+      "        zero_point, err);\n}\n",
+      n, ft, ft, step, n, n);
     if (has_dynamic(sp)) {
         /* an adapter, so that the kernel is called through its own type */
         P("static void %s_quantize_any(const float *x, void *q, size_t n, const qg_qparams *qp) {\n"

@@ -77,12 +77,18 @@ typedef struct qg_kernels {
 } qg_kernels;
 
 /* The fused training step on JIT kernels compiled with at least
- * QG_JIT_OBSERVE | QG_JIT_FAKE_QUANT (see qg_ref_fused_train_step);
- * float32 specs only. */
+ * QG_JIT_OBSERVE | QG_JIT_FAKE_QUANT (see qg_ref_fused_train_step):
+ * float32 specs, and bfloat16/float16 ones with the 16 form. */
 static inline qg_status qg_kernels_fused_train_step(const qg_kernels *k, qg_observer *obs, const float *x, float *y,
                                                     uint8_t *mask, size_t n, size_t inner, float *scale,
                                                     int32_t *zero_point, qg_error *err) {
     return qg_fused_train_step_with(obs, k->observe, k->fake_quant, x, y, mask, n, inner, scale, zero_point, err);
+}
+static inline qg_status qg_kernels_fused_train_step16(const qg_kernels *k, qg_observer *obs, const uint16_t *x,
+                                                      uint16_t *y, uint8_t *mask, size_t n, size_t inner, float *scale,
+                                                      int32_t *zero_point, qg_error *err) {
+    return qg_fused_train_step16_with(obs, k->u16.observe, k->u16.fake_quant, x, y, mask, n, inner, scale, zero_point,
+                                      err);
 }
 
 /* Dynamic quantization on JIT kernels compiled with at least

@@ -185,6 +185,16 @@ qg_status qg_fused_train_step_with(qg_observer *obs, qg_observe_fn observe, qg_f
                                    float *y, uint8_t *mask, size_t n, size_t inner, float *scale, int32_t *zero_point,
                                    qg_error *err);
 
+/* The step of a spec whose float_type is bfloat16 or float16: x and y hold
+ * its bit patterns, and the kernels are that spec's (NULL: the reference's,
+ * on the widened values with the result narrowed). Each of the two
+ * functions refuses an observer of the other's float types. */
+typedef qg_status (*qg_observe16_fn)(const uint16_t *x, size_t n, size_t inner, qg_observer *obs, qg_error *err);
+typedef void (*qg_fake_quant16_fn)(const uint16_t *x, uint16_t *y, uint8_t *mask, size_t n, const qg_qparams *qp);
+qg_status qg_fused_train_step16_with(qg_observer *obs, qg_observe16_fn observe, qg_fake_quant16_fn fake_quant,
+                                     const uint16_t *x, uint16_t *y, uint8_t *mask, size_t n, size_t inner,
+                                     float *scale, int32_t *zero_point, qg_error *err);
+
 /* ---- dynamic quantization (docs/semantics.md) -------------------------
  *
  * Each of `rows` rows of `row_len` consecutive elements is quantized with

@@ -94,6 +94,7 @@ def _declare(lib):
         "qg_observer_qparams": (c.c_int, [vp, vp, vp, vp, E]),
         "qg_observer_restore": (c.c_int, [vp, vp, vp, vp, vp, E]),
         "qg_fused_train_step_with": (c.c_int, [vp, vp, vp, vp, vp, vp, sz, sz, vp, vp, E]),
+        "qg_fused_train_step16_with": (c.c_int, [vp, vp, vp, vp, vp, vp, sz, sz, vp, vp, E]),
         "qg_qparams_validate": (c.c_int, [vp, c.POINTER(QParams), E]),
         "qg_qparams_validate_n": (c.c_int, [vp, c.POINTER(QParams), c.c_size_t, E]),
         "qg_qparams_count": (c.c_size_t, [vp, c.c_size_t, c.c_size_t]),

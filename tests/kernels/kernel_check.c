@@ -164,6 +164,16 @@ static void kc_backward(const float *dy, const uint8_t *mask, float *dx, size_t 
 static qg_status kc_observe(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {
     return K->observe(kc_in(x, n), n, inner, obs, err);
 }
+/* The fused step on this ISA's kernels, or with kernels false on the
+ * runtime's own 16-bit reference path. */
+static qg_status kc_fused_step(qg_observer *o, bool kernels, const float *x, float *y, uint8_t *mask, size_t n,
+                               size_t inner, float *s, int32_t *z, qg_error *err) {
+    uint16_t *h = kc_in(x, n), *out = kc_out(n);
+    const qg_status st = qg_fused_train_step16_with(o, kernels ? K->observe : NULL, kernels ? K->fake_quant : NULL, h,
+                                                    out, mask, n, inner, s, z, err);
+    kc_back(out, y, n);
+    return st;
+}
 #else
 static void kc_round(float *x, size_t n) { (void)x, (void)n; }
 #define kc_quantize(...) K->quantize(__VA_ARGS__)
@@ -171,6 +181,11 @@ static void kc_round(float *x, size_t n) { (void)x, (void)n; }
 #define kc_fake_quant(...) K->fake_quant(__VA_ARGS__)
 #define kc_backward(...) K->fake_quant_backward(__VA_ARGS__)
 #define kc_observe(...) K->observe(__VA_ARGS__)
+static qg_status kc_fused_step(qg_observer *o, bool kernels, const float *x, float *y, uint8_t *mask, size_t n,
+                               size_t inner, float *s, int32_t *z, qg_error *err) {
+    return qg_fused_train_step_with(o, kernels ? (qg_observe_fn)K->observe : NULL,
+                                    kernels ? (qg_fake_quant_fn)K->fake_quant : NULL, x, y, mask, n, inner, s, z, err);
+}
 #endif
 
 /* ---- deterministic inputs -------------------------------------------------- */
@@ -590,12 +605,16 @@ static void test_observe(void) {
  * offset, observer and fake quant switched as a training script does: this
  * ISA's observe and fake_quant through the runtime's driver (what the
  * dispatcher's NAME_fused_train_step and qg_kernels_fused_train_step run)
- * against the reference, after every step. */
-static void fused_run(size_t n, size_t inner, size_t ch) {
+ * against the reference, after every step. A 16-bit spec's step (with its
+ * kernels, and on the runtime's 16-bit path) is compared with the float32
+ * reference step on the same values, its y rounded to the type. */
+static void fused_run(size_t n, size_t inner, size_t ch, bool kernels) {
     static const bool sw[][2] = {{1, 1}, {1, 1}, {1, 1}, {0, 1}, {1, 0}, {0, 0}, {1, 1}, {0, 1}, {1, 1}};
     qg_observer *a, *b;
     qg_error err;
-    if (qg_observer_create(SP, &a, &err) || qg_observer_create(SP, &b, &err)) {
+    qg_spec f32 = *SP;
+    f32.float_type = QG_FLOAT32;
+    if (qg_observer_create(SP, &a, &err) || qg_observer_create(&f32, &b, &err)) {
         CHECK_FAIL("observer_create");
         return;
     }
@@ -605,14 +624,15 @@ static void fused_run(size_t n, size_t inner, size_t ch) {
         const double sd = exp(uniform() * 8.0 - 4.0), loc = (uniform() * 6.0 - 3.0) * sd;
         for (size_t i = 0; i < n; i++)
             xbuf[i] = k == 2 && i % 3 == 0 ? 0.0f : (float)(loc + sd * (uniform() * 2.0 - 1.0));
+        kc_round(xbuf, n);
         qg_observer_enable(a, sw[k][0], sw[k][1]);
         qg_observer_enable(b, sw[k][0], sw[k][1]);
         size_t mb = qg_mask_bytes(SP, n);
         memset(mbuf, 0xA5, mb + 8);
         memset(rmbuf, 0xA5, mb + 8);
-        qg_status sa = qg_fused_train_step_with(a, (qg_observe_fn)K->observe, (qg_fake_quant_fn)K->fake_quant, xbuf,
-                                                ybuf, mbuf, n, inner, as, az, &err);
+        qg_status sa = kc_fused_step(a, kernels, xbuf, ybuf, mbuf, n, inner, as, az, &err);
         qg_status sb = qg_ref_fused_train_step(b, xbuf, rbuf, rmbuf, n, inner, bs, bz, &err);
+        kc_round(rbuf, n);
         CHECK_EQ(sa, sb);
         count("fused y", n, ybuf, rbuf, 4, n, inner);
         count("fused mask", mb + 8, mbuf, rmbuf, 1, n, inner);
@@ -631,7 +651,7 @@ static void test_fused_train_step(void) {
     const qg_observer_type t = SP->observer.type;
     if (t == QG_OBS_PLACEHOLDER || t == QG_OBS_FIXED_QPARAMS || t == QG_OBS_HISTOGRAM || per_group())
         return;                         /* nothing a min/max kernel trains (per group: no observer, see test_observe) */
-    if (SP->float_type != QG_FLOAT32) { /* float32 tensors only: refused, naming the field */
+    if (SP->float_type != QG_FLOAT32) { /* the float32 entry refuses 16-bit tensors, naming the field */
         qg_observer *o = NULL;
         qg_error err;
         float s[CH_MAX];
@@ -640,7 +660,6 @@ static void test_fused_train_step(void) {
         CHECK_EQ(qg_ref_fused_train_step(o, xbuf, ybuf, NULL, 4, 1, s, z, &err), QG_ERR_INVALID);
         CHECK(strstr(err.message, "float_type") != NULL);
         qg_observer_destroy(o);
-        return;
     }
     const bool per_channel = t == QG_OBS_PER_CHANNEL_MINMAX || t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
     const size_t C = qg_qscheme_is_per_channel(SP->qscheme) ? SP->channel_len : 1;
@@ -649,7 +668,8 @@ static void test_fused_train_step(void) {
         for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
             const size_t inner = layout_inner(lk), n = rows[r] * C * inner;
             if (n <= BUF)
-                fused_run(n, inner, per_channel ? C : 1);
+                for (int kernels = SP->float_type == QG_FLOAT32; kernels < 2; kernels++)
+                    fused_run(n, inner, per_channel ? C : 1, kernels);
         }
     CHECK_EQ(mismatches, 0);
 }

@@ -167,9 +167,51 @@ class ModulesAgainstTorchModules(unittest.TestCase):
         copied = copy.deepcopy(our_mod)
         run_pair(self, ref_mod, copied, [(6, 2, 3)], 2, gen)
 
+    def test_sixteen_bit_inputs(self):
+        """float16 and bfloat16 X (docs/semantics.md, "Float types"): torch
+        1.13's FakeQuantize runs float16 itself and is compared as it is; its
+        default QAT modules refuse float16 and every module refuses bfloat16,
+        so those run torch's module on X widened to float32 (exact) and
+        round its output and gradient to X's type, which is what torch's
+        float16 path computes. The observer state is float32 either way."""
+        toggles = {3: lambda m: m.disable_observer(), 4: lambda m: m.disable_fake_quant(),
+                   5: lambda m: (m.enable_fake_quant(), m.enable_observer())}
+        cases = [("FakeQuantize", tq.FakeQuantize, qtorch.FakeQuantize),
+                 ("activation", tq.get_default_qat_qconfig("fbgemm").activation,
+                  qtorch.get_default_qat_qconfig("fbgemm").activation),
+                 ("weight", tq.get_default_qat_qconfig("fbgemm").weight, qtorch.get_default_qat_qconfig("fbgemm").weight)]
+        for dt in (torch.float16, torch.bfloat16):
+            for name, ref_f, our_f in cases:
+                with self.subTest(dtype=dt, module=name):
+                    gen = torch.Generator().manual_seed(hash((str(dt), name)) % 1000)
+                    ref_mod, our_mod = ref_f(), our_f()
+                    direct = dt == torch.float16 and name == "FakeQuantize"
+                    for step in range(7):
+                        if step in toggles:
+                            for m in (ref_mod, our_mod):
+                                toggles[step](m)
+                        x = data(gen, (6, 3, 9) if step % 2 else (6, 4, 4), step).to(dt)
+                        xa = (x.clone() if direct else x.float()).requires_grad_(True)
+                        xb = x.clone().requires_grad_(True)
+                        ya, yb = ref_mod(xa), our_mod(xb)
+                        self.assertEqual(yb.dtype, dt)
+                        dy = torch.randn(x.shape, generator=gen).to(dt)
+                        ya.backward(dy.to(ya.dtype))
+                        yb.backward(dy)
+                        self.assertTrue(torch.equal(ya.to(dt), yb), f"step {step}: outputs")
+                        self.assertTrue(torch.equal(xa.grad.to(dt), xb.grad), f"step {step}: gradients")
+                        for key, v in ref_mod.state_dict().items():
+                            self.assertTrue(torch.equal(v, our_mod.state_dict()[key]), f"step {step}: {key}")
+        ref, ours = tq.MovingAverageMinMaxObserver(), qtorch.MovingAverageMinMaxObserver()
+        for step in range(3):
+            x = data(torch.Generator().manual_seed(step), (5, 7), step).to(torch.float16)
+            ref(x), ours(x)
+            for key, v in ref.state_dict().items():
+                self.assertTrue(torch.equal(v, ours.state_dict()[key]), f"observer step {step}: {key}")
+
     def test_bad_input(self):
         mod = qtorch.get_default_qat_qconfig("fbgemm").activation()
-        with self.assertRaisesRegex(TypeError, "X: dtype torch.float64"):
+        with self.assertRaisesRegex(TypeError, "X: dtype torch.float64; expected torch.float32 or torch.float16"):
             mod(torch.zeros(3, dtype=torch.float64))
         with self.assertRaisesRegex(TypeError, "X: a list"):
             mod([1.0])

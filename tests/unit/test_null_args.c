@@ -121,6 +121,13 @@ static void test_observer(void) {
     REFUSED(qg_ref_fused_train_step(o, x, y, NULL, 4, 1, NULL, &z, &err), "qg_ref_fused_train_step", "scale");
     REFUSED(qg_fused_train_step_with(o, NULL, NULL, NULL, y, NULL, 4, 1, &s, &z, &err), "qg_fused_train_step_with",
             "x");
+    const uint16_t h[4] = {0};
+    uint16_t hy[4];
+    REFUSED(qg_fused_train_step16_with(o, NULL, NULL, h, NULL, NULL, 4, 1, &s, &z, &err), "qg_fused_train_step16_with",
+            "y");
+    /* a float32 spec's observer through the 16-bit entry: refused, naming the field */
+    CU_ASSERT_EQUAL(qg_fused_train_step16_with(o, NULL, NULL, h, hy, NULL, 4, 1, &s, &z, &err), QG_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "float_type"));
     REFUSED(qg_observe_with(NULL, x, 4, 1, NULL, &err), "qg_observe_with", "obs");
     CU_ASSERT_PTR_NULL(qg_observer_spec_of(NULL));
     qg_observer_minmax(NULL, &s, &s);

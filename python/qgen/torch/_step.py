@@ -17,6 +17,8 @@ _OBSERVERS = [  # most derived first
     (tq.MinMaxObserver, "minmax"),
 ]
 _DTYPES = {torch.quint8: "quint8", torch.qint8: "qint8", torch.qint32: "qint32"}
+# X's dtypes, as the spec's float_type (docs/semantics.md, "Float types")
+FLOAT_TYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 
 
 def observer_type(obs):
@@ -34,11 +36,12 @@ def dtype_name(dtype):
     return _DTYPES[dtype]
 
 
-def spec_fields(obs, channels, train_qparams="observer"):
+def spec_fields(obs, channels, train_qparams="observer", float_type="float32"):
     """The spec (docs/spec.md) of torch observer `obs` over `channels`
-    channels; the kernels are called with the layout's `inner`, so ch_axis
-    is 0 here. Float zero points are refused: torch keeps them in a float
-    buffer the runtime's training state does not take."""
+    channels of X's `float_type`; the kernels are called with the layout's
+    `inner`, so ch_axis is 0 here. Float zero points are refused: torch
+    keeps them in a float buffer the runtime's training state does not
+    take."""
     if obs.qscheme == torch.per_channel_affine_float_qparams:
         raise ValueError(
             "qscheme: torch.per_channel_affine_float_qparams; expected integer zero points (qgen.torch does not "
@@ -53,6 +56,7 @@ def spec_fields(obs, channels, train_qparams="observer"):
         "reduce_range": bool(obs.reduce_range),
         "train_qparams": train_qparams,
         "fast_training": True,
+        "float_type": float_type,
         "observer": {"type": observer_type(obs), "eps": float(obs.eps.item())},
     }
     if obs.has_customized_qrange:
@@ -121,9 +125,10 @@ class Step:
         L = _lib.lib()
         L.qg_observer_enable(self.obs, observe_on, fake_quant_on)
         k = self.kernels._k
-        _lib.check(L.qg_fused_train_step_with(self.obs, k.observe, k.fake_quant, x.data_ptr(), y.data_ptr(),
-                                              mask.data_ptr() if mask is not None else None, x.numel(), inner,
-                                              self.s.data_ptr(), self.z.data_ptr(), ctypes.byref(self.err)), self.err)
+        step = L.qg_fused_train_step_with if self.fields["float_type"] == "float32" else L.qg_fused_train_step16_with
+        _lib.check(step(self.obs, k.observe, k.fake_quant, x.data_ptr(), y.data_ptr(),
+                        mask.data_ptr() if mask is not None else None, x.numel(), inner, self.s.data_ptr(),
+                        self.z.data_ptr(), ctypes.byref(self.err)), self.err)
 
     def pull(self, obs, scale, zero_point, observed):
         """The runtime's values back into the module's buffers (min/max only
@@ -183,13 +188,15 @@ def store(dst, src):
         dst.copy_(src)
 
 
-def check_input(X):
+def check_input(X, float_types=tuple(FLOAT_TYPES)):
+    """X's float_type name, once X is a CPU tensor of one of `float_types`."""
     if not isinstance(X, torch.Tensor):
         raise TypeError(f"X: a {type(X).__name__}; expected a torch.Tensor")
     if X.device.type != "cpu":
         raise ValueError(f"X: a tensor on {X.device}; expected a CPU tensor (qgen runs on the CPU)")
-    if X.dtype != torch.float32:
-        raise TypeError(f"X: dtype {X.dtype}; expected torch.float32")
+    if X.dtype not in float_types:
+        raise TypeError(f"X: dtype {X.dtype}; expected {' or '.join(map(str, float_types))}")
+    return FLOAT_TYPES[X.dtype]
 
 
 class MaskedFakeQuant(torch.autograd.Function):

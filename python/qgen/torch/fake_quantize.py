@@ -19,7 +19,8 @@ class _TrainStep:
     def _qgen_run(self, x):
         obs = self.activation_post_process
         C, inner = _step.layout_of(x, self.is_per_channel, self.ch_axis)
-        step = _step.cached_step(self, C, lambda: _step.spec_fields(obs, C, self._qgen_train_qparams))
+        ft = _step.FLOAT_TYPES[x.dtype]
+        step = _step.cached_step(self, (C, ft), lambda: _step.spec_fields(obs, C, self._qgen_train_qparams, ft))
         step.sync(obs, self.scale, self.zero_point)
         observe_on = self.observer_enabled.item() == 1
         y = torch.empty_like(x)
@@ -59,8 +60,9 @@ class FixedQParamsFakeQuantize(tq.FixedQParamsFakeQuantize):
             "qscheme": str(self.qscheme).replace("torch.", ""),
             "quant_min": int(self.quant_min),
             "quant_max": int(self.quant_max),
+            "float_type": _step.FLOAT_TYPES[x.dtype],
         }
-        key = (fields["dtype"], fields["qscheme"], fields["quant_min"], fields["quant_max"])
+        key = tuple(fields.values())
         kernels = self.__dict__.setdefault("_qgen_kernels", {})
         if key not in kernels:
             kernels[key] = Kernels(fields)

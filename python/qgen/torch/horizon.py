@@ -154,7 +154,7 @@ class FakeQuantize(tq.FakeQuantizeBase):
     # ---- the module -------------------------------------------------------
 
     def forward(self, X):
-        _step.check_input(X)
+        _step.check_input(X, (torch.float32,))
         if self.fake_quant_enabled[0] != 1:
             if self.observer_enabled[0] == 1:  # the observer and qparams move, the data passes
                 self._qgen_run(X.detach().contiguous())

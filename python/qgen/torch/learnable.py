@@ -78,7 +78,7 @@ class LearnableFakeQuantize(tl._LearnableFakeQuantize):
         return specs[channels]
 
     def forward(self, X):
-        _step.check_input(X)
+        _step.check_input(X, (torch.float32,))
         # the static branch is torch's: the observer, then its qparams
         if self.static_enabled[0] == 1:
             self.activation_post_process(X.detach())

@@ -12,11 +12,11 @@ class _Observe:
     def forward(self, x_orig):
         if x_orig.numel() == 0:
             return x_orig
-        _step.check_input(x_orig)
+        ft = _step.check_input(x_orig)
         x = x_orig.detach().contiguous()
         per_channel = hasattr(self, "ch_axis")
         C, inner = _step.layout_of(x, per_channel, getattr(self, "ch_axis", 0))
-        step = _step.cached_step(self, C, lambda: _step.spec_fields(self, C))
+        step = _step.cached_step(self, (C, ft), lambda: _step.spec_fields(self, C, float_type=ft))
         if step.stamp != step.stamp_of((self.min_val, self.max_val)):
             step.push(self.min_val, self.max_val, torch.ones(1), torch.zeros(1, dtype=torch.int32))
         step.observe(x, inner)
