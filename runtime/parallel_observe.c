@@ -101,6 +101,12 @@ qg_status qg_parallel_observe(const qg_parallel *par, qg_observe_fn kernel, qg_o
                               size_t inner, qg_error *err) {
     QG_NEED(obs, err, "an observer from qg_observer_create");
     QG_NEED_DATA(x, n, err);
+    const qg_float_type ft = qg_observer_spec_of(obs)->float_type;
+    if (ft != QG_FLOAT32) /* the cuts count float32 elements */
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "float_type: %s; expected float32 (the threaded observe cuts float32 tensors; run the "
+                            "observe kernel in one call)",
+                            qg_float_type_name(ft));
     reduce_job j = {kernel, x, n, inner, n, NULL, NULL};
     bool by_channel;
     const size_t pieces = plan_cut(par, obs, &j, &by_channel);

@@ -24,7 +24,8 @@ typedef struct job {
     void *out;
     uint8_t *mask_out;      /* fake_quant */
     const uint8_t *mask_in; /* backward */
-    size_t n, step, in_size, out_size;
+    size_t n, step;
+    size_t in_size, out_size; /* bytes per element; 0: the spec's q, whose bytes qg_q_bytes counts */
     bool packed_mask;
     const qg_qparams *qp;
     const qg_requant_params *rp;
@@ -34,11 +35,41 @@ typedef struct job {
 /* p + bytes; NULL stays NULL (data may be NULL when n is 0). */
 static const void *advanced(const void *p, size_t bytes) { return p ? (const char *)p + bytes : NULL; }
 
+/* Bytes before element `at` of a tensor whose elements take `size` bytes
+ * (0: the spec's q; pieces start on even elements, so 4-bit ones on a
+ * byte). */
+static size_t bytes_before(const job *j, size_t size, size_t at) {
+    return size ? at * size : qg_q_bytes(j->spec->dtype, at);
+}
+
+/* The reference on a 16-bit spec's tensors: float32 on the widened
+ * values, float results narrowed (docs/semantics.md, "Float types"). */
+static void reference16(const job *j, const void *in, void *out, uint8_t *mask_out, const uint8_t *mask_in, size_t n,
+                        const qg_qparams *qp) {
+    const qg_spec *sp = j->spec;
+    float *w = malloc((n ? n : 1) * sizeof(float));
+    if (!w) /* no memory for the widened piece: its output is left as it was (qgen/parallel.h) */
+        return;
+    const bool float_in = j->kind != OP_DEQUANTIZE;
+    if (float_in)
+        qg_float_type_widen(sp->float_type, in, w, n);
+    switch (j->kind) {
+    case OP_QUANTIZE: qg_ref_quantize(sp, w, out, n, qp); break;
+    case OP_DEQUANTIZE: qg_ref_dequantize(sp, in, w, n, qp); break;
+    case OP_FAKE_QUANT: qg_ref_fake_quant(sp, w, w, mask_out, n, qp); break;
+    case OP_BACKWARD: qg_ref_fake_quant_backward(sp, w, mask_in, w, n); break;
+    case OP_REQUANTIZE: break;
+    }
+    if (j->kind != OP_QUANTIZE)
+        qg_float_type_narrow(sp->float_type, w, out, n);
+    free(w);
+}
+
 static void run_piece(void *ctx, size_t i) {
     const job *j = ctx;
     const size_t at = i * j->step, n = j->n - at < j->step ? j->n - at : j->step;
-    const void *in = advanced(j->in, at * j->in_size);
-    void *out = j->out ? (char *)j->out + at * j->out_size : NULL;
+    const void *in = advanced(j->in, bytes_before(j, j->in_size, at));
+    void *out = j->out ? (char *)j->out + bytes_before(j, j->out_size, at) : NULL;
     const size_t mask_at = j->packed_mask ? at / 8 : at;
     uint8_t *mask_out = j->mask_out ? j->mask_out + mask_at : NULL;
     const uint8_t *mask_in = advanced(j->mask_in, mask_at);
@@ -48,6 +79,15 @@ static void run_piece(void *ctx, size_t i) {
         qp = qg_rotated_qparams(j->qp, &j->rot, at);
     if (j->rp)
         rp = qg_rotated_requant(j->rp, &j->rot, at);
+    const bool given = j->kind == OP_QUANTIZE     ? j->k.quantize != NULL
+                       : j->kind == OP_DEQUANTIZE ? j->k.dequantize != NULL
+                       : j->kind == OP_FAKE_QUANT ? j->k.fake_quant != NULL
+                       : j->kind == OP_BACKWARD   ? j->k.backward != NULL
+                                                  : true;
+    if (!given && j->spec->float_type != QG_FLOAT32) {
+        reference16(j, in, out, mask_out, mask_in, n, &qp);
+        return;
+    }
     switch (j->kind) {
     case OP_QUANTIZE: j->k.quantize ? j->k.quantize(in, out, n, &qp) : qg_ref_quantize(j->spec, in, out, n, &qp); break;
     case OP_DEQUANTIZE:
@@ -78,6 +118,8 @@ static void run_job(const qg_parallel *par, job *j) {
         inner = channels == 1 ? 1 : j->rp->inner ? j->rp->inner : 1;
     }
     size_t pieces = qg_cut(par, j->n, qg_cut_grain(channels, inner), &j->step);
+    if (qg_qscheme_is_per_group(j->spec->qscheme)) /* no rotation of a blocked scale tensor: one call */
+        pieces = 1;
     const bool rotated = pieces > 1 && channels > 1 &&
                          (j->qp ? qg_rotation_of_qparams(j->qp, &j->rot) : qg_rotation_of_requant(j->rp, &j->rot));
     if (pieces > 1 && channels > 1 && !rotated)
@@ -92,8 +134,7 @@ void qg_parallel_quantize(const qg_parallel *par, const qg_spec *spec, qg_quanti
                           size_t n, const qg_qparams *qp) {
     QG_NEED_OR_RETURN(spec && qp && ((x && q) || n == 0));
     job j = {.kind = OP_QUANTIZE, .spec = spec, .k.quantize = kernel, .in = x, .out = q, .n = n, .qp = qp};
-    j.in_size = sizeof(float);
-    j.out_size = qg_dtype_size(spec->dtype);
+    j.in_size = qg_float_type_size(spec->float_type);
     run_job(par, &j);
 }
 
@@ -101,8 +142,7 @@ void qg_parallel_dequantize(const qg_parallel *par, const qg_spec *spec, qg_dequ
                             float *x, size_t n, const qg_qparams *qp) {
     QG_NEED_OR_RETURN(spec && qp && ((x && q) || n == 0));
     job j = {.kind = OP_DEQUANTIZE, .spec = spec, .k.dequantize = kernel, .in = q, .out = x, .n = n, .qp = qp};
-    j.in_size = qg_dtype_size(spec->dtype);
-    j.out_size = sizeof(float);
+    j.out_size = qg_float_type_size(spec->float_type);
     run_job(par, &j);
 }
 
@@ -111,7 +151,7 @@ void qg_parallel_fake_quant(const qg_parallel *par, const qg_spec *spec, qg_fake
     QG_NEED_OR_RETURN(spec && qp && ((x && y) || n == 0));
     job j = {.kind = OP_FAKE_QUANT, .spec = spec, .k.fake_quant = kernel, .in = x, .out = y, .mask_out = mask, .n = n};
     j.qp = qp;
-    j.in_size = j.out_size = sizeof(float);
+    j.in_size = j.out_size = qg_float_type_size(spec->float_type);
     j.packed_mask = spec->compat_mask;
     run_job(par, &j);
 }
@@ -120,7 +160,7 @@ void qg_parallel_fake_quant_backward(const qg_parallel *par, const qg_spec *spec
                                      const float *dy, const uint8_t *mask, float *dx, size_t n) {
     QG_NEED_OR_RETURN(spec && ((dy && dx) || n == 0));
     job j = {.kind = OP_BACKWARD, .spec = spec, .k.backward = kernel, .in = dy, .out = dx, .mask_in = mask, .n = n};
-    j.in_size = j.out_size = sizeof(float);
+    j.in_size = j.out_size = qg_float_type_size(spec->float_type);
     j.packed_mask = spec->compat_mask;
     run_job(par, &j);
 }
@@ -130,6 +170,5 @@ void qg_parallel_requantize(const qg_parallel *par, const qg_spec *out_spec, qg_
     QG_NEED_OR_RETURN(out_spec && rp && ((acc && q) || n == 0));
     job j = {.kind = OP_REQUANTIZE, .spec = out_spec, .k.requantize = kernel, .in = acc, .out = q, .n = n, .rp = rp};
     j.in_size = sizeof(int32_t);
-    j.out_size = qg_dtype_size(out_spec->dtype);
     run_job(par, &j);
 }

@@ -64,7 +64,11 @@ qg_parallel qg_pool_parallel(qg_pool *pool);
 /* ---- the ops ------------------------------------------------------------
  * `spec` is the kernels' spec (qg_kernels.spec for JIT kernels, NAME_spec
  * for generated files); a NULL kernel runs the runtime's reference. A NULL
- * `par` runs one call. Arguments as the kernels take them (qgen/jit.h). */
+ * `par` runs one call. Arguments as the kernels take them (qgen/jit.h):
+ * for a bfloat16 or float16 spec the float tensors hold its codes (cast its
+ * u16 kernels to these types), and a NULL kernel widens each piece into
+ * float32 memory it allocates (without it the piece's output is left as it
+ * was); 4-bit q tensors are packed. Per-group specs run one call. */
 
 typedef void (*qg_dequantize_fn)(const void *q, float *x, size_t n, const qg_qparams *qp);
 typedef void (*qg_backward_fn)(const float *dy, const uint8_t *mask, float *dx, size_t n);
@@ -82,7 +86,7 @@ void qg_parallel_requantize(const qg_parallel *par, const qg_spec *out_spec, qg_
                             const int32_t *acc, void *q, size_t n, const qg_requant_params *rp);
 
 /* observe(x) into obs, as one call of `kernel` would (histogram observers
- * and the observers that record nothing run one call). On an error (NaN,
+ * and the observers that record nothing run one call); float32 specs. On an error (NaN,
  * inf, a layout that does not split into channels) the error is the one
  * call's and the state is kept. */
 qg_status qg_parallel_observe(const qg_parallel *par, qg_observe_fn kernel, qg_observer *obs, const float *x, size_t n,

@@ -279,6 +279,80 @@ static void test_fused_step(void) {
     free(x), free(y1), free(y2), free(m1), free(m2);
 }
 
+/* bfloat16/float16 tensors, packed 4-bit q and a per-group spec, cut
+ * every way, with the JIT kernels and with the reference (NULL kernels),
+ * against one call of the kernel. Per group runs one call. */
+static void check_format(const char *json, size_t channels, size_t inner, size_t n) {
+    qg_spec sp;
+    const qg_kernels *k = kernels_of(json, &sp);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    const size_t fs = qg_float_type_size(sp.float_type), qb = qg_q_bytes(sp.dtype, n) + 1,
+                 mb = qg_mask_bytes(&sp, n) + 1;
+    const size_t count = qg_qscheme_is_per_group(sp.qscheme) ? qg_qparams_count(&sp, n, inner) : channels;
+    float *scale = malloc(4 * count + 4), *f = malloc(4 * n + 4);
+    int32_t *zp = malloc(4 * count + 4);
+    for (size_t c = 0; c < count; c++) {
+        scale[c] = 0.02f * (float)(c % 7 + 1);
+        zp[c] = sp.quant_min < 0 ? 0 : (int32_t)(c % 5 + 3);
+    }
+    const qg_qparams qp = {scale, zp, NULL, channels, inner};
+    char *x = malloc(fs * n + 4), *y1 = malloc(fs * n + 4), *y2 = malloc(fs * n + 4);
+    char *q1 = malloc(qb), *q2 = malloc(qb);
+    uint8_t *m1 = malloc(mb), *m2 = malloc(mb);
+    fill(f, n, (unsigned)n + 1, 0.8f, 0.05f);
+    qg_float_type_narrow(sp.float_type, f, x, n);
+    /* the kernels of any float type, as the parallel ops take them */
+    qg_fake_quant_fn fq = (qg_fake_quant_fn)k->fake_quant;
+    qg_backward_fn bw = (qg_backward_fn)k->fake_quant_backward;
+    qg_quantize_fn qf = (qg_quantize_fn)k->quantize;
+    qg_dequantize_fn df = (qg_dequantize_fn)k->dequantize;
+    for (int w = 0; w < WAYS; w++) {
+        const qg_parallel par = cut_way(w);
+        for (int ref = 0; ref < 2; ref++) {
+            memset(m1, 0xA5, mb), memset(m2, 0xA5, mb), memset(q1, 0x5A, qb), memset(q2, 0x5A, qb);
+            fq((const float *)x, (float *)y1, m1, n, &qp);
+            pieces_run = 0;
+            qg_parallel_fake_quant(&par, &sp, ref ? NULL : fq, (const float *)x, (float *)y2, m2, n, &qp);
+            if (par.parallel_for == reversed_for)
+                CU_ASSERT_TRUE(qg_qscheme_is_per_group(sp.qscheme) ? pieces_run == 0 : pieces_run >= 2);
+            CU_ASSERT_TRUE(same(y1, y2, fs * n, "fake_quant y", n, w));
+            CU_ASSERT_TRUE(same(m1, m2, mb, "fake_quant mask", n, w));
+            bw((const float *)x, m1, (float *)y1, n);
+            qg_parallel_fake_quant_backward(&par, &sp, ref ? NULL : bw, (const float *)x, m1, (float *)y2, n);
+            CU_ASSERT_TRUE(same(y1, y2, fs * n, "backward dx", n, w));
+            qf((const float *)x, q1, n, &qp);
+            qg_parallel_quantize(&par, &sp, ref ? NULL : qf, (const float *)x, q2, n, &qp);
+            CU_ASSERT_TRUE(same(q1, q2, qb, "quantize q", n, w));
+            df(q1, (float *)y1, n, &qp);
+            qg_parallel_dequantize(&par, &sp, ref ? NULL : df, q1, (float *)y2, n, &qp);
+            CU_ASSERT_TRUE(same(y1, y2, fs * n, "dequantize x", n, w));
+        }
+    }
+    if (sp.float_type != QG_FLOAT32 && !qg_qscheme_is_per_group(sp.qscheme)) { /* observe cuts float32 only */
+        qg_observer *o = observer_of(&sp);
+        const qg_parallel par = cut_way(0);
+        qg_error err;
+        CU_ASSERT_EQUAL(qg_parallel_observe(&par, NULL, o, (const float *)x, n, inner, &err), QG_ERR_INVALID);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "float_type"));
+        qg_observer_destroy(o);
+    }
+    free(scale), free(zp), free(f), free(x), free(y1), free(y2), free(q1), free(q2), free(m1), free(m2);
+}
+
+static void test_formats(void) {
+    check_format("{\"name\": \"hb\", \"base\": \"torch.fbgemm.activation\", \"float_type\": \"bfloat16\"}", 1, 1,
+                 70001);
+    check_format("{\"name\": \"hf\", \"base\": \"torch.fbgemm.weight\", \"channel_len\": 5, \"compat_mask\": "
+                 "true, \"float_type\": \"float16\"}",
+                 5, 3, 70005);
+    check_format("{\"name\": \"q4\", \"dtype\": \"qint4\", \"qscheme\": \"per_tensor_symmetric\", "
+                 "\"compat_mask\": true}",
+                 1, 1, 70001);
+    check_format("{\"name\": \"g4\", \"dtype\": \"quint4\", \"qscheme\": \"per_group_affine\", \"channel_len\": "
+                 "20, \"group_size\": 8, \"ch_axis\": 1, \"float_type\": \"bfloat16\"}",
+                 20, 1, 70000);
+}
+
 static void count_task(void *ctx, size_t i) { __atomic_fetch_add(&((int *)ctx)[i], 1, __ATOMIC_RELAXED); }
 
 /* Every task runs once, job after job; bad thread counts are refused. */
@@ -311,8 +385,13 @@ int main(void) {
         return 1;
     }
     static const qg_test tests[] = {
-        {"per tensor", test_per_tensor}, {"per channel", test_per_channel}, {"requantize", test_requantize},
-        {"observers", test_observers},   {"fused step", test_fused_step},   {"pool", test_pool},
+        {"per tensor", test_per_tensor},
+        {"per channel", test_per_channel},
+        {"requantize", test_requantize},
+        {"observers", test_observers},
+        {"fused step", test_fused_step},
+        {"pool", test_pool},
+        {"16-bit, 4-bit and per-group formats", test_formats},
     };
     const int status = QG_RUN("parallel", tests);
     qg_pool_destroy(pool2);
