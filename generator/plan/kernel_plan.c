@@ -430,10 +430,12 @@ static int bf16_widen(qg_plan *p, int code) {
     return named(p, E1(BITS_I2F, named(p, emit_imm(p, QG_OP_SHL_I, code, 16), "widened_bits")), "widened");
 }
 
-static int bf16_narrow(qg_plan *p, int y) {
+static int bf16_narrow(qg_plan *p, int y, bool maybe_nan) {
     const int quiet =
-        named(p, emit(p, QG_OP_SELECT_F, named(p, E1(ORDERED, y), "not_nan"), y, named(p, K(NAN), "nan"), 0.0f),
-              "nan_made_quiet");
+        !maybe_nan
+            ? y
+            : named(p, emit(p, QG_OP_SELECT_F, named(p, E1(ORDERED, y), "not_nan"), y, named(p, K(NAN), "nan"), 0.0f),
+                    "nan_made_quiet");
     const int bits = named(p, E1(BITS_F2I, quiet), "y_bits");
     const int odd = named(p, E2(AND_I, emit_imm(p, QG_OP_SHR_I, bits, 16), KI(1)), "kept_lsb");
     const int biased = named(p, E2(ADD_I, E2(ADD_I, bits, KI(0x7FFF)), odd), "rounded_bits");
@@ -457,7 +459,7 @@ static int f16_widen(qg_plan *p, int code) {
  * subnormal grid (2^-24) in the fp32 adder; above, the bits are rebiased
  * and rounded to nearest-even on the 13 dropped bits; from 65536 up inf,
  * NaN 0x7E00; then the sign. */
-static int f16_narrow(qg_plan *p, int y) {
+static int f16_narrow(qg_plan *p, int y, bool maybe_nan) {
     const int mag = named(p, E2(COPYSIGN, y, K(0.0f)), "magnitude");
     const int bits = named(p, E1(BITS_F2I, mag), "magnitude_bits");
     const int odd = named(p, E2(AND_I, emit_imm(p, QG_OP_SHR_I, bits, 13), KI(1)), "kept_lsb");
@@ -469,13 +471,16 @@ static int f16_narrow(qg_plan *p, int y) {
     int code = named(p, emit(p, QG_OP_SELECT_F, tiny, sub, normal, 0.0f), "finite_code");
     const int over = named(p, E2(CMP_GE, mag, K(65536.0f)), "overflow");
     code = named(p, emit(p, QG_OP_SELECT_F, over, E1(BITS_I2F, KI(0x7C00)), code, 0.0f), "code_or_inf");
-    code = emit(p, QG_OP_SELECT_F, E1(ORDERED, y), code, E1(BITS_I2F, KI(0x7E00)), 0.0f);
+    if (maybe_nan)
+        code = emit(p, QG_OP_SELECT_F, E1(ORDERED, y), code, E1(BITS_I2F, KI(0x7E00)), 0.0f);
     const int sign = named(p, emit_imm(p, QG_OP_SHR_I, E2(AND_I, E1(BITS_F2I, y), KI(INT32_MIN)), 16), "code_sign");
     return named(p, E2(ADD_I, named(p, E1(BITS_F2I, code), "magnitude_code"), sign), "y_code");
 }
 
 /* float16 by the ISA's instructions, a NaN made the quiet one first. */
-static int f16_narrow_instructions(qg_plan *p, int y) {
+static int f16_narrow_instructions(qg_plan *p, int y, bool maybe_nan) {
+    if (!maybe_nan)
+        return named(p, E1(CVT_F2H, y), "y_code");
     const int nan = named(p, E2(COPYSIGN, named(p, K(NAN), "nan"), y), "quiet_nan");
     const int quiet =
         named(p, emit(p, QG_OP_SELECT_F, named(p, E1(ORDERED, y), "not_nan"), y, nan, 0.0f), "nan_made_quiet");
@@ -488,10 +493,24 @@ static int widen(const qg_plan_io *io, qg_plan *p, int code) {
     return io->float16_instructions ? named(p, E1(CVT_H2F, code), "widened") : f16_widen(p, code);
 }
 
-static int narrow(const qg_plan_io *io, qg_plan *p, int y) {
+/* maybe_nan false: y is never NaN, so the NaN's canonical code needs no
+ * steps. */
+static int narrow(const qg_plan_io *io, qg_plan *p, int y, bool maybe_nan) {
     if (io->float_type == QG_BFLOAT16)
-        return bf16_narrow(p, y);
-    return io->float16_instructions ? f16_narrow_instructions(p, y) : f16_narrow(p, y);
+        return bf16_narrow(p, y, maybe_nan);
+    return io->float16_instructions ? f16_narrow_instructions(p, y, maybe_nan) : f16_narrow(p, y, maybe_nan);
+}
+
+/* Whether the op's float result can be NaN. The integer dtypes' fake_quant
+ * (NaN -> 0) and dequantize multiply a finite integral value by the scale,
+ * which valid qparams keep finite and > 0 (qg_qparams_validate); fp8 codes,
+ * NaN propagation and the backward's dy pass NaN through. */
+static bool may_give_nan(const qg_spec *sp, qg_kernel_op op) {
+    if (!sp || qg_dtype_is_float8(sp->dtype))
+        return true;
+    if (op == QG_K_DEQUANTIZE)
+        return false;
+    return op != QG_K_FAKE_QUANT || sp->nan_policy == QG_NAN_PROPAGATE;
 }
 
 static void plan_open(qg_plan *p, qg_kernel_op op, const qg_plan_io *io) {
@@ -514,7 +533,7 @@ static void plan_open(qg_plan *p, qg_kernel_op op, const qg_plan_io *io) {
 
 static qg_status plan_close(const qg_spec *sp, const qg_plan_io *io, qg_plan *p, qg_error *err) {
     if (io->float_type != QG_FLOAT32 && p->out_y >= 0)
-        p->out_y = narrow(io, p, p->out_y);
+        p->out_y = narrow(io, p, p->out_y, may_give_nan(sp, p->op));
     if (p->overflowed)
         return qg_error_set(err, QG_ERR_INVALID, "plan: more than %d steps", QG_PLAN_MAX_STEPS);
     drop_dead_steps(p);
@@ -540,7 +559,7 @@ void qg_plan_build_conversion(const qg_plan_io *io, bool narrow_it, qg_plan *p) 
     const qg_plan_io f32 = {QG_FLOAT32, false, false};
     plan_open(p, QG_K_DEQUANTIZE, narrow_it ? &f32 : io);
     if (narrow_it)
-        p->out_q = narrow(io, p, QG_IN_X);
+        p->out_q = narrow(io, p, QG_IN_X, true);
     else
         p->out_y = p->x;
     plan_close(NULL, &f32, p, NULL);
