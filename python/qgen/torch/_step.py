@@ -56,6 +56,7 @@ def spec_fields(obs, channels, train_qparams="observer", float_type="float32"):
         "reduce_range": bool(obs.reduce_range),
         "train_qparams": train_qparams,
         "fast_training": True,
+        "compat_mask": True,  # the mask lives only between forward and backward: 1 bit per element
         "float_type": float_type,
         "observer": {"type": observer_type(obs), "eps": float(obs.eps.item())},
     }
