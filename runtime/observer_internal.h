@@ -54,6 +54,10 @@ typedef struct qg_step_calls {
 qg_status qg_fused_train_step_calls(qg_observer *obs, const qg_step_calls *calls, const void *x, void *y, uint8_t *mask,
                                     size_t n, size_t inner, float *scale, int32_t *zero_point, qg_error *err);
 
+/* qg_observer_update on x of the observer's float_type (a 16-bit one
+ * widened first). */
+qg_status qg_observer_update_typed(qg_observer *obs, const void *x, size_t n, size_t inner, qg_error *err);
+
 /* The pointer checks of the public training-step functions (arg_check.h). */
 #define QG_NEED_TRAIN_STEP_ARGS(o, x, y, n, scale, zero_point, err)                                                    \
     do {                                                                                                               \

@@ -13,18 +13,23 @@
 
 typedef struct reduce_job {
     qg_observe_fn kernel;
-    const float *x;
+    const char *x; /* the spec's float_type */
     size_t n, inner, step;
+    size_t element_size; /* of x */
     qg_observer **part;
     qg_status *status;
 } reduce_job;
+
+/* One call of the kernel, or of the reference, on x[0..n). */
+static qg_status observe_one(const reduce_job *j, qg_observer *o, const void *x, size_t n, qg_error *err) {
+    return j->kernel ? j->kernel(x, n, j->inner, o, err) : qg_observer_update_typed(o, x, n, j->inner, err);
+}
 
 static void reduce_piece(void *ctx, size_t i) {
     const reduce_job *j = ctx;
     const size_t at = i * j->step, n = j->n - at < j->step ? j->n - at : j->step;
     qg_error err;
-    j->status[i] = j->kernel ? j->kernel(j->x + at, n, j->inner, j->part[i], &err)
-                             : qg_observer_update(j->part[i], j->x + at, n, j->inner, &err);
+    j->status[i] = observe_one(j, j->part[i], j->x + at * j->element_size, n, &err);
 }
 
 /* How to cut: *pieces and job->step, and *by_channel when the pieces are
@@ -87,7 +92,7 @@ static qg_status observe_cut(const qg_parallel *par, reduce_job *j, qg_observer 
         combine(o, j, pieces, by_channel, mn, mn + o->channels);
         st = qg_observer_fold(o, mn, mn + o->channels, err);
     } else { /* out of memory or bad data: the one call, with its own error */
-        st = j->kernel ? j->kernel(j->x, j->n, j->inner, o, err) : qg_observer_update(o, j->x, j->n, j->inner, err);
+        st = observe_one(j, o, j->x, j->n, err);
     }
     for (size_t i = 0; j->part && i < pieces; i++)
         qg_observer_destroy(j->part[i]);
@@ -101,17 +106,11 @@ qg_status qg_parallel_observe(const qg_parallel *par, qg_observe_fn kernel, qg_o
                               size_t inner, qg_error *err) {
     QG_NEED(obs, err, "an observer from qg_observer_create");
     QG_NEED_DATA(x, n, err);
-    const qg_float_type ft = qg_observer_spec_of(obs)->float_type;
-    if (ft != QG_FLOAT32) /* the cuts count float32 elements */
-        return qg_error_set(err, QG_ERR_INVALID,
-                            "float_type: %s; expected float32 (the threaded observe cuts float32 tensors; run the "
-                            "observe kernel in one call)",
-                            qg_float_type_name(ft));
-    reduce_job j = {kernel, x, n, inner, n, NULL, NULL};
+    reduce_job j = {kernel, (const char *)x, n, inner, n, qg_float_type_size(obs->spec.float_type), NULL, NULL};
     bool by_channel;
     const size_t pieces = plan_cut(par, obs, &j, &by_channel);
     if (pieces == 1)
-        return kernel ? kernel(x, n, inner, obs, err) : qg_observer_update(obs, x, n, inner, err);
+        return observe_one(&j, obs, x, n, err);
     return observe_cut(par, &j, obs, pieces, by_channel, err);
 }
 
@@ -137,11 +136,6 @@ qg_status qg_parallel_fused_train_step(const qg_parallel *par, qg_observe_fn obs
                                        qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,
                                        size_t inner, float *scale, int32_t *zero_point, qg_error *err) {
     QG_NEED_TRAIN_STEP_ARGS(obs, x, y, n, scale, zero_point, err);
-    if (obs->spec.float_type != QG_FLOAT32) /* the cuts count float32 elements */
-        return qg_error_set(err, QG_ERR_INVALID,
-                            "float_type: %s; expected float32 (the threaded step cuts float32 tensors; use "
-                            "qg_fused_train_step16_with)",
-                            qg_float_type_name(obs->spec.float_type));
     parallel_kernels k = {par, observe, fake_quant, &obs->spec};
     const qg_step_calls calls = {observe_call, fake_quant_call, &k};
     return qg_fused_train_step_calls(obs, &calls, x, y, mask, n, inner, scale, zero_point, err);

@@ -115,7 +115,8 @@ static void fake_quant_off(const qg_spec *sp, const void *x, void *y, uint8_t *m
 /* The reference's calls on 16-bit tensors: the float32 reference on the
  * widened values, the fake-quant result narrowed (docs/semantics.md,
  * "Float types"). */
-static qg_status ref_observe(const qg_spec *sp, qg_observer *o, const void *x, size_t n, size_t inner, qg_error *err) {
+qg_status qg_observer_update_typed(qg_observer *o, const void *x, size_t n, size_t inner, qg_error *err) {
+    const qg_spec *sp = &o->spec;
     if (sp->float_type == QG_FLOAT32)
         return qg_observer_update(o, x, n, inner, err);
     float *w = malloc((n ? n : 1) * sizeof(float));
@@ -163,7 +164,8 @@ qg_status qg_fused_train_step_calls(qg_observer *o, const qg_step_calls *calls, 
         memcpy(keep_min, o->min, o->channels * sizeof(float));
         memcpy(keep_min + o->channels, o->max, o->channels * sizeof(float));
         const uint64_t batches = o->batches;
-        st = calls->observe ? calls->observe(calls->ctx, o, x, n, inner, err) : ref_observe(sp, o, x, n, inner, err);
+        st = calls->observe ? calls->observe(calls->ctx, o, x, n, inner, err)
+                            : qg_observer_update_typed(o, x, n, inner, err);
         if (!st && (st = update_train_qparams(o, err)) != QG_OK) {
             memcpy(o->min, keep_min, o->channels * sizeof(float));
             memcpy(o->max, keep_min + o->channels, o->channels * sizeof(float));

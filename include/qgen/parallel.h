@@ -86,14 +86,16 @@ void qg_parallel_requantize(const qg_parallel *par, const qg_spec *out_spec, qg_
                             const int32_t *acc, void *q, size_t n, const qg_requant_params *rp);
 
 /* observe(x) into obs, as one call of `kernel` would (histogram observers
- * and the observers that record nothing run one call); float32 specs. On an error (NaN,
+ * and the observers that record nothing run one call); x holds the spec's
+ * float_type, as in the ops above. On an error (NaN,
  * inf, a layout that does not split into channels) the error is the one
  * call's and the state is kept. */
 qg_status qg_parallel_observe(const qg_parallel *par, qg_observe_fn kernel, qg_observer *obs, const float *x, size_t n,
                               size_t inner, qg_error *err);
 
-/* qg_fused_train_step_with on several threads: the observe and the fake
- * quant above, the qparams in between on the calling thread. */
+/* qg_fused_train_step_with (or qg_fused_train_step16_with, for a 16-bit
+ * spec's codes and cast kernels) on several threads: the observe and the
+ * fake quant above, the qparams in between on the calling thread. */
 qg_status qg_parallel_fused_train_step(const qg_parallel *par, qg_observe_fn observe, qg_fake_quant_fn fake_quant,
                                        qg_observer *obs, const float *x, float *y, uint8_t *mask, size_t n,
                                        size_t inner, float *scale, int32_t *zero_point, qg_error *err);

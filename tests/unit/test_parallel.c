@@ -328,14 +328,33 @@ static void check_format(const char *json, size_t channels, size_t inner, size_t
             CU_ASSERT_TRUE(same(y1, y2, fs * n, "dequantize x", n, w));
         }
     }
-    if (sp.float_type != QG_FLOAT32 && !qg_qscheme_is_per_group(sp.qscheme)) { /* observe cuts float32 only */
-        qg_observer *o = observer_of(&sp);
-        const qg_parallel par = cut_way(0);
-        qg_error err;
-        CU_ASSERT_EQUAL(qg_parallel_observe(&par, NULL, o, (const float *)x, n, inner, &err), QG_ERR_INVALID);
-        CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "float_type"));
-        qg_observer_destroy(o);
-    }
+    if (sp.float_type != QG_FLOAT32 && !qg_qscheme_is_per_group(sp.qscheme)) /* the fused step, cut */
+        for (int w = 0; w < WAYS; w++)
+            for (int ref = 0; ref < 2; ref++) {
+                const qg_parallel par = cut_way(w);
+                qg_observer *one = observer_of(&sp), *cut = observer_of(&sp);
+                float s1[8], s2[8];
+                int32_t z1[8], z2[8];
+                qg_error e1, e2;
+                for (unsigned step = 0; step < 2; step++) {
+                    CU_ASSERT_EQUAL(qg_kernels_fused_train_step16(k, one, (const uint16_t *)x, (uint16_t *)y1, m1, n,
+                                                                  inner, s1, z1, &e1),
+                                    QG_OK);
+                    pieces_run = 0;
+                    CU_ASSERT_EQUAL(qg_parallel_fused_train_step(&par, ref ? NULL : (qg_observe_fn)k->observe,
+                                                                 ref ? NULL : fq, cut, (const float *)x, (float *)y2,
+                                                                 m2, n, inner, s2, z2, &e2),
+                                    QG_OK);
+                    CU_ASSERT_TRUE(par.parallel_for != reversed_for || pieces_run >= 2);
+                    CU_ASSERT_TRUE(same(y1, y2, fs * n, "fused step y", n, w));
+                    CU_ASSERT_TRUE(same(m1, m2, qg_mask_bytes(&sp, n), "fused step mask", n, w));
+                    CU_ASSERT_TRUE(same(s1, s2, 4 * channels, "fused step scale", n, w));
+                    CU_ASSERT_TRUE(same(z1, z2, 4 * channels, "fused step zero point", n, w));
+                    CU_ASSERT_TRUE(same_state(one, cut, channels));
+                }
+                qg_observer_destroy(one);
+                qg_observer_destroy(cut);
+            }
     free(scale), free(zp), free(f), free(x), free(y1), free(y2), free(q1), free(q2), free(m1), free(m2);
 }
 
