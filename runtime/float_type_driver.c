@@ -64,11 +64,18 @@ static void run_piece(const job *j, size_t at, size_t len, const qg_qparams *qp,
         qg_float_type_widen(ft, j->in + at, fin, len);
     uint8_t *mo = j->mask_out ? j->mask_out + mask_offset(j, at) : NULL;
     const uint8_t *mi = j->mask_in ? j->mask_in + mask_offset(j, at) : NULL;
-    switch (j->op) {
-    case OP_QUANTIZE: j->quantize(fin, (unsigned char *)j->q_out + byte_offset(j, at), len, qp); break;
-    case OP_DEQUANTIZE: j->dequantize((const unsigned char *)j->q_in + byte_offset(j, at), fout, len, qp); break;
-    case OP_FAKE_QUANT: j->fake_quant(fin, fout, mo, len, qp); break;
-    default: j->backward(fin, mi, fout, len); break;
+    void *qo = j->q_out ? (unsigned char *)j->q_out + byte_offset(j, at) : NULL;
+    const void *qi = j->q_in ? (const unsigned char *)j->q_in + byte_offset(j, at) : NULL;
+    const qg_spec *sp = j->sp;
+    switch (j->op) { /* a NULL kernel is the reference */
+    case OP_QUANTIZE: j->quantize ? j->quantize(fin, qo, len, qp) : qg_ref_quantize(sp, fin, qo, len, qp); break;
+    case OP_DEQUANTIZE:
+        j->dequantize ? j->dequantize(qi, fout, len, qp) : qg_ref_dequantize(sp, qi, fout, len, qp);
+        break;
+    case OP_FAKE_QUANT:
+        j->fake_quant ? j->fake_quant(fin, fout, mo, len, qp) : qg_ref_fake_quant(sp, fin, fout, mo, len, qp);
+        break;
+    default: j->backward ? j->backward(fin, mi, fout, len) : qg_ref_fake_quant_backward(sp, fin, mi, fout, len); break;
     }
     if (j->out)
         qg_float_type_narrow(ft, fout, j->out + at, len);
@@ -187,28 +194,28 @@ static void run(const job *j, size_t n) {
 
 void qg_ftype_quantize(const qg_spec *sp, qg_quantize_fn f32, const uint16_t *x, void *q, size_t n,
                        const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(sp && f32 && qp && ((x && q) || n == 0));
+    QG_NEED_OR_RETURN(sp && qp && ((x && q) || n == 0));
     const job j = {.sp = sp, .op = OP_QUANTIZE, .quantize = f32, .in = x, .q_out = q, .qp = qp};
     run(&j, n);
 }
 
 void qg_ftype_dequantize(const qg_spec *sp, qg_dequantize_fn f32, const void *q, uint16_t *y, size_t n,
                          const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(sp && f32 && qp && ((y && q) || n == 0));
+    QG_NEED_OR_RETURN(sp && qp && ((y && q) || n == 0));
     const job j = {.sp = sp, .op = OP_DEQUANTIZE, .dequantize = f32, .q_in = q, .out = y, .qp = qp};
     run(&j, n);
 }
 
 void qg_ftype_fake_quant(const qg_spec *sp, qg_fake_quant_fn f32, const uint16_t *x, uint16_t *y, uint8_t *mask,
                          size_t n, const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(sp && f32 && qp && ((x && y) || n == 0));
+    QG_NEED_OR_RETURN(sp && qp && ((x && y) || n == 0));
     const job j = {.sp = sp, .op = OP_FAKE_QUANT, .fake_quant = f32, .in = x, .out = y, .mask_out = mask, .qp = qp};
     run(&j, n);
 }
 
 void qg_ftype_fake_quant_backward(const qg_spec *sp, qg_backward_fn f32, const uint16_t *dy, const uint8_t *mask,
                                   uint16_t *dx, size_t n) {
-    QG_NEED_OR_RETURN(sp && f32 && ((dy && dx) || n == 0));
+    QG_NEED_OR_RETURN(sp && ((dy && dx) || n == 0));
     const job j = {.sp = sp, .op = OP_BACKWARD, .backward = f32, .in = dy, .out = dx, .mask_in = mask};
     run(&j, n);
 }
@@ -216,7 +223,7 @@ void qg_ftype_fake_quant_backward(const qg_spec *sp, qg_backward_fn f32, const u
 qg_status qg_ftype_observe(const qg_spec *sp, qg_observe_fn f32, const uint16_t *x, size_t n, size_t inner,
                            qg_observer *obs, qg_error *err) {
     QG_NEED(sp, err, "a spec");
-    QG_NEED(f32, err, "a float32 observe kernel");
+    QG_NEED(obs, err, "an observer from qg_observer_create");
     QG_NEED_DATA(x, n, err);
     /* one call over the whole tensor: a moving average folds once per call */
     float *buf = malloc((n ? n : 1) * sizeof(float));
@@ -224,7 +231,7 @@ qg_status qg_ftype_observe(const qg_spec *sp, qg_observe_fn f32, const uint16_t 
         return qg_error_set(err, QG_ERR_NOMEM, "observe: out of memory widening %zu %s values", n,
                             qg_float_type_name(sp->float_type));
     qg_float_type_widen(sp->float_type, x, buf, n);
-    const qg_status st = f32(buf, n, inner, obs, err);
+    const qg_status st = f32 ? f32(buf, n, inner, obs, err) : qg_observer_update(obs, buf, n, inner, err);
     free(buf);
     return st;
 }

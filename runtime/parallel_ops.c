@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "parallel_cut.h"
+#include "qgen/kernel_support.h"
 #include "arg_check.h"
 
 typedef enum op_kind { OP_QUANTIZE, OP_DEQUANTIZE, OP_FAKE_QUANT, OP_BACKWARD, OP_REQUANTIZE } op_kind;
@@ -42,27 +43,18 @@ static size_t bytes_before(const job *j, size_t size, size_t at) {
     return size ? at * size : qg_q_bytes(j->spec->dtype, at);
 }
 
-/* The reference on a 16-bit spec's tensors: float32 on the widened
- * values, float results narrowed (docs/semantics.md, "Float types"). */
+/* The reference on a 16-bit spec's tensors, through the runtime's driver
+ * (docs/semantics.md, "Float types"). */
 static void reference16(const job *j, const void *in, void *out, uint8_t *mask_out, const uint8_t *mask_in, size_t n,
                         const qg_qparams *qp) {
     const qg_spec *sp = j->spec;
-    float *w = malloc((n ? n : 1) * sizeof(float));
-    if (!w) /* no memory for the widened piece: its output is left as it was (qgen/parallel.h) */
-        return;
-    const bool float_in = j->kind != OP_DEQUANTIZE;
-    if (float_in)
-        qg_float_type_widen(sp->float_type, in, w, n);
     switch (j->kind) {
-    case OP_QUANTIZE: qg_ref_quantize(sp, w, out, n, qp); break;
-    case OP_DEQUANTIZE: qg_ref_dequantize(sp, in, w, n, qp); break;
-    case OP_FAKE_QUANT: qg_ref_fake_quant(sp, w, w, mask_out, n, qp); break;
-    case OP_BACKWARD: qg_ref_fake_quant_backward(sp, w, mask_in, w, n); break;
+    case OP_QUANTIZE: qg_ftype_quantize(sp, NULL, in, out, n, qp); break;
+    case OP_DEQUANTIZE: qg_ftype_dequantize(sp, NULL, in, out, n, qp); break;
+    case OP_FAKE_QUANT: qg_ftype_fake_quant(sp, NULL, in, out, mask_out, n, qp); break;
+    case OP_BACKWARD: qg_ftype_fake_quant_backward(sp, NULL, in, mask_in, out, n); break;
     case OP_REQUANTIZE: break;
     }
-    if (j->kind != OP_QUANTIZE)
-        qg_float_type_narrow(sp->float_type, w, out, n);
-    free(w);
 }
 
 static void run_piece(void *ctx, size_t i) {

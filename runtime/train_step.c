@@ -112,36 +112,13 @@ static void fake_quant_off(const qg_spec *sp, const void *x, void *y, uint8_t *m
         mask[n / 8] = (uint8_t)((1u << (n % 8)) - 1u);
 }
 
-/* The reference's calls on 16-bit tensors: the float32 reference on the
- * widened values, the fake-quant result narrowed (docs/semantics.md,
- * "Float types"). */
+/* The reference's observe on x of the observer's float_type: 16-bit
+ * tensors through the runtime's driver (docs/semantics.md, "Float
+ * types"). */
 qg_status qg_observer_update_typed(qg_observer *o, const void *x, size_t n, size_t inner, qg_error *err) {
-    const qg_spec *sp = &o->spec;
-    if (sp->float_type == QG_FLOAT32)
+    if (o->spec.float_type == QG_FLOAT32)
         return qg_observer_update(o, x, n, inner, err);
-    float *w = malloc((n ? n : 1) * sizeof(float));
-    if (!w)
-        return qg_error_set(err, QG_ERR_NOMEM, "fused step: out of memory widening %zu values", n);
-    qg_float_type_widen(sp->float_type, x, w, n);
-    const qg_status st = qg_observer_update(o, w, n, inner, err);
-    free(w);
-    return st;
-}
-
-static qg_status ref_fake_quant(const qg_spec *sp, const void *x, void *y, uint8_t *mask, size_t n,
-                                const qg_qparams *qp, qg_error *err) {
-    if (sp->float_type == QG_FLOAT32) {
-        qg_ref_fake_quant(sp, x, y, mask, n, qp);
-        return QG_OK;
-    }
-    float *w = malloc((n ? n : 1) * sizeof(float));
-    if (!w)
-        return qg_error_set(err, QG_ERR_NOMEM, "fused step: out of memory widening %zu values", n);
-    qg_float_type_widen(sp->float_type, x, w, n);
-    qg_ref_fake_quant(sp, w, w, mask, n, qp);
-    qg_float_type_narrow(sp->float_type, w, y, n);
-    free(w);
-    return QG_OK;
+    return qg_ftype_observe(&o->spec, NULL, x, n, inner, o, err);
 }
 
 qg_status qg_fused_train_step_calls(qg_observer *o, const qg_step_calls *calls, const void *x, void *y, uint8_t *mask,
@@ -183,8 +160,10 @@ qg_status qg_fused_train_step_calls(qg_observer *o, const qg_step_calls *calls, 
                                inner ? inner : 1};
         if (calls->fake_quant)
             calls->fake_quant(calls->ctx, x, y, mask, n, &qp);
-        else if ((st = ref_fake_quant(sp, x, y, mask, n, &qp, err)) != QG_OK)
-            return st;
+        else if (sp->float_type == QG_FLOAT32)
+            qg_ref_fake_quant(sp, x, y, mask, n, &qp);
+        else
+            qg_ftype_fake_quant(sp, NULL, x, y, mask, n, &qp);
     } else {
         fake_quant_off(sp, x, y, mask, n);
     }

@@ -134,9 +134,10 @@ void qg_pack4_dequantize(const qg_spec *spec, qg_dequantize_fn bytes, const void
                          const qg_qparams *qp);
 
 /* bfloat16/float16 tensors (docs/semantics.md, "Float types") over `f32`,
- * the spec's kernel on float32 tensors: the generated entry points of a
- * spec with a 16-bit float_type call these. The float arguments hold the
- * spec's float_type bit patterns. */
+ * the spec's kernel on float32 tensors (NULL: the runtime's reference):
+ * the generated entry points of a spec with a 16-bit float_type, the
+ * threaded ops and the fused step call these. The float arguments hold
+ * the spec's float_type bit patterns. */
 typedef void (*qg_backward_fn)(const float *dy, const uint8_t *mask, float *dx, size_t n);
 void qg_ftype_quantize(const qg_spec *spec, qg_quantize_fn f32, const uint16_t *x, void *q, size_t n,
                        const qg_qparams *qp);

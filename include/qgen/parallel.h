@@ -66,9 +66,9 @@ qg_parallel qg_pool_parallel(qg_pool *pool);
  * for generated files); a NULL kernel runs the runtime's reference. A NULL
  * `par` runs one call. Arguments as the kernels take them (qgen/jit.h):
  * for a bfloat16 or float16 spec the float tensors hold its codes (cast its
- * u16 kernels to these types), and a NULL kernel widens each piece into
- * float32 memory it allocates (without it the piece's output is left as it
- * was); 4-bit q tensors are packed. Per-group specs run one call. */
+ * u16 kernels to these types), and a NULL kernel runs the reference
+ * through qg_ftype_* (qgen/kernel_support.h); 4-bit q tensors are packed.
+ * Per-group specs run one call. */
 
 typedef void (*qg_dequantize_fn)(const void *q, float *x, size_t n, const qg_qparams *qp);
 typedef void (*qg_backward_fn)(const float *dy, const uint8_t *mask, float *dx, size_t n);
