@@ -105,6 +105,8 @@ void qg_c_body(emitter *e, const qg_plan *p) {
     }
     if (p->out_mask >= 0)
         P(", %s *mask_out", e->is->vm);
+    if (p->out_q_grouped >= 0)
+        P(", %s *grouped_out", e->is->vi);
     if (body_uses_strip(e, p))
         P(", %s %s", e->is->strip_type, e->is->strip_name);
     S(") {\n");
@@ -131,15 +133,19 @@ void qg_c_body(emitter *e, const qg_plan *p) {
     }
     if (p->out_mask >= 0)
         P("    *mask_out = %s;\n", names[p->out_mask]);
+    if (p->out_q_grouped >= 0)
+        P("    if (grouped_out)\n        *grouped_out = %s;\n", names[p->out_q_grouped]);
     P("    return %s;\n}\n\n", names[p->out_q >= 0 ? p->out_q : p->out_y]);
 }
 
 /* The call of the body on one vector whose data input is `in_expr` and
- * whose mask input is `mask_expr`; declares r<tag> and (for masks) m<tag>.
+ * whose mask input is `mask_expr`; declares r<tag> and (for masks) m<tag>,
+ * or with `grouped` g<tag>, the q - z of quantize's grouped store, instead
+ * of r<tag>.
  * The loads are named first (x<tag>, m_in<tag>) so that the call reads as
  * the formula. */
 void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const char *mask_expr, const char *tag,
-                    const char *indent) {
+                    const char *indent, bool grouped) {
     const qg_plan_input data = qg_op_info_of(p->op)->data;
     char in_name[24], mask_name[24], res[16], mres[16];
     snprintf(in_name, sizeof in_name, "%s%s", qg_c_input_names[data], tag);
@@ -151,8 +157,12 @@ void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const cha
         P("%sconst %s %s = %s;\n", indent, e->is->vm, mask_name, mask_expr);
     if (p->out_mask >= 0)
         P("%s%s %s;\n", indent, e->is->vm, mres);
-    P("%sconst %s %s = %s_%s_body(", indent, qg_c_kind_type(e, p->kind[p->out_q >= 0 ? p->out_q : p->out_y]), res,
-      e->name, qg_kernel_op_name(p->op));
+    grouped = grouped && p->out_q_grouped >= 0;
+    if (grouped)
+        P("%s%s g%s;\n%s", indent, e->is->vi, tag, indent);
+    else
+        P("%sconst %s %s = ", indent, qg_c_kind_type(e, p->kind[p->out_q >= 0 ? p->out_q : p->out_y]), res);
+    P("%s_%s_body(", e->name, qg_kernel_op_name(p->op));
     bool first = true;
     for (int in = 0; in < QG_IN_COUNT; in++) {
         if (!p->uses[in])
@@ -163,6 +173,10 @@ void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const cha
     }
     if (p->out_mask >= 0)
         P(", &%s", mres);
+    if (grouped)
+        P(", &g%s", tag);
+    else if (p->out_q_grouped >= 0)
+        S(", NULL");
     if (body_uses_strip(e, p))
         P(", %s", e->is->strip_name);
     S(");\n");

@@ -83,7 +83,7 @@ static void emit_channels_last_row(emitter *e, const qg_plan *p, const op_io *io
         char ptr[160], in[320], mexpr[320] = "";
         snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at);
         qg_c_load_expr(e, io, ptr, in, sizeof in);
-        qg_c_body_call(e, p, in, mexpr, "0", in4);
+        qg_c_body_call(e, p, in, mexpr, "0", in4, false);
         snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at);
         qg_c_store(e, io, ptr, "r0", in4);
         if (io->mask_out)

@@ -117,7 +117,7 @@ static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, i
     }
     snprintf(res, sizeof res, "r%d", k);
     snprintf(mres, sizeof mres, "m%d", k);
-    qg_c_body_call(e, p, in, mexpr, res + 1, indent);
+    qg_c_body_call(e, p, in, mexpr, res + 1, indent, skip_store && e->lp->group_store_adds_z);
     snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at);
     if (!skip_store)
         qg_c_store(e, io, ptr, res, indent);
@@ -201,7 +201,7 @@ static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
             qg_text_free(&tmp);
         }
     }
-    qg_c_body_call(e, p, in, mexpr, "t", "        ");
+    qg_c_body_call(e, p, in, mexpr, "t", "        ", false);
     qg_c_store(e, &io, "outb", "rt", "        ");
     P("        memcpy(%s + base + i, outb, r * sizeof outb[0]);\n", io.out_name);
     if (io.mask_out)
@@ -250,7 +250,7 @@ static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
             snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
         qg_text_free(&tmp);
     }
-    qg_c_body_call(e, p, in, mexpr, "t", "        ");
+    qg_c_body_call(e, p, in, mexpr, "t", "        ", false);
     snprintf(ptr, sizeof ptr, "%s + base + i", io->out_name);
     if (store_tail) {
         S("        ");
@@ -297,7 +297,13 @@ void qg_c_span(emitter *e, const qg_plan *p) {
                 snprintf(off, sizeof off, " + %d", k * L);
             emit_full_vector_ex(e, p, &io, k, off, "        ", store4, mask4);
         }
-        if (store4) {
+        if (store4 && e->lp->group_store_adds_z) {
+            char qmin[24];
+            snprintf(qmin, sizeof qmin, "%lld", e->lp->qmin);
+            S("        ");
+            spell(e, e->is->store_q4_z[qg_kernel_dtype(e->sp)], "q + base + i", "g0, g1, g2, g3, z", qmin);
+            S(";\n");
+        } else if (store4) {
             S("        ");
             spell(e, e->is->store_q4[qg_kernel_dtype(e->sp)], "q + base + i", "r0, r1, r2, r3", NULL);
             S(";\n");

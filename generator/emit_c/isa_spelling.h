@@ -20,6 +20,9 @@ typedef struct qg_isa_spelling {
     const char *load_q[QG_DTYPE_COUNT];   /* by qg_dtype; $a pointer -> vi */
     const char *store_q[QG_DTYPE_COUNT];  /* $a pointer, $b vi */
     const char *store_q4[QG_DTYPE_COUNT]; /* $a pointer, $b "v0, v1, v2, v3": four vectors at once; NULL = one by one */
+    /* ... of quantize's q - z bounded above only (qg_plan.out_q_grouped), adding z and
+     * bounding below by the qmin in $c; NULL: the ISA's main loop stores q */
+    const char *store_q4_z[QG_DTYPE_COUNT];
     /* Masked tails (tail_mask NULL: the whole tail goes through stack
      * buffers; any other NULL: that operand does). $a is the pointer, $b
      * the tail mask made by tail_mask from the count $a. */

@@ -25,7 +25,11 @@ LLVMValueRef lx_intrinsic(lx *x, const char *name, LLVMTypeRef *overloads, unsig
 LLVMValueRef lx_splat(lx *x, LLVMValueRef scalar, LLVMTypeRef vec_type) {
     LLVMValueRef poison = LLVMGetPoison(vec_type);
     LLVMValueRef one = LLVMBuildInsertElement(x->b, poison, scalar, lx_i64(x, 0), "");
-    return LLVMBuildShuffleVector(x->b, one, poison, LLVMConstNull(lx_vec(x, x->i32)), "");
+    /* fixed vectors of any length (16-bit and byte lanes too); scalable ones of the ISA's lanes */
+    LLVMTypeRef index = LLVMGetTypeKind(vec_type) == LLVMVectorTypeKind
+                            ? LLVMVectorType(x->i32, LLVMGetVectorSize(vec_type))
+                            : lx_vec(x, x->i32);
+    return LLVMBuildShuffleVector(x->b, one, poison, LLVMConstNull(index), "");
 }
 
 LLVMValueRef lx_vl(lx *x) {
@@ -334,7 +338,8 @@ static LLVMValueRef lower_step(lx *x, const qg_step *st, LLVMValueRef *v) {
     }
 }
 
-LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT], LLVMValueRef *mask_out) {
+LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT], LLVMValueRef *mask_out,
+                           LLVMValueRef *grouped_out) {
     LLVMValueRef v[QG_PLAN_MAX_VALUES] = {0};
     for (int k = 0; k < QG_IN_COUNT; k++)
         v[k] = in[k];
@@ -348,6 +353,8 @@ LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT]
     }
     if (mask_out)
         *mask_out = p->out_mask >= 0 ? v[p->out_mask] : NULL;
+    if (grouped_out)
+        *grouped_out = p->out_q_grouped >= 0 ? v[p->out_q_grouped] : NULL;
     return v[p->out_q >= 0 ? p->out_q : p->out_y];
 }
 

@@ -127,8 +127,11 @@ void lx_if_close(lx *x, LLVMBasicBlockRef join);
 LLVMValueRef lx_umin(lx *x, LLVMValueRef a, LLVMValueRef b);
 
 /* The plan's per-vector arithmetic; in[] holds the inputs it uses.
- * *mask_out receives the lane-mask output, if the plan has one. */
-LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT], LLVMValueRef *mask_out);
+ * *mask_out receives the lane-mask output, *grouped_out quantize's q - z
+ * for a grouped store (qg_plan.out_q_grouped), where the plan has them
+ * (either pointer may be NULL). */
+LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT], LLVMValueRef *mask_out,
+                           LLVMValueRef *grouped_out);
 
 /* The kernels of x->sp, all of them, into x->m. */
 qg_status lx_build_kernels(lx *x, qg_error *err);

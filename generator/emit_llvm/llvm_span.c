@@ -7,11 +7,14 @@
 
 #include "llvm_kernel.h"
 
-/* x86, int8 outputs: four vectors narrowed with two rounds of saturating
- * packs and one lane permutation, as the C backend's store4 helpers do. */
 static bool packs_four(const lx *x) { return x->lp->group_store && x->isa->narrow4 != LX_NARROW4_NONE; }
 
-static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef out, LLVMValueRef at) {
+/* x86, int8 outputs: four vectors narrowed with two rounds of saturating
+ * packs and one lane permutation, as the C backend's store4 helpers do.
+ * With z (the span's zero point; group_store_adds_z) the vectors hold q - z
+ * bounded above only: z is added at 16 bits with saturation and qmin
+ * bounds the bytes. */
+static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef z, LLVMValueRef out, LLVMValueRef at) {
     const bool avx512 = x->isa->narrow4 == LX_NARROW4_X86_512;
     const bool is_unsigned = qg_dtype_is_unsigned(qg_kernel_dtype(x->sp));
     const char *dw = avx512 ? "llvm.x86.avx512.packssdw.512" : "llvm.x86.avx2.packssdw";
@@ -19,9 +22,22 @@ static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef out, LLVMValueR
                             : (is_unsigned ? "llvm.x86.avx2.packuswb" : "llvm.x86.avx2.packsswb");
     LLVMValueRef ab = lx_intrinsic(x, dw, NULL, 0, (LLVMValueRef[]){r[0], r[1]}, 2);
     LLVMValueRef cd = lx_intrinsic(x, dw, NULL, 0, (LLVMValueRef[]){r[2], r[3]}, 2);
-    LLVMValueRef v = lx_intrinsic(x, wb, NULL, 0, (LLVMValueRef[]){ab, cd}, 2);
-    /* the packs work within 128-bit lanes: put each vector's dwords back together */
     const unsigned L = x->isa->lanes, lanes128 = L / 4;
+    if (z) {
+        LLVMTypeRef vw = LLVMVectorType(x->i16, 2 * L);
+        LLVMValueRef z16 =
+            lx_splat(x, LLVMBuildTrunc(x->b, LLVMBuildExtractElement(x->b, z, lx_i32(x, 0), ""), x->i16, ""), vw);
+        ab = lx_intrinsic(x, "llvm.sadd.sat", &vw, 1, (LLVMValueRef[]){ab, z16}, 2);
+        cd = lx_intrinsic(x, "llvm.sadd.sat", &vw, 1, (LLVMValueRef[]){cd, z16}, 2);
+    }
+    LLVMValueRef v = lx_intrinsic(x, wb, NULL, 0, (LLVMValueRef[]){ab, cd}, 2);
+    const long long floor = is_unsigned ? 0 : -128;
+    if (z && x->lp->qmin > floor) {
+        LLVMTypeRef vb = LLVMTypeOf(v);
+        LLVMValueRef qmin = lx_splat(x, LLVMConstInt(x->i8, (unsigned long long)x->lp->qmin, true), vb);
+        v = lx_intrinsic(x, is_unsigned ? "llvm.umax" : "llvm.smax", &vb, 1, (LLVMValueRef[]){v, qmin}, 2);
+    }
+    /* the packs work within 128-bit lanes: put each vector's dwords back together */
     LLVMValueRef idx[16];
     for (unsigned m = 0; m < L; m++)
         idx[m] = lx_i32(x, (long long)((m % lanes128) * 4 + m / lanes128));
@@ -85,10 +101,10 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
     }
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         in[k] = s->param[k];
-    LLVMValueRef mres = NULL;
-    LLVMValueRef r = lx_lower_plan(x, p, in, &mres);
+    LLVMValueRef mres = NULL, grouped = NULL;
+    LLVMValueRef r = lx_lower_plan(x, p, in, &mres, &grouped);
     if (deferred)
-        *deferred = r;
+        *deferred = x->lp->group_store_adds_z && grouped ? grouped : r;
     else
         lx_store(x, io->out_q || io->out_h ? LLVMBuildTrunc(x->b, r, io->out_q ? x->vq : x->vh, "") : r, io->out_t,
                  io->out_size, s->out, at, active, count);
@@ -172,7 +188,8 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
             vector_at_ex(x, p, io, &s, LLVMBuildAdd(x->b, s.base, off, ""), vl, NULL, &g);
         }
         if (four)
-            store_four_q8(x, r, s.out, LLVMBuildAdd(x->b, s.base, i, ""));
+            store_four_q8(x, r, x->lp->group_store_adds_z ? s.param[QG_IN_Z] : NULL, s.out,
+                          LLVMBuildAdd(x->b, s.base, i, ""));
         if (mask4)
             store_four_masks(x, m, s.mask, LLVMBuildAdd(x->b, s.base, i, ""));
         lx_loop_close(x, &main, step);

@@ -41,7 +41,13 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
     out->tail_buffered = out->tail && strcmp(t->tail, "buffered") == 0;
     const int data_out = qg_op_data_out(o); /* observe has none */
     const bool narrow_out = data_out >= 0 && o->args[data_out].kind == QG_ARG_Q_OUT;
-    out->group_store = narrow_out && t->unroll == 4 && qg_isa_spelling_of(isa)->store_q4[qg_kernel_dtype(sp)] != NULL;
+    const qg_dtype kd = qg_kernel_dtype(sp);
+    out->group_store = narrow_out && t->unroll == 4 && qg_isa_spelling_of(isa)->store_q4[kd] != NULL;
+    /* 8-bit integer q of a valid zero point (qg_qparams_validate): z, and
+     * q - z above qmin - z, stay inside 16 bits */
+    out->group_store_adds_z = out->group_store && op == QG_K_QUANTIZE && sp->rounding == QG_ROUND_HALF_EVEN &&
+                              !qg_dtype_is_float8(sp->dtype) && (kd == QG_QINT8 || kd == QG_QUINT8) &&
+                              strcmp(t->round_cvt, "in_range") != 0 && qg_isa_spelling_of(isa)->store_q4_z[kd] != NULL;
     /* vectors of fewer lanes than a byte of mask bits (NEON's 4): the main
      * loop stores or reads its four vectors' bits at once, two whole bytes */
     out->group_mask = (out->mask_out == QG_MASK_BITS || out->mask_in == QG_MASK_BITS) && t->unroll == 4 &&
@@ -58,7 +64,7 @@ qg_status qg_plan_build_for(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_p
     qg_kernel_loops_of(sp, isa, op, &lp);
     const qg_target *t = qg_target_of(isa);
     const qg_plan_io io = {lp.float_io, strcmp(t->float16_convert, "instructions") == 0,
-                           strcmp(t->round_cvt, "saturating") == 0};
+                           strcmp(t->round_cvt, "saturating") == 0, lp.group_store_adds_z};
     return qg_plan_build_io(sp, op, &io, p, err);
 }
 

@@ -50,13 +50,14 @@ typedef struct qg_kernel_loops {
     int32_t fixed_zero_point;
     long long qmin, qmax; /* the clamp bounds lo = qmin - z, hi = qmax - z derive from */
     qg_mask_io mask_in, mask_out;
-    bool clear_mask_first; /* packed mask output: cleared at entry, spans set their bits */
-    int lanes;             /* fp32 lanes of a vector; 0: scalable (strips) */
-    int unroll;            /* vectors per main-loop iteration */
-    bool group_store;      /* the main loop's narrow q outputs are packed and stored together */
-    bool group_mask;       /* ... and its packed mask bits, out or in, 4 x 4 lanes as 16 bits */
-    bool tail;             /* counts that are not whole vectors end in a partial one (lanes != 1) */
-    bool tail_buffered;    /* ... read and written through zeroed stack buffers (targets/<isa>.json "tail") */
+    bool clear_mask_first;   /* packed mask output: cleared at entry, spans set their bits */
+    int lanes;               /* fp32 lanes of a vector; 0: scalable (strips) */
+    int unroll;              /* vectors per main-loop iteration */
+    bool group_store;        /* the main loop's narrow q outputs are packed and stored together */
+    bool group_store_adds_z; /* ... quantize's, with the zero point added there (qg_plan.out_q_grouped) */
+    bool group_mask;         /* ... and its packed mask bits, out or in, 4 x 4 lanes as 16 bits */
+    bool tail;               /* counts that are not whole vectors end in a partial one (lanes != 1) */
+    bool tail_buffered;      /* ... read and written through zeroed stack buffers (targets/<isa>.json "tail") */
 } qg_kernel_loops;
 
 /* The dtype a kernel stores per element: 4-bit dtypes are packed around

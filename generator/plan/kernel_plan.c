@@ -142,6 +142,8 @@ static void drop_dead_steps(qg_plan *p) {
         live[p->out_q] = true;
     if (p->out_mask >= 0)
         live[p->out_mask] = true;
+    if (p->out_q_grouped >= 0)
+        live[p->out_q_grouped] = true;
     for (int k = p->nsteps - 1; k >= 0; k--) {
         const qg_step *s = &p->steps[k];
         if (!live[s->dst])
@@ -331,7 +333,10 @@ static void describe(const qg_spec *sp, qg_plan *p) {
         snprintf(p->formula, cap, "y = fl(clamp(%s(%s), qmin - z, qmax - z) * s), NaN -> %s; mask: %s", rnd, t,
                  sp->nan_policy == QG_NAN_PROPAGATE ? "x" : "0", sp->saturate ? "r in range" : "x not NaN");
         break;
-    case QG_K_QUANTIZE: snprintf(p->formula, cap, "q = clamp(%s(%s), qmin - z, qmax - z) + z, NaN -> z", rnd, t); break;
+    case QG_K_QUANTIZE:
+        snprintf(p->formula, cap, "q = clamp(%s(%s), qmin - z, qmax - z) + z, NaN -> z%s", rnd, t,
+                 p->out_q_grouped >= 0 ? "; grouped: rne(min(t, qmax - z)), z added at 16 bits, then qmin" : "");
+        break;
     case QG_K_DEQUANTIZE: snprintf(p->formula, cap, "y = fl(float(q - z) * s)"); break;
     case QG_K_FAKE_QUANT_BACKWARD: snprintf(p->formula, cap, "dx = mask ? dy : +0.0"); break;
     case QG_K_REQUANTIZE:
@@ -353,6 +358,15 @@ static void describe(const qg_spec *sp, qg_plan *p) {
 static int rounded_by_conversion(const qg_spec *sp, qg_plan *p, int *t) {
     *t = scaled(sp, p);
     return named(p, E1(CVT_I2F, named(p, E1(ROUND_CVT, *t), "rounded_int")), "rounded");
+}
+
+/* q - z for a store that adds z with saturation and bounds below by qmin
+ * itself: rne(min(t, hi)), NaN -> 0. A t below -2^31 converts to INT32_MIN
+ * or a saturated value (targets/<isa>.json's round_cvt is never "in_range"
+ * there), which the store saturates to qmin all the same. */
+static int below_hi_only(qg_plan *p, int t, int not_nan) {
+    const int upper = named(p, E2(MIN_F, t, QG_IN_HI), "below_hi");
+    return named(p, E2(MASKZ_I, not_nan, named(p, E1(ROUND_CVT, upper), "rounded_below_hi")), "q_minus_z_below_hi");
 }
 
 /* The plans of the integer dtypes. */
@@ -382,9 +396,11 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
              * become 0, so q = z. */
             int t = scaled(sp, p);
             int c = clamp_to_range(p, t);
-            int qi = named(p, E2(MASKZ_I, named(p, E1(ORDERED, t), "not_nan"), named(p, E1(ROUND_CVT, c), "rounded")),
-                           "q_minus_z");
+            ordered = named(p, E1(ORDERED, t), "not_nan");
+            int qi = named(p, E2(MASKZ_I, ordered, named(p, E1(ROUND_CVT, c), "rounded")), "q_minus_z");
             p->out_q = named(p, E2(ADD_I, qi, QG_IN_Z), "quantized");
+            if (io->grouped_store_adds_z)
+                p->out_q_grouped = below_hi_only(p, t, ordered);
             break;
         }
         int c = clamped(p, rounded(sp, p), &in_range, &ordered);
@@ -522,7 +538,7 @@ static void plan_open(qg_plan *p, qg_kernel_op op, const qg_plan_io *io) {
     p->kind[QG_IN_S] = p->kind[QG_IN_INV] = p->kind[QG_IN_LO] = p->kind[QG_IN_HI] = QG_VF;
     p->kind[QG_IN_Q] = p->kind[QG_IN_Z] = p->kind[QG_IN_B] = QG_VI;
     p->kind[QG_IN_MASK] = QG_VM;
-    p->out_y = p->out_q = p->out_mask = -1;
+    p->out_y = p->out_q = p->out_mask = p->out_q_grouped = -1;
     p->x = QG_IN_X;
     p->dy = QG_IN_DY;
     if (io->float_type != QG_FLOAT32) { /* dead ones are dropped at the end */
@@ -551,12 +567,12 @@ qg_status qg_plan_build_io(const qg_spec *sp, qg_kernel_op op, const qg_plan_io 
 }
 
 qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error *err) {
-    const qg_plan_io io = {QG_FLOAT32, false, false};
+    const qg_plan_io io = {QG_FLOAT32, false, false, false};
     return qg_plan_build_io(sp, op, &io, p, err);
 }
 
 void qg_plan_build_conversion(const qg_plan_io *io, bool narrow_it, qg_plan *p) {
-    const qg_plan_io f32 = {QG_FLOAT32, false, false};
+    const qg_plan_io f32 = {QG_FLOAT32, false, false, false};
     plan_open(p, QG_K_DEQUANTIZE, narrow_it ? &f32 : io);
     if (narrow_it)
         p->out_q = narrow(io, p, QG_IN_X, true);

@@ -123,6 +123,10 @@ typedef struct qg_plan {
     int out_y;    /* fp32 result (fake_quant, dequantize, backward) or -1 */
     int out_q;    /* int32 result (quantize) or -1 */
     int out_mask; /* lane mask result (fake_quant) or -1 */
+    /* quantize where the main loop's grouped store adds the zero point
+     * (qg_plan_io.grouped_store_adds_z): q - z bounded above only, NaN -> 0;
+     * the store adds z and bounds below by saturation. -1 otherwise. */
+    int out_q_grouped;
     /* The fp32 values of x and dy: the inputs themselves, or their widening
      * when the tensors hold 16-bit codes (then QG_IN_X and QG_IN_DY are
      * int32 lanes of codes, and out_y is one too). */
@@ -151,6 +155,11 @@ typedef struct qg_plan_io {
      * (targets/<isa>.json's round_cvt "saturating"): fake_quant then rounds
      * by converting to int32 and back. */
     bool round_cvt_saturates;
+    /* quantize's main loop packs four vectors to bytes and adds the zero
+     * point there, at 16 bits with saturation, then bounds by qmin
+     * (docs/semantics.md, "Element arithmetic"): the plan gives it
+     * out_q_grouped. */
+    bool grouped_store_adds_z;
 } qg_plan_io;
 
 qg_status qg_plan_build_io(const qg_spec *spec, qg_kernel_op op, const qg_plan_io *io, qg_plan *plan, qg_error *err);

@@ -220,6 +220,7 @@ typedef struct params {
     int32_t zp[BUF];
     size_t channels;   /* per-group: the grouped axis' length */
     float first_scale; /* scale[0] as made: a power of two */
+    int32_t first_zp;  /* zp[0] as made */
 } params;
 
 /* 16-bit outputs: a scale one and a half units of the type's last place
@@ -233,9 +234,16 @@ static float tie_scale_of(float power_of_two) {
 /* 16-bit float types, one parameter set (per tensor): every other length
  * case runs on the tie scale instead of the power of two, so that both
  * input ties (x / s) and output ties (narrowing y) are met. */
-static void alternate_scale(params *p, size_t len) {
-    if (KC_FBITS == 16 && p->channels == 1 && !per_group() && SP->observer.type != QG_OBS_FIXED_QPARAMS)
+/* Per tensor, the length picks the zero point among the one made and the
+ * ends of the range (where a store that adds z at 16 bits is closest to
+ * saturating), and for 16-bit floats a tie scale every other length. */
+static void alternate_params(params *p, size_t len) {
+    if (p->channels != 1 || per_group() || SP->observer.type == QG_OBS_FIXED_QPARAMS)
+        return;
+    if (KC_FBITS == 16)
         p->scale[0] = len % 2 ? tie_scale_of(p->first_scale) : p->first_scale;
+    if (!qg_dtype_is_float8(SP->dtype))
+        p->zp[0] = len % 3 == 1 ? (int32_t)SP->quant_min : len % 3 == 2 ? (int32_t)SP->quant_max : p->first_zp;
 }
 
 static void make_params(params *p) {
@@ -252,7 +260,12 @@ static void make_params(params *p) {
         p->zp[c] = qg_dtype_is_float8(SP->dtype) ? 0 : (int32_t)(SP->quant_min + (int64_t)(next() % (uint64_t)span));
         p->zf[c] = (float)(uniform() * 200.0);
     }
+    if (p->channels >= 3 && !qg_dtype_is_float8(SP->dtype)) { /* the range's ends among the channels */
+        p->zp[1] = (int32_t)SP->quant_min;
+        p->zp[2] = (int32_t)SP->quant_max;
+    }
     p->first_scale = p->scale[0];
+    p->first_zp = p->zp[0];
     if (SP->observer.type == QG_OBS_FIXED_QPARAMS) {
         p->scale[0] = SP->observer.fixed_scale;
         p->zp[0] = SP->observer.fixed_zero_point;
@@ -367,7 +380,7 @@ static void test_fake_quant(void) {
     static params p;
     make_params(&p);
     FOR_CASES(len, inner) {
-        alternate_scale(&p, len);
+        alternate_params(&p, len);
         const size_t off = len % 2; /* every other length on an unaligned pointer */
         float *x = xbuf + off;
         fill(x, len, &p, inner);
@@ -394,7 +407,7 @@ static void test_quantize_dequantize(void) {
     static params p;
     make_params(&p);
     FOR_CASES(len, inner) {
-        alternate_scale(&p, len);
+        alternate_params(&p, len);
         const size_t off = len % 2;
         float *x = xbuf + off;
         fill(x, len, &p, inner);

@@ -19,18 +19,34 @@ typedef union val {
 } val;
 
 /* ROUND_CVT as an ISA whose conversion saturates spells it (NaN to
- * INT32_MAX, qg_plan_io.round_cvt_saturates); otherwise the plans must only
- * convert values in the int32 range. */
-static bool saturating_round_cvt;
+ * INT32_MAX, qg_plan_io.round_cvt_saturates), as x86 spells it (NaN and
+ * everything out of range to INT32_MIN, "indefinite"), or, by default, only
+ * on values in the int32 range. */
+static enum { CVT_IN_RANGE, CVT_SATURATING, CVT_INDEFINITE } cvt_mode;
 
 static int32_t round_cvt(float a) {
-    if (!saturating_round_cvt) {
-        CU_ASSERT_TRUE(a >= -0x1p31f && a < 0x1p31f);
-        return a >= -0x1p31f && a < 0x1p31f ? (int32_t)nearbyintf(a) : 0;
+    const bool in_range = a >= -0x1p31f && a < 0x1p31f;
+    if (cvt_mode == CVT_IN_RANGE) {
+        CU_ASSERT_TRUE(in_range);
+        return in_range ? (int32_t)nearbyintf(a) : 0;
     }
+    if (cvt_mode == CVT_INDEFINITE)
+        return in_range ? (int32_t)nearbyintf(a) : INT32_MIN;
     if (a != a || a >= 0x1p31f)
         return INT32_MAX;
     return a < -0x1p31f ? INT32_MIN : (int32_t)nearbyintf(a);
+}
+
+static int32_t sat(int64_t v, int64_t lo, int64_t hi) { return (int32_t)(v < lo ? lo : v > hi ? hi : v); }
+
+/* x86's grouped quantize store of one lane (qg_plan.out_q_grouped): packed
+ * to 16 bits, z added there, packed to bytes, bounded by qmin, each with
+ * saturation (docs/semantics.md, "Element arithmetic"). */
+static int32_t grouped_store(const qg_spec *sp, int32_t q_minus_z, int32_t z) {
+    const int32_t w =
+        sat((int64_t)sat(q_minus_z, INT16_MIN, INT16_MAX) + sat(z, INT16_MIN, INT16_MAX), INT16_MIN, INT16_MAX);
+    const int32_t b = sp->dtype == QG_QUINT8 ? sat(w, 0, 255) : sat(w, -128, 127);
+    return b < sp->quant_min ? (int32_t)sp->quant_min : b;
 }
 
 /* One element through the plan; returns the value ids' values. */
@@ -98,9 +114,8 @@ static const float edge[] = {0.0f, -0.0f, 0.05f, 0.075f, -0.075f, 0.125f, 1.0f, 
 
 /* Every element of fake_quant, quantize, dequantize and backward through
  * the plan equals the reference, for one spec. */
-static size_t check_spec(const qg_spec *sp, const qg_plan_io *io) {
+static size_t check_spec_at(const qg_spec *sp, const qg_plan_io *io, int32_t z) {
     const float s = 0.05f;
-    const int32_t z = sp->qscheme == QG_PER_TENSOR_SYMMETRIC ? 0 : (int32_t)(sp->quant_min + 3);
     const qg_qparams qp = {&s, &z, NULL, 1, 1};
     size_t bad = 0;
     qg_plan plan[4];
@@ -108,7 +123,7 @@ static size_t check_spec(const qg_spec *sp, const qg_plan_io *io) {
     for (int op = 0; op < 4; op++)
         CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(sp, (qg_kernel_op)op, io, &plan[op], &err), QG_OK);
     CU_ASSERT_TRUE(plan[QG_K_FAKE_QUANT].out_mask >= 0 && plan[QG_K_QUANTIZE].out_mask < 0);
-    saturating_round_cvt = io->round_cvt_saturates;
+    cvt_mode = io->grouped_store_adds_z ? CVT_INDEFINITE : io->round_cvt_saturates ? CVT_SATURATING : CVT_IN_RANGE;
     if (io->round_cvt_saturates && sp->rounding == QG_ROUND_HALF_EVEN) /* rounds by converting */
         for (int k = 0; k < plan[QG_K_FAKE_QUANT].nsteps; k++)
             CU_ASSERT_NOT_EQUAL(plan[QG_K_FAKE_QUANT].steps[k].op, QG_OP_ROUND_EVEN);
@@ -140,6 +155,8 @@ static size_t check_spec(const qg_spec *sp, const qg_plan_io *io) {
         q32 = sp->dtype == QG_QINT8 ? q.i8 : sp->dtype == QG_QUINT8 ? q.u8 : q.i16;
         run_plan(&plan[QG_K_QUANTIZE], v);
         bad += v[plan[QG_K_QUANTIZE].out_q].i != q32;
+        if (plan[QG_K_QUANTIZE].out_q_grouped >= 0)
+            bad += grouped_store(sp, v[plan[QG_K_QUANTIZE].out_q_grouped].i, z) != q32;
         /* dequantize of that q, and backward of dy = x with the mask */
         v[QG_IN_Q].i = q32;
         float d;
@@ -153,6 +170,17 @@ static size_t check_spec(const qg_spec *sp, const qg_plan_io *io) {
         run_plan(&plan[QG_K_FAKE_QUANT_BACKWARD], v);
         bad += memcmp(&v[plan[QG_K_FAKE_QUANT_BACKWARD].out_y].f, &dx, 4) != 0;
     }
+    return bad;
+}
+
+/* ... at zero points inside the range and at both of its ends. */
+static size_t check_spec(const qg_spec *sp, const qg_plan_io *io) {
+    if (sp->qscheme == QG_PER_TENSOR_SYMMETRIC)
+        return check_spec_at(sp, io, 0);
+    const int32_t zs[] = {(int32_t)(sp->quant_min + 3), (int32_t)sp->quant_min, (int32_t)sp->quant_max};
+    size_t bad = 0;
+    for (size_t k = 0; k < sizeof zs / sizeof zs[0]; k++)
+        bad += check_spec_at(sp, io, zs[k]);
     return bad;
 }
 
@@ -174,18 +202,23 @@ static void test_plans_match_reference(void) {
                     qg_spec sp;
                     qg_error err;
                     CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(json, "p", NULL, 0, &sp, &err), QG_OK);
-                    for (int sat = 0; sat < 2; sat++) {
-                        const qg_plan_io io = {QG_FLOAT32, false, sat == 1};
+                    /* as generic, with RVV's saturating conversion, with x86's grouped store */
+                    static const char *const modes[] = {"", " (saturating round_cvt)", " (grouped store)"};
+                    for (int mode = 0; mode < 3; mode++) {
+                        const bool grouped = mode == 2 && sp.dtype != QG_QINT16 && sp.rounding == QG_ROUND_HALF_EVEN;
+                        if (mode == 2 && !grouped)
+                            continue;
+                        const qg_plan_io io = {QG_FLOAT32, false, mode == 1, grouped};
                         size_t b = check_spec(&sp, &io);
                         if (b)
-                            fprintf(stderr, "\n  plan%s differs from the reference on %zu values: %s\n",
-                                    sat ? " (saturating round_cvt)" : "", b, json);
+                            fprintf(stderr, "\n  plan%s differs from the reference on %zu values: %s\n", modes[mode], b,
+                                    json);
                         bad += b;
                         specs++;
                     }
                 }
-    saturating_round_cvt = false;
-    CU_ASSERT_EQUAL(specs, 144);
+    cvt_mode = CVT_IN_RANGE;
+    CU_ASSERT_EQUAL(specs, 160);
     CU_ASSERT_EQUAL(bad, 0);
 }
 
@@ -431,7 +464,8 @@ static size_t check_conversions(const qg_plan_io *io) {
 }
 
 static void test_float_conversions(void) {
-    const qg_plan_io ios[] = {{QG_BFLOAT16, false, false}, {QG_FLOAT16, false, false}, {QG_FLOAT16, true, false}};
+    const qg_plan_io ios[] = {
+        {QG_BFLOAT16, false, false, false}, {QG_FLOAT16, false, false, false}, {QG_FLOAT16, true, false, false}};
     for (size_t k = 0; k < sizeof ios / sizeof ios[0]; k++) {
         const size_t bad = check_conversions(&ios[k]);
         if (bad)
@@ -464,7 +498,7 @@ static void test_sixteen_bit_plans(void) {
         qg_error err;
         CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(specs[k], "h", NULL, 0, &sp, &err), QG_OK);
         for (int hw = 0; hw < 2; hw++) {
-            const qg_plan_io io = {sp.float_type, hw == 1, false};
+            const qg_plan_io io = {sp.float_type, hw == 1, false, false};
             qg_plan fq, bw, dq;
             CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_FAKE_QUANT, &io, &fq, &err), QG_OK);
             CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_FAKE_QUANT_BACKWARD, &io, &bw, &err), QG_OK);
