@@ -181,3 +181,9 @@ void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const cha
         P(", %s", e->is->strip_name);
     S(");\n");
 }
+
+/* The call of a body whose one input is its data input, as an expression. */
+void qg_c_body_call_expr(emitter *e, const qg_plan *p, const char *arg, char *out, size_t cap) {
+    snprintf(out, cap, "%s_%s_body(%s%s%s)", e->name, qg_kernel_op_name(p->op), arg, body_uses_strip(e, p) ? ", " : "",
+             body_uses_strip(e, p) ? e->is->strip_name : "");
+}

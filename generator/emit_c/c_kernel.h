@@ -43,6 +43,7 @@ void qg_c_float_literal(float f, char *out, size_t cap);
 void qg_c_body(emitter *e, const qg_plan *p);
 void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const char *mask_expr, const char *tag,
                     const char *indent, bool grouped);
+void qg_c_body_call_expr(emitter *e, const qg_plan *p, const char *arg, char *out, size_t cap);
 
 /* c_span.c: loads, stores, spans */
 op_io qg_c_io_of(const emitter *e, const qg_plan *p);

@@ -5,16 +5,36 @@
 
 #include "c_kernel.h"
 
+/* A vector of x's values at `ptr`: loaded, and widened by the `widen`
+ * plan's body when x holds 16-bit codes (widen NULL: float32). */
+static void load_values(emitter *e, const qg_plan *widen, const char *ptr, char *out, size_t cap) {
+    qg_text load = {0};
+    qg_text_spell(&load, widen ? e->is->load_q[QG_QUINT16] : e->is->load_f, ptr, NULL, NULL);
+    if (widen)
+        qg_c_body_call_expr(e, widen, load.p, out, cap);
+    else
+        snprintf(out, cap, "%s", load.p);
+    qg_text_free(&load);
+}
+
 /* Scalable ISAs: accumulators as wide as a register; a short last strip
- * leaves the lanes past it as they were. */
-static void emit_minmax_strips(emitter *e) {
+ * leaves the lanes past it as they were. 16-bit codes start from +-inf
+ * (the same min and max: len >= 1). */
+static void emit_minmax_strips(emitter *e, const qg_plan *widen) {
     const qg_isa_spelling *is = e->is;
+    const char *first_lo = widen ? "__builtin_inff()" : "x[0]", *first_hi = widen ? "(-__builtin_inff())" : "x[0]";
     P("    const %s all = %s;\n    %s lo = ", is->strip_type, is->strip_all, is->vf);
-    spell(e, is->splat_all, "x[0]", NULL, NULL);
-    S(", hi = lo;\n    size_t nans = 0;\n    for (size_t i = 0; i < len;) {\n");
+    spell(e, is->splat_all, first_lo, NULL, NULL);
+    S(", hi = ");
+    if (widen)
+        spell(e, is->splat_all, first_hi, NULL, NULL);
+    else
+        S("lo");
+    S(";\n    size_t nans = 0;\n    for (size_t i = 0; i < len;) {\n");
     qg_c_strip_open(e, "i", "len", "        ");
-    P("        const %s v = ", is->vf);
-    spell(e, is->load_f, "x + i", NULL, NULL);
+    char v[400];
+    load_values(e, widen, "x + i", v, sizeof v);
+    P("        const %s v = %s", is->vf, v);
     S(";\n        lo = ");
     spell(e, is->min_acc, "lo", "v", NULL);
     S(";\n        hi = ");
@@ -22,15 +42,15 @@ static void emit_minmax_strips(emitter *e) {
     S(";\n        nans += ");
     spell(e, is->count_nan, "v", NULL, NULL);
     P(";\n        i += %s;\n    }\n    *mn = ", is->strip_step);
-    spell(e, is->reduce_min, "lo", "x[0]", NULL);
+    spell(e, is->reduce_min, "lo", first_lo, NULL);
     S(";\n    *mx = ");
-    spell(e, is->reduce_max, "hi", "x[0]", NULL);
+    spell(e, is->reduce_max, "hi", first_hi, NULL);
     S(";\n    return nans == 0;\n}\n\n");
 }
 
 /* Fixed-width ISAs, len >= 4 vectors: four independent accumulators keep
  * the min/max chains short; they merge into lo, hi and ok. */
-static void emit_minmax_unrolled(emitter *e) {
+static void emit_minmax_unrolled(emitter *e, const qg_plan *widen) {
     const qg_isa_spelling *is = e->is;
     const int L = e->lanes;
     P("    if (len >= %d) {\n", 4 * L);
@@ -40,11 +60,11 @@ static void emit_minmax_unrolled(emitter *e) {
     static const char *const lo_n[] = {"lo", "lo1", "lo2", "lo3"}, *const hi_n[] = {"hi", "hi1", "hi2", "hi3"},
                              *const ok_n[] = {"ok", "ok1", "ok2", "ok3"};
     for (int k = 0; k < 4; k++) {
-        char ptr[32], v[8];
+        char ptr[32], v[8], load[400];
         snprintf(ptr, sizeof ptr, k ? "x + i + %d" : "x + i", k * L);
         snprintf(v, sizeof v, "v%d", k);
-        P("            const %s %s = ", is->vf, v);
-        spell(e, is->load_f, ptr, NULL, NULL);
+        load_values(e, widen, ptr, load, sizeof load);
+        P("            const %s %s = %s", is->vf, v, load);
         P(";\n            %s = ", lo_n[k]);
         spell(e, is->op[QG_OP_MIN_F], lo_n[k], v, NULL);
         P(";\n            %s = ", hi_n[k]);
@@ -76,31 +96,43 @@ static void emit_minmax_unrolled(emitter *e) {
     S("    }\n");
 }
 
+/* With 16-bit codes, the widening body first (qg_plan_observe_widening). */
 void qg_c_minmax_span(emitter *e) {
     const qg_isa_spelling *is = e->is;
+    qg_plan widening;
+    const qg_plan *widen = qg_plan_observe_widening(e->sp, e->tg->isa, &widening) ? &widening : NULL;
+    if (widen)
+        qg_c_body(e, widen);
+    const char *elem = widen ? "uint16_t" : "float";
     P("/* min and max of x[0..len), len >= 1; returns 0 when x holds a NaN. */\n");
-    P("static int %s_minmax_span(const float *x, size_t len, float *mn, float *mx) {\n", e->name);
+    P("static int %s_minmax_span(const %s *x, size_t len, float *mn, float *mx) {\n", e->name, elem);
     if (e->scalable) {
-        emit_minmax_strips(e);
+        emit_minmax_strips(e, widen);
         return;
     }
     const int L = e->lanes;
+    char v[400];
     P("    %s lo = ", is->vf);
-    spell(e, is->op[QG_OP_SPLAT_F], "x[0]", NULL, NULL);
-    P(", hi = lo;\n    %s ok = ", is->vm);
+    spell(e, is->op[QG_OP_SPLAT_F], widen ? "__builtin_inff()" : "x[0]", NULL, NULL);
+    S(", hi = ");
+    if (widen) /* +-inf: the same min and max, len >= 1 */
+        spell(e, is->op[QG_OP_SPLAT_F], "(-__builtin_inff())", NULL, NULL);
+    else
+        S("lo");
+    P(";\n    %s ok = ", is->vm);
     spell(e, is->op[QG_OP_ORDERED], "lo", NULL, NULL);
     S(";\n    size_t i = 0;\n");
     if (L > 1)
-        emit_minmax_unrolled(e);
+        emit_minmax_unrolled(e, widen);
     P("    for (;; i += %d) {\n", L);
     P("        %s v;\n", is->vf);
-    P("        if (i + %d <= len) {\n            v = ", L);
-    spell(e, is->load_f, "x + i", NULL, NULL);
+    load_values(e, widen, "x + i", v, sizeof v);
+    P("        if (i + %d <= len) {\n            v = %s", L, v);
     S(";\n        } else if (i < len) {\n");
-    P("            float buf[%d];\n", L);
+    P("            %s buf[%d];\n", elem, L);
     P("            for (size_t k = 0; k < %d; k++) /* repeat x[i]: min and max are unchanged */\n", L);
-    S("                buf[k] = x[i + (i + k < len ? k : 0)];\n            v = ");
-    spell(e, is->load_f, "buf", NULL, NULL);
+    load_values(e, widen, "buf", v, sizeof v);
+    P("                buf[k] = x[i + (i + k < len ? k : 0)];\n            v = %s", v);
     S(";\n        } else {\n            break;\n        }\n        lo = ");
     spell(e, is->op[QG_OP_MIN_F], "lo", "v", NULL);
     S(";\n        hi = ");
@@ -133,11 +165,11 @@ void qg_c_observe(emitter *e) {
     qg_kernel_loops_of(e->sp, e->tg->isa, QG_K_OBSERVE, &lp);
     qg_entry_chain_of(&lp, &ch);
     qg_c_open_link(e, o, ch.walk);
+    const char *with = lp.float_io == QG_FLOAT32 ? "qg_observe_with" : "qg_observe16_with";
     if (qg_plan_observer_reduces(e->sp))
-        P("    return qg_observe_with(obs, x, n, inner, %s_minmax_span, err);\n}\n\n", e->name);
+        P("    return %s(obs, x, n, inner, %s_minmax_span, err);\n}\n\n", with, e->name);
     else
-        P("    /* %s observers keep no min/max to vectorize */\n    return qg_observe_with(obs, x, n, inner, NULL, "
-          "err);\n}\n\n",
-          qg_observer_type_name(e->sp->observer.type));
+        P("    /* %s observers keep no min/max to vectorize */\n    return %s(obs, x, n, inner, NULL, err);\n}\n\n",
+          qg_observer_type_name(e->sp->observer.type), with);
     qg_c_forwarders(e, o, &ch);
 }

@@ -6,17 +6,36 @@
 
 #include "llvm_kernel.h"
 
-/* int minmax(const float *x, size_t len, float *mn, float *mx), len >= 1:
- * `unroll` independent accumulators, then a masked tail whose inactive
- * lanes repeat x[0]. Returns 0 when x holds a NaN. */
-static LLVMValueRef build_minmax(lx *x) {
+/* A vector of x's values at element `at`: float32, or 16-bit codes widened
+ * by the `widen` plan (qg_plan_observe_widening); `pass` fills the lanes a
+ * partial load leaves (a float, or a code). */
+static LLVMValueRef load_values(lx *x, const qg_plan *widen, LLVMValueRef xs, LLVMValueRef at, LLVMValueRef active,
+                                LLVMValueRef count, LLVMValueRef pass) {
+    if (!widen)
+        return lx_load(x, x->vf, x->f32, 4, xs, at, active, count, pass);
+    LLVMValueRef in[QG_IN_COUNT] = {0};
+    in[QG_IN_X] = LLVMBuildZExt(x->b, lx_load(x, x->vh, x->i16, 2, xs, at, active, count, pass), x->vi, "");
+    return lx_lower_plan(x, widen, in, NULL, NULL);
+}
+
+/* int minmax(const float *x, size_t len, float *mn, float *mx), len >= 1
+ * (x of 16-bit codes with `widen`): `unroll` independent accumulators, then
+ * a masked tail whose inactive lanes repeat x[0]. Returns 0 when x holds a
+ * NaN. */
+static LLVMValueRef build_minmax(lx *x, const qg_plan *widen) {
     char name[QG_NAME_MAX + 64];
     snprintf(name, sizeof name, "%s_minmax_span__%s", x->prefix, qg_isa_name(x->target->isa));
     LLVMValueRef fn = lx_define(x, name, x->i32, (LLVMTypeRef[]){x->ptr, x->i64, x->ptr, x->ptr}, 4, false);
     LLVMSetLinkage(fn, LLVMInternalLinkage);
     LLVMValueRef xs = LLVMGetParam(fn, 0), len = LLVMGetParam(fn, 1);
     const int U = x->isa->unroll;
-    LLVMValueRef first = lx_splat(x, LLVMBuildLoad2(x->b, x->f32, xs, ""), x->vf);
+    LLVMValueRef pass = widen ? lx_splat(x, LLVMBuildLoad2(x->b, x->i16, xs, ""), x->vh)
+                              : lx_splat(x, LLVMBuildLoad2(x->b, x->f32, xs, ""), x->vf);
+    LLVMValueRef first = pass;
+    if (widen) { /* x[0]'s value in every lane */
+        LLVMValueRef in[QG_IN_COUNT] = {[QG_IN_X] = LLVMBuildZExt(x->b, pass, x->vi, "")};
+        first = lx_lower_plan(x, widen, in, NULL, NULL);
+    }
     LLVMValueRef lo[4], hi[4], ok[4];
     for (int k = 0; k < U; k++) {
         /* "no NaN yet" as all-ones int32 lanes: the compares' own form on
@@ -44,7 +63,7 @@ static LLVMValueRef build_minmax(lx *x) {
         lx_loop_test(x, &l, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, step, ""), len, ""));
         for (int k = 0; k < U; k++) {
             LLVMValueRef at = LLVMBuildAdd(x->b, i, LLVMBuildMul(x->b, vl, lx_i64(x, k), ""), "");
-            LLVMValueRef v = lx_load(x, x->vf, x->f32, 4, xs, at, NULL, NULL, NULL);
+            LLVMValueRef v = load_values(x, widen, xs, at, NULL, NULL, NULL);
             ACCUMULATE(k, v);
         }
         lx_loop_close(x, &l, step);
@@ -53,14 +72,13 @@ static LLVMValueRef build_minmax(lx *x) {
     lx_loop l = lx_loop_open(x, i0, "vectors");
     LLVMValueRef i = lx_loop_value(x, &l);
     lx_loop_test(x, &l, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, vl, ""), len, ""));
-    LLVMValueRef v = lx_load(x, x->vf, x->f32, 4, xs, i, NULL, NULL, NULL);
+    LLVMValueRef v = load_values(x, widen, xs, i, NULL, NULL, NULL);
     ACCUMULATE(0, v);
     lx_loop_close(x, &l, vl);
     if (x->isa->lanes > 1 || x->isa->scalable) {
         i = lx_loop_value(x, &l);
         LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildICmp(x->b, LLVMIntULT, i, len, ""));
-        LLVMValueRef t =
-            lx_load(x, x->vf, x->f32, 4, xs, i, lx_active(x, i, len), LLVMBuildSub(x->b, len, i, ""), first);
+        LLVMValueRef t = load_values(x, widen, xs, i, lx_active(x, i, len), LLVMBuildSub(x->b, len, i, ""), pass);
         ACCUMULATE(0, t);
         lx_if_close(x, join);
     }
@@ -82,7 +100,10 @@ static LLVMValueRef build_minmax(lx *x) {
     return fn;
 }
 void lx_build_observe(lx *x) {
-    LLVMValueRef span = qg_plan_observer_reduces(x->sp) ? build_minmax(x) : LLVMConstNull(x->ptr);
+    qg_plan widening;
+    const bool sixteen = qg_plan_observe_widening(x->sp, x->target->isa, &widening);
+    LLVMValueRef span =
+        qg_plan_observer_reduces(x->sp) ? build_minmax(x, sixteen ? &widening : NULL) : LLVMConstNull(x->ptr);
     const qg_op_info *o = qg_op_info_of(QG_K_OBSERVE);
     qg_kernel_loops lp;
     qg_entry_chain ch;
@@ -90,7 +111,7 @@ void lx_build_observe(lx *x) {
     qg_entry_chain_of(&lp, &ch);
     LLVMValueRef fn = lx_define_link(x, o, ch.walk);
     LLVMTypeRef rtypes[6] = {x->ptr, x->ptr, x->i64, x->i64, x->ptr, x->ptr};
-    LLVMValueRef drv = lx_declare(x, "qg_observe_with", x->i32, rtypes, 6);
+    LLVMValueRef drv = lx_declare(x, sixteen ? "qg_observe16_with" : "qg_observe_with", x->i32, rtypes, 6);
     LLVMValueRef args[6] = {LLVMGetParam(fn, 3), LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), LLVMGetParam(fn, 2), span,
                             LLVMGetParam(fn, 4)};
     LLVMBuildRet(x->b, lx_call(x, drv, args, 6));

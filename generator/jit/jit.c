@@ -94,6 +94,7 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
     } syms[] = {
         {"memcpy", (void (*)(void))memcpy},
         {"qg_observe_with", (void (*)(void))qg_observe_with},
+        {"qg_observe16_with", (void (*)(void))qg_observe16_with},
         {"qg_mask_pack_bits", (void (*)(void))qg_mask_pack_bits},
         {"qg_mask_unpack_bits", (void (*)(void))qg_mask_unpack_bits},
         {"qg_ref_quantize", (void (*)(void))qg_ref_quantize},

@@ -2,6 +2,7 @@
  * the ISA table. */
 #include "kernel_loops.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "../emit_c/isa_spelling.h"
@@ -54,18 +55,33 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
                       t->lanes == 4 && qg_isa_spelling_of(isa)->mask4_to_bits != NULL;
     out->pack4 = qg_dtype_is_packed(sp->dtype) && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE);
     const bool sixteen = sp->float_type != QG_FLOAT32 && op != QG_K_REQUANTIZE;
-    const bool converts = op != QG_K_OBSERVE && !out->group_driver && !out->pack4;
+    const bool converts = !out->group_driver && !out->pack4; /* observe: its min/max span widens */
     out->ftype = sixteen && !converts;
     out->float_io = sixteen && converts ? sp->float_type : QG_FLOAT32;
 }
 
-qg_status qg_plan_build_for(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_plan *p, qg_error *err) {
+qg_plan_io qg_plan_io_for(const qg_spec *sp, qg_isa isa, qg_kernel_op op) {
     qg_kernel_loops lp;
     qg_kernel_loops_of(sp, isa, op, &lp);
     const qg_target *t = qg_target_of(isa);
     const qg_plan_io io = {lp.float_io, strcmp(t->float16_convert, "instructions") == 0,
                            strcmp(t->round_cvt, "saturating") == 0, lp.group_store_adds_z};
+    return io;
+}
+
+qg_status qg_plan_build_for(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_plan *p, qg_error *err) {
+    const qg_plan_io io = qg_plan_io_for(sp, isa, op);
     return qg_plan_build_io(sp, op, &io, p, err);
+}
+
+bool qg_plan_observe_widening(const qg_spec *sp, qg_isa isa, qg_plan *p) {
+    const qg_plan_io io = qg_plan_io_for(sp, isa, QG_K_OBSERVE);
+    if (io.float_type == QG_FLOAT32)
+        return false;
+    qg_plan_build_conversion(&io, false, p);
+    p->op = QG_K_OBSERVE;
+    snprintf(p->formula, sizeof p->formula, "x = the float32 value of the %s code", qg_float_type_name(io.float_type));
+    return true;
 }
 
 qg_dtype qg_kernel_dtype(const qg_spec *sp) {

@@ -37,7 +37,7 @@ typedef struct qg_kernel_loops {
     /* 4-bit dtypes' quantize/dequantize: the kernel works on one byte per
      * element ("bytes"), the entry forwards to qg_pack4_<op> with it. */
     bool pack4;
-    /* A 16-bit float_type where the kernel cannot convert itself (observe,
+    /* A 16-bit float_type where the kernel cannot convert itself (the
      * per-group and 4-bit drivers): the kernel works on float32 tensors
      * ("f32"), the entry forwards to qg_ftype_<op> with it, outermost. */
     bool ftype;
@@ -83,5 +83,11 @@ void qg_kernel_loops_of(const qg_spec *spec, qg_isa isa, qg_kernel_op op, qg_ker
 /* The plan of `op` inside those loops: its float tensors as they hold them,
  * converted the way targets/<isa>.json says. */
 qg_status qg_plan_build_for(const qg_spec *spec, qg_isa isa, qg_kernel_op op, qg_plan *plan, qg_error *err);
+/* ... and how that plan holds its float tensors. */
+qg_plan_io qg_plan_io_for(const qg_spec *spec, qg_isa isa, qg_kernel_op op);
+
+/* Observe of a 16-bit float_type: the plan that widens a vector of codes
+ * (QG_IN_X) to float32 (out_y) before the min/max; false for float32. */
+bool qg_plan_observe_widening(const qg_spec *spec, qg_isa isa, qg_plan *plan);
 
 #endif

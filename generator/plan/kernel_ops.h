@@ -39,7 +39,7 @@ typedef struct qg_op_info {
     qg_op_arg args[QG_OP_MAX_ARGS];
     /* The runtime function taking (spec, args...) that defines the op
      * (docs/semantics.md); NULL for observe, which goes through
-     * qg_observe_with. */
+     * qg_observe_with (qg_observe16_with for 16-bit float types). */
     const char *reference;
     qg_plan_input data; /* the plan input the data argument feeds */
     /* The runtime drivers an entry may forward to are qg_group_<stem>

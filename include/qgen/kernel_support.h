@@ -112,6 +112,11 @@ typedef int (*qg_minmax_span_fn)(const float *x, size_t len, float *mn, float *m
  * reported as qg_observer_update reports them. */
 qg_status qg_observe_with(qg_observer *obs, const float *x, size_t n, size_t inner, qg_minmax_span_fn span,
                           qg_error *err);
+/* ... the same for a spec of a 16-bit float_type, whose kernels' spans
+ * reduce the codes (widened exactly) to float32 min and max. */
+typedef int (*qg_minmax16_span_fn)(const uint16_t *x, size_t len, float *mn, float *mx);
+qg_status qg_observe16_with(qg_observer *obs, const uint16_t *x, size_t n, size_t inner, qg_minmax16_span_fn span,
+                            qg_error *err);
 
 /* Per-group quantize, dequantize and fake_quant (docs/semantics.md,
  * "Layouts") over `kernel`, the spec's per-channel walk with the channel

@@ -129,6 +129,10 @@ static void test_observer(void) {
     CU_ASSERT_EQUAL(qg_fused_train_step16_with(o, NULL, NULL, h, hy, NULL, 4, 1, &s, &z, &err), QG_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "float_type"));
     REFUSED(qg_observe_with(NULL, x, 4, 1, NULL, &err), "qg_observe_with", "obs");
+    REFUSED(qg_observe16_with(NULL, h, 4, 1, NULL, &err), "qg_observe16_with", "obs");
+    /* a float32 spec's observer given codes: refused, naming the spec */
+    CU_ASSERT_EQUAL(qg_observe16_with(o, h, 4, 1, NULL, &err), QG_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "float32"));
     CU_ASSERT_PTR_NULL(qg_observer_spec_of(NULL));
     qg_observer_minmax(NULL, &s, &s);
     qg_observer_minmax(o, NULL, &s);

@@ -398,13 +398,23 @@ static void test_loops(void) {
     CU_ASSERT_TRUE(lp.params == QG_PARAMS_FIXED && lp.fixed_scale == 0.0078125f && lp.fixed_zero_point == 128);
     lp = loops(act, QG_ISA_AVX2, QG_K_REQUANTIZE);
     CU_ASSERT_TRUE(lp.walk == QG_WALK_REQUANT_RUNS && lp.params == QG_PARAMS_REQUANT);
-    /* 16-bit float tensors convert inside the kernels, but for observe and
-     * the per-group and 4-bit drivers, which take float32 */
+    /* 16-bit float tensors convert inside the kernels (observe's min/max
+     * span widens the codes), but for the per-group and 4-bit drivers,
+     * which take float32 */
     const char *bf = "{\"name\": \"h\", \"float_type\": \"bfloat16\"}";
     lp = loops(bf, QG_ISA_NEON, QG_K_FAKE_QUANT);
     CU_ASSERT_TRUE(lp.float_io == QG_BFLOAT16 && !lp.ftype);
     lp = loops(bf, QG_ISA_NEON, QG_K_OBSERVE);
-    CU_ASSERT_TRUE(lp.float_io == QG_FLOAT32 && lp.ftype);
+    CU_ASSERT_TRUE(lp.float_io == QG_BFLOAT16 && !lp.ftype);
+    qg_plan widening;
+    qg_spec bf_spec;
+    qg_error err;
+    CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(bf, "h", NULL, 0, &bf_spec, &err), QG_OK);
+    CU_ASSERT_TRUE(qg_plan_observe_widening(&bf_spec, QG_ISA_SVE, &widening) && widening.out_y >= 0 &&
+                   widening.kind[widening.out_y] == QG_VF && widening.uses[QG_IN_X]);
+    qg_spec f32_spec;
+    CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(act, "a", NULL, 0, &f32_spec, &err), QG_OK);
+    CU_ASSERT_FALSE(qg_plan_observe_widening(&f32_spec, QG_ISA_SVE, &widening));
     lp = loops("{\"name\": \"h\", \"float_type\": \"float16\", \"dtype\": \"qint4\"}", QG_ISA_AVX2, QG_K_QUANTIZE);
     CU_ASSERT_TRUE(lp.float_io == QG_FLOAT32 && lp.ftype && lp.pack4);
     lp = loops("{\"name\": \"h\", \"float_type\": \"float16\", \"dtype\": \"qint4\"}", QG_ISA_AVX2, QG_K_FAKE_QUANT);
