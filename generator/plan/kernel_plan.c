@@ -397,7 +397,9 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
             int t = scaled(sp, p);
             int c = clamp_to_range(p, t);
             ordered = named(p, E1(ORDERED, t), "not_nan");
-            int qi = named(p, E2(MASKZ_I, ordered, named(p, E1(ROUND_CVT, c), "rounded")), "q_minus_z");
+            int qi = io->round_cvt_nan_zero /* a NaN t stays NaN through the clamp and converts to 0 */
+                         ? named(p, E1(ROUND_CVT, c), "q_minus_z")
+                         : named(p, E2(MASKZ_I, ordered, named(p, E1(ROUND_CVT, c), "rounded")), "q_minus_z");
             p->out_q = named(p, E2(ADD_I, qi, QG_IN_Z), "quantized");
             if (io->grouped_store_adds_z)
                 p->out_q_grouped = below_hi_only(p, t, ordered);
@@ -567,12 +569,12 @@ qg_status qg_plan_build_io(const qg_spec *sp, qg_kernel_op op, const qg_plan_io 
 }
 
 qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error *err) {
-    const qg_plan_io io = {QG_FLOAT32, false, false, false};
+    const qg_plan_io io = {QG_FLOAT32, false, false, false, false};
     return qg_plan_build_io(sp, op, &io, p, err);
 }
 
 void qg_plan_build_conversion(const qg_plan_io *io, bool narrow_it, qg_plan *p) {
-    const qg_plan_io f32 = {QG_FLOAT32, false, false, false};
+    const qg_plan_io f32 = {QG_FLOAT32, false, false, false, false};
     plan_open(p, QG_K_DEQUANTIZE, narrow_it ? &f32 : io);
     if (narrow_it)
         p->out_q = narrow(io, p, QG_IN_X, true);

@@ -160,6 +160,11 @@ typedef struct qg_plan_io {
      * (docs/semantics.md, "Element arithmetic"): the plan gives it
      * out_q_grouped. */
     bool grouped_store_adds_z;
+    /* ROUND_CVT saturates and sends NaN to 0, and MIN_F/MAX_F return NaN
+     * when an operand is one (NEON: targets/neon.json's round_cvt
+     * "saturating_nan_zero", llvm_minmax "minimum"): quantize's NaN lanes
+     * need no mask of their own. */
+    bool round_cvt_nan_zero;
 } qg_plan_io;
 
 qg_status qg_plan_build_io(const qg_spec *spec, qg_kernel_op op, const qg_plan_io *io, qg_plan *plan, qg_error *err);

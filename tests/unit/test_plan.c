@@ -20,9 +20,10 @@ typedef union val {
 
 /* ROUND_CVT as an ISA whose conversion saturates spells it (NaN to
  * INT32_MAX, qg_plan_io.round_cvt_saturates), as x86 spells it (NaN and
- * everything out of range to INT32_MIN, "indefinite"), or, by default, only
- * on values in the int32 range. */
-static enum { CVT_IN_RANGE, CVT_SATURATING, CVT_INDEFINITE } cvt_mode;
+ * everything out of range to INT32_MIN, "indefinite"), as NEON does
+ * (saturating, NaN to 0; its min and max then return NaN for a NaN), or,
+ * by default, only on values in the int32 range. */
+static enum { CVT_IN_RANGE, CVT_SATURATING, CVT_INDEFINITE, CVT_NAN_ZERO } cvt_mode;
 
 static int32_t round_cvt(float a) {
     const bool in_range = a >= -0x1p31f && a < 0x1p31f;
@@ -32,6 +33,8 @@ static int32_t round_cvt(float a) {
     }
     if (cvt_mode == CVT_INDEFINITE)
         return in_range ? (int32_t)nearbyintf(a) : INT32_MIN;
+    if (cvt_mode == CVT_NAN_ZERO && a != a)
+        return 0;
     if (a != a || a >= 0x1p31f)
         return INT32_MAX;
     return a < -0x1p31f ? INT32_MIN : (int32_t)nearbyintf(a);
@@ -49,6 +52,15 @@ static int32_t grouped_store(const qg_spec *sp, int32_t q_minus_z, int32_t z) {
     return b < sp->quant_min ? (int32_t)sp->quant_min : b;
 }
 
+/* NEON's min and max return a NaN operand (the mode that converts NaN to
+ * 0 goes with them); elsewhere the plans must not care which they get. */
+static bool nan_of(float a, float b, float *out) {
+    if (cvt_mode != CVT_NAN_ZERO || (a == a && b == b))
+        return false;
+    *out = a != a ? a : b;
+    return true;
+}
+
 /* One element through the plan; returns the value ids' values. */
 static void run_plan(const qg_plan *p, val *v) {
     for (int k = 0; k < p->nsteps; k++) {
@@ -61,8 +73,8 @@ static void run_plan(const qg_plan *p, val *v) {
         case QG_OP_SUB_F: r.f = a.f - b.f; break;
         case QG_OP_MUL_F: r.f = a.f * b.f; break;
         case QG_OP_DIV_F: r.f = a.f / b.f; break;
-        case QG_OP_MIN_F: r.f = a.f < b.f ? a.f : b.f; break;
-        case QG_OP_MAX_F: r.f = a.f > b.f ? a.f : b.f; break;
+        case QG_OP_MIN_F: r.f = nan_of(a.f, b.f, &r.f) ? r.f : a.f < b.f ? a.f : b.f; break;
+        case QG_OP_MAX_F: r.f = nan_of(a.f, b.f, &r.f) ? r.f : a.f > b.f ? a.f : b.f; break;
         case QG_OP_ROUND_EVEN: r.f = nearbyintf(a.f); break;
         case QG_OP_FLOOR: r.f = floorf(a.f); break;
         case QG_OP_TRUNC: r.f = truncf(a.f); break;
@@ -123,7 +135,10 @@ static size_t check_spec_at(const qg_spec *sp, const qg_plan_io *io, int32_t z) 
     for (int op = 0; op < 4; op++)
         CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(sp, (qg_kernel_op)op, io, &plan[op], &err), QG_OK);
     CU_ASSERT_TRUE(plan[QG_K_FAKE_QUANT].out_mask >= 0 && plan[QG_K_QUANTIZE].out_mask < 0);
-    cvt_mode = io->grouped_store_adds_z ? CVT_INDEFINITE : io->round_cvt_saturates ? CVT_SATURATING : CVT_IN_RANGE;
+    cvt_mode = io->grouped_store_adds_z  ? CVT_INDEFINITE
+               : io->round_cvt_nan_zero  ? CVT_NAN_ZERO
+               : io->round_cvt_saturates ? CVT_SATURATING
+                                         : CVT_IN_RANGE;
     if (io->round_cvt_saturates && sp->rounding == QG_ROUND_HALF_EVEN) /* rounds by converting */
         for (int k = 0; k < plan[QG_K_FAKE_QUANT].nsteps; k++)
             CU_ASSERT_NOT_EQUAL(plan[QG_K_FAKE_QUANT].steps[k].op, QG_OP_ROUND_EVEN);
@@ -202,13 +217,15 @@ static void test_plans_match_reference(void) {
                     qg_spec sp;
                     qg_error err;
                     CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(json, "p", NULL, 0, &sp, &err), QG_OK);
-                    /* as generic, with RVV's saturating conversion, with x86's grouped store */
-                    static const char *const modes[] = {"", " (saturating round_cvt)", " (grouped store)"};
-                    for (int mode = 0; mode < 3; mode++) {
+                    /* as generic, with RVV's saturating conversion, with x86's grouped
+                     * store, with NEON's conversion (NaN to 0) */
+                    static const char *const modes[] = {"", " (saturating round_cvt)", " (grouped store)",
+                                                        " (round_cvt NaN to 0)"};
+                    for (int mode = 0; mode < 4; mode++) {
                         const bool grouped = mode == 2 && sp.dtype != QG_QINT16 && sp.rounding == QG_ROUND_HALF_EVEN;
                         if (mode == 2 && !grouped)
                             continue;
-                        const qg_plan_io io = {QG_FLOAT32, false, mode == 1, grouped};
+                        const qg_plan_io io = {QG_FLOAT32, false, mode == 1, grouped, mode == 3};
                         size_t b = check_spec(&sp, &io);
                         if (b)
                             fprintf(stderr, "\n  plan%s differs from the reference on %zu values: %s\n", modes[mode], b,
@@ -218,7 +235,7 @@ static void test_plans_match_reference(void) {
                     }
                 }
     cvt_mode = CVT_IN_RANGE;
-    CU_ASSERT_EQUAL(specs, 160);
+    CU_ASSERT_EQUAL(specs, 232);
     CU_ASSERT_EQUAL(bad, 0);
 }
 
@@ -474,8 +491,9 @@ static size_t check_conversions(const qg_plan_io *io) {
 }
 
 static void test_float_conversions(void) {
-    const qg_plan_io ios[] = {
-        {QG_BFLOAT16, false, false, false}, {QG_FLOAT16, false, false, false}, {QG_FLOAT16, true, false, false}};
+    const qg_plan_io ios[] = {{QG_BFLOAT16, false, false, false, false},
+                              {QG_FLOAT16, false, false, false, false},
+                              {QG_FLOAT16, true, false, false, false}};
     for (size_t k = 0; k < sizeof ios / sizeof ios[0]; k++) {
         const size_t bad = check_conversions(&ios[k]);
         if (bad)
@@ -508,7 +526,7 @@ static void test_sixteen_bit_plans(void) {
         qg_error err;
         CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(specs[k], "h", NULL, 0, &sp, &err), QG_OK);
         for (int hw = 0; hw < 2; hw++) {
-            const qg_plan_io io = {sp.float_type, hw == 1, false, false};
+            const qg_plan_io io = {sp.float_type, hw == 1, false, false, false};
             qg_plan fq, bw, dq;
             CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_FAKE_QUANT, &io, &fq, &err), QG_OK);
             CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_FAKE_QUANT_BACKWARD, &io, &bw, &err), QG_OK);
