@@ -27,7 +27,7 @@ typedef enum lx_round_cvt {
     LX_CVT_VFCVT
 } lx_round_cvt;
 typedef enum lx_trunc { LX_TRUNC, LX_TRUNC_NO_RTZ } lx_trunc;
-typedef enum lx_narrow4 { LX_NARROW4_NONE, LX_NARROW4_X86_256, LX_NARROW4_X86_512 } lx_narrow4;
+typedef enum lx_narrow4 { LX_NARROW4_NONE, LX_NARROW4_X86_256, LX_NARROW4_X86_512, LX_NARROW4_AARCH64 } lx_narrow4;
 typedef enum lx_mask_bytes { LX_MASK_BYTES_ZEXT, LX_MASK_BYTES_PDEP } lx_mask_bytes;
 typedef enum lx_mask_bits { LX_MASK_BITS_WINDOW, LX_MASK_BITS_RISCV_VSM } lx_mask_bits;
 /* "tail": how a partial vector is read and written (lx_load/lx_store) */

@@ -30,7 +30,7 @@ qg_status lx_isa_of(qg_isa isa, lx_isa *out, qg_error *err) {
     PICK(llvm_minmax, "select", "x86_256", "x86_512", "minimum", "minnum");
     PICK(llvm_round_cvt, "roundeven", "x86_cvtps2dq_256", "x86_cvtps2dq_512", "aarch64_fcvtns", "riscv_vfcvt");
     PICK(llvm_trunc, "trunc", "no_rtz");
-    PICK(llvm_narrow4, "", "x86_packs_256", "x86_packs_512");
+    PICK(llvm_narrow4, "", "x86_packs_256", "x86_packs_512", "aarch64_sqxtn");
     PICK(llvm_mask_bytes, "", "x86_pdep");
     PICK(llvm_mask_bits, "", "riscv_vsm");
     PICK(tail, "", "masked", "buffered", "evl"); /* "": masked IR where there is a tail (strips) */

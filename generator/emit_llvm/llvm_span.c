@@ -10,11 +10,53 @@
 static bool packs_four(const lx *x) { return x->lp->group_store && x->isa->narrow4 != LX_NARROW4_NONE; }
 
 /* x86, int8 outputs: four vectors narrowed with two rounds of saturating
- * packs and one lane permutation, as the C backend's store4 helpers do.
+ * packs and one lane permutation, as the C backend's store4 helpers do
+ * (NEON: store_four_q8_aarch64).
  * With z (the span's zero point; group_store_adds_z) the vectors hold q - z
  * bounded above only: z is added at 16 bits with saturation and qmin
  * bounds the bytes. */
+/* Two vectors' lanes side by side (a vector of twice the lanes). */
+static LLVMValueRef concat(lx *x, LLVMValueRef a, LLVMValueRef b) {
+    const unsigned n = LLVMGetVectorSize(LLVMTypeOf(a));
+    LLVMValueRef idx[32];
+    for (unsigned k = 0; k < 2 * n; k++)
+        idx[k] = lx_i32(x, k);
+    return LLVMBuildShuffleVector(x->b, a, b, LLVMConstVector(idx, 2 * n), "");
+}
+
+/* NEON: four int32x4 vectors to 16 bytes with saturating narrows
+ * (sqxtn, sqxtun), as the C backend's qg_neon_store4 helpers do; with z,
+ * z is added at 16 bits with saturation and qmin bounds the bytes. */
+static void store_four_q8_aarch64(lx *x, LLVMValueRef r[4], LLVMValueRef z, LLVMValueRef out, LLVMValueRef at) {
+    const bool is_unsigned = qg_dtype_is_unsigned(qg_kernel_dtype(x->sp));
+    LLVMTypeRef h4 = LLVMVectorType(x->i16, 4), h8 = LLVMVectorType(x->i16, 8), b8 = LLVMVectorType(x->i8, 8);
+    LLVMValueRef half[4]; /* without z the values are in range: plain narrows (xtn), as in C */
+    for (int k = 0; k < 4; k++)
+        half[k] = z ? lx_intrinsic(x, "llvm.aarch64.neon.sqxtn", &h4, 1, &r[k], 1) : LLVMBuildTrunc(x->b, r[k], h4, "");
+    LLVMValueRef ab = concat(x, half[0], half[1]), cd = concat(x, half[2], half[3]);
+    if (z) {
+        LLVMValueRef z16 =
+            lx_splat(x, LLVMBuildTrunc(x->b, LLVMBuildExtractElement(x->b, z, lx_i32(x, 0), ""), x->i16, ""), h8);
+        ab = lx_intrinsic(x, "llvm.sadd.sat", &h8, 1, (LLVMValueRef[]){ab, z16}, 2);
+        cd = lx_intrinsic(x, "llvm.sadd.sat", &h8, 1, (LLVMValueRef[]){cd, z16}, 2);
+    }
+    const char *to8 = is_unsigned ? "llvm.aarch64.neon.sqxtun" : "llvm.aarch64.neon.sqxtn";
+    LLVMValueRef v = z ? concat(x, lx_intrinsic(x, to8, &b8, 1, &ab, 1), lx_intrinsic(x, to8, &b8, 1, &cd, 1))
+                       : LLVMBuildTrunc(x->b, concat(x, ab, cd), LLVMVectorType(x->i8, 16), "");
+    const long long floor = is_unsigned ? 0 : -128;
+    if (z && x->lp->qmin > floor) {
+        LLVMTypeRef vb = LLVMTypeOf(v);
+        LLVMValueRef qmin = lx_splat(x, LLVMConstInt(x->i8, (unsigned long long)x->lp->qmin, true), vb);
+        v = lx_intrinsic(x, is_unsigned ? "llvm.umax" : "llvm.smax", &vb, 1, (LLVMValueRef[]){v, qmin}, 2);
+    }
+    LLVMSetAlignment(LLVMBuildStore(x->b, v, lx_gep(x, x->i8, out, at)), 1);
+}
+
 static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef z, LLVMValueRef out, LLVMValueRef at) {
+    if (x->isa->narrow4 == LX_NARROW4_AARCH64) {
+        store_four_q8_aarch64(x, r, z, out, at);
+        return;
+    }
     const bool avx512 = x->isa->narrow4 == LX_NARROW4_X86_512;
     const bool is_unsigned = qg_dtype_is_unsigned(qg_kernel_dtype(x->sp));
     const char *dw = avx512 ? "llvm.x86.avx512.packssdw.512" : "llvm.x86.avx2.packssdw";

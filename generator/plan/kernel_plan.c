@@ -364,8 +364,10 @@ static int rounded_by_conversion(const qg_spec *sp, qg_plan *p, int *t) {
  * itself: rne(min(t, hi)), NaN -> 0. A t below -2^31 converts to INT32_MIN
  * or a saturated value (targets/<isa>.json's round_cvt is never "in_range"
  * there), which the store saturates to qmin all the same. */
-static int below_hi_only(qg_plan *p, int t, int not_nan) {
+static int below_hi_only(const qg_plan_io *io, qg_plan *p, int t, int not_nan) {
     const int upper = named(p, E2(MIN_F, t, QG_IN_HI), "below_hi");
+    if (io->round_cvt_nan_zero) /* NaN stays NaN through the min and converts to 0 */
+        return named(p, E1(ROUND_CVT, upper), "q_minus_z_below_hi");
     return named(p, E2(MASKZ_I, not_nan, named(p, E1(ROUND_CVT, upper), "rounded_below_hi")), "q_minus_z_below_hi");
 }
 
@@ -402,7 +404,7 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
                          : named(p, E2(MASKZ_I, ordered, named(p, E1(ROUND_CVT, c), "rounded")), "q_minus_z");
             p->out_q = named(p, E2(ADD_I, qi, QG_IN_Z), "quantized");
             if (io->grouped_store_adds_z)
-                p->out_q_grouped = below_hi_only(p, t, ordered);
+                p->out_q_grouped = below_hi_only(io, p, t, ordered);
             break;
         }
         int c = clamped(p, rounded(sp, p), &in_range, &ordered);

@@ -135,10 +135,10 @@ static size_t check_spec_at(const qg_spec *sp, const qg_plan_io *io, int32_t z) 
     for (int op = 0; op < 4; op++)
         CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(sp, (qg_kernel_op)op, io, &plan[op], &err), QG_OK);
     CU_ASSERT_TRUE(plan[QG_K_FAKE_QUANT].out_mask >= 0 && plan[QG_K_QUANTIZE].out_mask < 0);
-    cvt_mode = io->grouped_store_adds_z  ? CVT_INDEFINITE
-               : io->round_cvt_nan_zero  ? CVT_NAN_ZERO
-               : io->round_cvt_saturates ? CVT_SATURATING
-                                         : CVT_IN_RANGE;
+    cvt_mode = io->round_cvt_nan_zero     ? CVT_NAN_ZERO
+               : io->grouped_store_adds_z ? CVT_INDEFINITE
+               : io->round_cvt_saturates  ? CVT_SATURATING
+                                          : CVT_IN_RANGE;
     if (io->round_cvt_saturates && sp->rounding == QG_ROUND_HALF_EVEN) /* rounds by converting */
         for (int k = 0; k < plan[QG_K_FAKE_QUANT].nsteps; k++)
             CU_ASSERT_NOT_EQUAL(plan[QG_K_FAKE_QUANT].steps[k].op, QG_OP_ROUND_EVEN);
@@ -218,14 +218,15 @@ static void test_plans_match_reference(void) {
                     qg_error err;
                     CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(json, "p", NULL, 0, &sp, &err), QG_OK);
                     /* as generic, with RVV's saturating conversion, with x86's grouped
-                     * store, with NEON's conversion (NaN to 0) */
+                     * store, with NEON's conversion (NaN to 0), alone and grouped */
                     static const char *const modes[] = {"", " (saturating round_cvt)", " (grouped store)",
-                                                        " (round_cvt NaN to 0)"};
-                    for (int mode = 0; mode < 4; mode++) {
-                        const bool grouped = mode == 2 && sp.dtype != QG_QINT16 && sp.rounding == QG_ROUND_HALF_EVEN;
-                        if (mode == 2 && !grouped)
+                                                        " (round_cvt NaN to 0)", " (NaN to 0, grouped store)"};
+                    for (int mode = 0; mode < 5; mode++) {
+                        const bool grouped =
+                            (mode == 2 || mode == 4) && sp.dtype != QG_QINT16 && sp.rounding == QG_ROUND_HALF_EVEN;
+                        if ((mode == 2 || mode == 4) && !grouped)
                             continue;
-                        const qg_plan_io io = {QG_FLOAT32, false, mode == 1, grouped, mode == 3};
+                        const qg_plan_io io = {QG_FLOAT32, false, mode == 1, grouped, mode >= 3};
                         size_t b = check_spec(&sp, &io);
                         if (b)
                             fprintf(stderr, "\n  plan%s differs from the reference on %zu values: %s\n", modes[mode], b,
@@ -235,7 +236,7 @@ static void test_plans_match_reference(void) {
                     }
                 }
     cvt_mode = CVT_IN_RANGE;
-    CU_ASSERT_EQUAL(specs, 232);
+    CU_ASSERT_EQUAL(specs, 248);
     CU_ASSERT_EQUAL(bad, 0);
 }
 
@@ -380,7 +381,12 @@ static void test_loops(void) {
     /* narrow outputs of four vectors go out together where the ISA spells it */
     CU_ASSERT_TRUE(loops(act, QG_ISA_AVX2, QG_K_QUANTIZE).group_store);
     CU_ASSERT_TRUE(loops(act, QG_ISA_AVX512, QG_K_REQUANTIZE).group_store);
-    CU_ASSERT_FALSE(loops(act, QG_ISA_NEON, QG_K_QUANTIZE).group_store);
+    CU_ASSERT_TRUE(loops(act, QG_ISA_NEON, QG_K_QUANTIZE).group_store);
+    /* ... quantize's with the zero point added there, at half_even */
+    CU_ASSERT_TRUE(loops(act, QG_ISA_NEON, QG_K_QUANTIZE).group_store_adds_z);
+    CU_ASSERT_FALSE(loops(act, QG_ISA_AVX512, QG_K_REQUANTIZE).group_store_adds_z);
+    CU_ASSERT_FALSE(
+        loops("{\"name\": \"a\", \"rounding\": \"half_up\"}", QG_ISA_AVX2, QG_K_QUANTIZE).group_store_adds_z);
     CU_ASSERT_FALSE(loops(act, QG_ISA_AVX2, QG_K_DEQUANTIZE).group_store);
     /* scalable ISAs: strips; scalar: one lane, no partial vector */
     lp = loops(act, QG_ISA_RVV, QG_K_QUANTIZE);
