@@ -335,7 +335,7 @@ static void describe(const qg_spec *sp, qg_plan *p) {
         break;
     case QG_K_QUANTIZE:
         snprintf(p->formula, cap, "q = clamp(%s(%s), qmin - z, qmax - z) + z, NaN -> z%s", rnd, t,
-                 p->out_q_grouped >= 0 ? "; grouped: rne(min(t, qmax - z)), z added at 16 bits, then qmin" : "");
+                 p->out_q_grouped >= 0 ? "; the main loop adds z after narrowing" : "");
         break;
     case QG_K_DEQUANTIZE: snprintf(p->formula, cap, "y = fl(float(q - z) * s)"); break;
     case QG_K_FAKE_QUANT_BACKWARD: snprintf(p->formula, cap, "dx = mask ? dy : +0.0"); break;
