@@ -271,6 +271,12 @@ static LLVMValueRef round_cvt(lx *x, LLVMValueRef a) {
         LLVMValueRef args[4] = {LLVMGetPoison(x->vi), a, lx_i64(x, 0), lx_i64(x, -1)};
         return lx_intrinsic(x, "llvm.riscv.vfcvt.x.f.v", ov, 3, args, 4);
     }
+    case LX_CVT_SVE_FCVTZS: {
+        /* frintn, then SVE's fcvtzs: saturating, NaN -> 0 (fptosi would be poison there) */
+        LLVMTypeRef ov[2] = {x->vi, x->vf};
+        LLVMValueRef args[3] = {LLVMGetPoison(x->vi), LLVMConstAllOnes(x->vm), unary(x, "llvm.roundeven", a)};
+        return lx_intrinsic(x, "llvm.aarch64.sve.fcvtzs", ov, 2, args, 3);
+    }
     case LX_CVT_ROUNDEVEN:
     default: return LLVMBuildFPToSI(x->b, unary(x, "llvm.roundeven", a), x->vi, "");
     }

@@ -24,7 +24,8 @@ typedef enum lx_round_cvt {
     LX_CVT_X86_256,
     LX_CVT_X86_512,
     LX_CVT_FCVTNS,
-    LX_CVT_VFCVT
+    LX_CVT_VFCVT,
+    LX_CVT_SVE_FCVTZS
 } lx_round_cvt;
 typedef enum lx_trunc { LX_TRUNC, LX_TRUNC_NO_RTZ } lx_trunc;
 typedef enum lx_narrow4 { LX_NARROW4_NONE, LX_NARROW4_X86_256, LX_NARROW4_X86_512, LX_NARROW4_AARCH64 } lx_narrow4;

@@ -28,7 +28,8 @@ qg_status lx_isa_of(qg_isa isa, lx_isa *out, qg_error *err) {
     int k_llvm_minmax, k_llvm_round_cvt, k_llvm_trunc, k_llvm_narrow4, k_llvm_mask_bytes, k_llvm_mask_bits, k_tail;
     /* in the order of the enums in llvm_builder.h */
     PICK(llvm_minmax, "select", "x86_256", "x86_512", "minimum", "minnum");
-    PICK(llvm_round_cvt, "roundeven", "x86_cvtps2dq_256", "x86_cvtps2dq_512", "aarch64_fcvtns", "riscv_vfcvt");
+    PICK(llvm_round_cvt, "roundeven", "x86_cvtps2dq_256", "x86_cvtps2dq_512", "aarch64_fcvtns", "riscv_vfcvt",
+         "aarch64_sve_fcvtzs");
     PICK(llvm_trunc, "trunc", "no_rtz");
     PICK(llvm_narrow4, "", "x86_packs_256", "x86_packs_512", "aarch64_sqxtn");
     PICK(llvm_mask_bytes, "", "x86_pdep");
