@@ -9,12 +9,6 @@
 
 static bool packs_four(const lx *x) { return x->lp->group_store && x->isa->narrow4 != LX_NARROW4_NONE; }
 
-/* x86, int8 outputs: four vectors narrowed with two rounds of saturating
- * packs and one lane permutation, as the C backend's store4 helpers do
- * (NEON: store_four_q8_aarch64).
- * With z (the span's zero point; group_store_adds_z) the vectors hold q - z
- * bounded above only: z is added at 16 bits with saturation and qmin
- * bounds the bytes. */
 /* Two vectors' lanes side by side (a vector of twice the lanes). */
 static LLVMValueRef concat(lx *x, LLVMValueRef a, LLVMValueRef b) {
     const unsigned n = LLVMGetVectorSize(LLVMTypeOf(a));
@@ -24,37 +18,59 @@ static LLVMValueRef concat(lx *x, LLVMValueRef a, LLVMValueRef b) {
     return LLVMBuildShuffleVector(x->b, a, b, LLVMConstVector(idx, 2 * n), "");
 }
 
-/* NEON: four int32x4 vectors to 16 bytes with saturating narrows
- * (sqxtn, sqxtun), as the C backend's qg_neon_store4 helpers do; with z,
- * z is added at 16 bits with saturation and qmin bounds the bytes. */
-static void store_four_q8_aarch64(lx *x, LLVMValueRef r[4], LLVMValueRef z, LLVMValueRef out, LLVMValueRef at) {
+/* group_store_adds_z: the span's zero point as the 16-bit lanes of a pair
+ * of narrowed vectors, made once per span, before its loops. */
+static LLVMValueRef zero_point16(lx *x, LLVMValueRef z) {
+    LLVMValueRef z0 = LLVMBuildTrunc(x->b, LLVMBuildExtractElement(x->b, z, lx_i32(x, 0), ""), x->i16, "");
+    return lx_splat(x, z0, LLVMVectorType(x->i16, 2 * (unsigned)x->isa->lanes));
+}
+
+/* The grouped store's arithmetic on four vectors of q - z bounded above
+ * (docs/semantics.md, "Element arithmetic"): z added at 16 bits with
+ * saturation, then, on the bytes, the bound qmin where the byte
+ * saturation does not give it. */
+static void add_zero_point(lx *x, LLVMValueRef z16, LLVMValueRef *ab, LLVMValueRef *cd) {
+    LLVMTypeRef vw = LLVMTypeOf(z16);
+    *ab = lx_intrinsic(x, "llvm.sadd.sat", &vw, 1, (LLVMValueRef[]){*ab, z16}, 2);
+    *cd = lx_intrinsic(x, "llvm.sadd.sat", &vw, 1, (LLVMValueRef[]){*cd, z16}, 2);
+}
+
+static LLVMValueRef bound_below(lx *x, LLVMValueRef bytes) {
     const bool is_unsigned = qg_dtype_is_unsigned(qg_kernel_dtype(x->sp));
-    LLVMTypeRef h4 = LLVMVectorType(x->i16, 4), h8 = LLVMVectorType(x->i16, 8), b8 = LLVMVectorType(x->i8, 8);
-    LLVMValueRef half[4]; /* without z the values are in range: plain narrows (xtn), as in C */
+    if (x->lp->qmin <= (is_unsigned ? 0 : -128))
+        return bytes;
+    LLVMTypeRef vb = LLVMTypeOf(bytes);
+    LLVMValueRef qmin = lx_splat(x, LLVMConstInt(x->i8, (unsigned long long)x->lp->qmin, true), vb);
+    return lx_intrinsic(x, is_unsigned ? "llvm.umax" : "llvm.smax", &vb, 1, (LLVMValueRef[]){bytes, qmin}, 2);
+}
+
+/* NEON: four int32x4 vectors to 16 bytes in one store, as the C backend's
+ * qg_neon_store4 helpers do: plain narrows (xtn) of values in range, or,
+ * with z16, saturating ones (sqxtn, sqxtun) around the zero point's add. */
+static void store_four_q8_aarch64(lx *x, LLVMValueRef r[4], LLVMValueRef z16, LLVMValueRef out, LLVMValueRef at) {
+    const bool is_unsigned = qg_dtype_is_unsigned(qg_kernel_dtype(x->sp));
+    LLVMTypeRef h4 = LLVMVectorType(x->i16, 4), b8 = LLVMVectorType(x->i8, 8);
+    LLVMValueRef half[4];
     for (int k = 0; k < 4; k++)
-        half[k] = z ? lx_intrinsic(x, "llvm.aarch64.neon.sqxtn", &h4, 1, &r[k], 1) : LLVMBuildTrunc(x->b, r[k], h4, "");
-    LLVMValueRef ab = concat(x, half[0], half[1]), cd = concat(x, half[2], half[3]);
-    if (z) {
-        LLVMValueRef z16 =
-            lx_splat(x, LLVMBuildTrunc(x->b, LLVMBuildExtractElement(x->b, z, lx_i32(x, 0), ""), x->i16, ""), h8);
-        ab = lx_intrinsic(x, "llvm.sadd.sat", &h8, 1, (LLVMValueRef[]){ab, z16}, 2);
-        cd = lx_intrinsic(x, "llvm.sadd.sat", &h8, 1, (LLVMValueRef[]){cd, z16}, 2);
-    }
-    const char *to8 = is_unsigned ? "llvm.aarch64.neon.sqxtun" : "llvm.aarch64.neon.sqxtn";
-    LLVMValueRef v = z ? concat(x, lx_intrinsic(x, to8, &b8, 1, &ab, 1), lx_intrinsic(x, to8, &b8, 1, &cd, 1))
-                       : LLVMBuildTrunc(x->b, concat(x, ab, cd), LLVMVectorType(x->i8, 16), "");
-    const long long floor = is_unsigned ? 0 : -128;
-    if (z && x->lp->qmin > floor) {
-        LLVMTypeRef vb = LLVMTypeOf(v);
-        LLVMValueRef qmin = lx_splat(x, LLVMConstInt(x->i8, (unsigned long long)x->lp->qmin, true), vb);
-        v = lx_intrinsic(x, is_unsigned ? "llvm.umax" : "llvm.smax", &vb, 1, (LLVMValueRef[]){v, qmin}, 2);
+        half[k] =
+            z16 ? lx_intrinsic(x, "llvm.aarch64.neon.sqxtn", &h4, 1, &r[k], 1) : LLVMBuildTrunc(x->b, r[k], h4, "");
+    LLVMValueRef ab = concat(x, half[0], half[1]), cd = concat(x, half[2], half[3]), v;
+    if (z16) {
+        add_zero_point(x, z16, &ab, &cd);
+        const char *to8 = is_unsigned ? "llvm.aarch64.neon.sqxtun" : "llvm.aarch64.neon.sqxtn";
+        v = bound_below(x, concat(x, lx_intrinsic(x, to8, &b8, 1, &ab, 1), lx_intrinsic(x, to8, &b8, 1, &cd, 1)));
+    } else {
+        v = LLVMBuildTrunc(x->b, concat(x, ab, cd), LLVMVectorType(x->i8, 16), "");
     }
     LLVMSetAlignment(LLVMBuildStore(x->b, v, lx_gep(x, x->i8, out, at)), 1);
 }
 
-static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef z, LLVMValueRef out, LLVMValueRef at) {
+/* x86, int8 outputs: four vectors narrowed with two rounds of saturating
+ * packs and one lane permutation, as the C backend's store4 helpers do;
+ * with z16 (group_store_adds_z) the zero point is added between them. */
+static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef z16, LLVMValueRef out, LLVMValueRef at) {
     if (x->isa->narrow4 == LX_NARROW4_AARCH64) {
-        store_four_q8_aarch64(x, r, z, out, at);
+        store_four_q8_aarch64(x, r, z16, out, at);
         return;
     }
     const bool avx512 = x->isa->narrow4 == LX_NARROW4_X86_512;
@@ -64,22 +80,13 @@ static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef z, LLVMValueRef
                             : (is_unsigned ? "llvm.x86.avx2.packuswb" : "llvm.x86.avx2.packsswb");
     LLVMValueRef ab = lx_intrinsic(x, dw, NULL, 0, (LLVMValueRef[]){r[0], r[1]}, 2);
     LLVMValueRef cd = lx_intrinsic(x, dw, NULL, 0, (LLVMValueRef[]){r[2], r[3]}, 2);
-    const unsigned L = x->isa->lanes, lanes128 = L / 4;
-    if (z) {
-        LLVMTypeRef vw = LLVMVectorType(x->i16, 2 * L);
-        LLVMValueRef z16 =
-            lx_splat(x, LLVMBuildTrunc(x->b, LLVMBuildExtractElement(x->b, z, lx_i32(x, 0), ""), x->i16, ""), vw);
-        ab = lx_intrinsic(x, "llvm.sadd.sat", &vw, 1, (LLVMValueRef[]){ab, z16}, 2);
-        cd = lx_intrinsic(x, "llvm.sadd.sat", &vw, 1, (LLVMValueRef[]){cd, z16}, 2);
-    }
+    if (z16)
+        add_zero_point(x, z16, &ab, &cd);
     LLVMValueRef v = lx_intrinsic(x, wb, NULL, 0, (LLVMValueRef[]){ab, cd}, 2);
-    const long long floor = is_unsigned ? 0 : -128;
-    if (z && x->lp->qmin > floor) {
-        LLVMTypeRef vb = LLVMTypeOf(v);
-        LLVMValueRef qmin = lx_splat(x, LLVMConstInt(x->i8, (unsigned long long)x->lp->qmin, true), vb);
-        v = lx_intrinsic(x, is_unsigned ? "llvm.umax" : "llvm.smax", &vb, 1, (LLVMValueRef[]){v, qmin}, 2);
-    }
+    if (z16)
+        v = bound_below(x, v);
     /* the packs work within 128-bit lanes: put each vector's dwords back together */
+    const unsigned L = x->isa->lanes, lanes128 = L / 4;
     LLVMValueRef idx[16];
     for (unsigned m = 0; m < L; m++)
         idx[m] = lx_i32(x, (long long)((m % lanes128) * 4 + m / lanes128));
@@ -217,10 +224,11 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
     LLVMValueRef i0 = lx_i64(x, 0);
     if (U > 1) {
         LLVMValueRef step = LLVMBuildMul(x->b, vl, lx_i64(x, U), "");
+        const bool four = packs_four(x), mask4 = x->lp->group_mask && io->mask_out;
+        LLVMValueRef z16 = four && x->lp->group_store_adds_z ? zero_point16(x, s.param[QG_IN_Z]) : NULL;
         main = lx_loop_open(x, i0, "unrolled");
         LLVMValueRef i = lx_loop_value(x, &main);
         lx_loop_test(x, &main, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, step, ""), s.len, ""));
-        const bool four = packs_four(x), mask4 = x->lp->group_mask && io->mask_out;
         LLVMValueRef r[4], m[4], m_in[4] = {0};
         if (x->lp->group_mask && io->mask_in)
             load_four_masks(x, s.mask, LLVMBuildAdd(x->b, s.base, i, ""), m_in);
@@ -230,8 +238,7 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
             vector_at_ex(x, p, io, &s, LLVMBuildAdd(x->b, s.base, off, ""), vl, NULL, &g);
         }
         if (four)
-            store_four_q8(x, r, x->lp->group_store_adds_z ? s.param[QG_IN_Z] : NULL, s.out,
-                          LLVMBuildAdd(x->b, s.base, i, ""));
+            store_four_q8(x, r, z16, s.out, LLVMBuildAdd(x->b, s.base, i, ""));
         if (mask4)
             store_four_masks(x, m, s.mask, LLVMBuildAdd(x->b, s.base, i, ""));
         lx_loop_close(x, &main, step);

@@ -66,7 +66,7 @@ qg_plan_io qg_plan_io_for(const qg_spec *sp, qg_isa isa, qg_kernel_op op) {
     const qg_target *t = qg_target_of(isa);
     const qg_plan_io io = {lp.float_io, strcmp(t->float16_convert, "instructions") == 0,
                            strcmp(t->round_cvt, "saturating") == 0, lp.group_store_adds_z,
-                           strcmp(t->round_cvt, "saturating_nan_zero") == 0 && strcmp(t->llvm_minmax, "minimum") == 0};
+                           strcmp(t->round_cvt, "saturating_nan_zero") == 0 && strcmp(t->minmax_nan, "propagate") == 0};
     return io;
 }
 

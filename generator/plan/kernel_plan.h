@@ -162,7 +162,7 @@ typedef struct qg_plan_io {
     bool grouped_store_adds_z;
     /* ROUND_CVT saturates and sends NaN to 0, and MIN_F/MAX_F return NaN
      * when an operand is one (NEON, SVE: targets/<isa>.json's round_cvt
-     * "saturating_nan_zero", llvm_minmax "minimum"): quantize's NaN lanes
+     * "saturating_nan_zero", minmax_nan "propagate"): quantize's NaN lanes
      * need no mask of their own. */
     bool round_cvt_nan_zero;
 } qg_plan_io;

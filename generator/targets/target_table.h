@@ -40,6 +40,9 @@ typedef struct qg_target {
     const char *round_cvt;       /* what ROUND_CVT gives past the int32 range and for NaN, as both backends
                                     spell it: "saturating" (NaN -> INT32_MAX), "saturating_nan_zero",
                                     "indefinite" (INT32_MIN), "in_range" (nothing promised) */
+    const char *minmax_nan;      /* what MIN_F/MAX_F give when an operand is NaN, as both backends spell
+                                    them: "second" (the second operand: x86 minps, C's a < b ? a : b),
+                                    "propagate" (NaN: NEON/SVE fmin), "number" (the other: RVV vfmin) */
     const char *mca_cpus;        /* llvm-mca models, comma-separated */
     const char *qemu_cpu;        /* qemu -cpu value, BITS/BYTES standing for the vector width; "" = default */
     const char *test_widths;     /* vector widths in bits the tests run a scalable ISA at, comma-separated */

@@ -68,6 +68,13 @@ static void test_table_matches_files(void) {
         CU_ASSERT_EQUAL(lx_isa_of(isa, &shape, &err), QG_OK);
         if (err.code)
             fprintf(stderr, "\n  %s\n", err.message);
+        /* the NaN rule of min/max is the one the LLVM spelling gives (the plans rely on it) */
+        CU_ASSERT_STRING_EQUAL(qg_test_json_str(d, "minmax_nan"), t->minmax_nan);
+        const char *mm = t->llvm_minmax;
+        const char *nan_rule = strcmp(mm, "minimum") == 0  ? "propagate"
+                               : strcmp(mm, "minnum") == 0 ? "number"
+                                                           : "second";
+        CU_ASSERT_STRING_EQUAL(t->minmax_nan, nan_rule);
         const char *tail = qg_test_json_str(d, "tail");
         CU_ASSERT_EQUAL(shape.tail, strcmp(tail, "buffered") == 0 ? LX_TAIL_BUFFERED
                                     : strcmp(tail, "evl") == 0    ? LX_TAIL_EVL
