@@ -308,10 +308,14 @@ void qg_c_span(emitter *e, const qg_plan *p) {
             spell(e, e->is->store_q4[qg_kernel_dtype(e->sp)], "q + base + i", "r0, r1, r2, r3", NULL);
             S(";\n");
         }
-        if (mask4 && io.mask_out) {
+        if (mask4 && io.mask_out && packed_mask(e)) {
             S("        if (mask)\n            qg_ks_put_bits(mask, base + i, ");
             spell(e, e->is->mask4_to_bits, "m0, m1, m2, m3", NULL, NULL);
             P(", %du);\n", 4 * L);
+        } else if (mask4 && io.mask_out) {
+            S("        if (mask)\n            ");
+            spell(e, e->is->store_mask4_bytes, "mask + base + i", "m0, m1, m2, m3", NULL);
+            S(";\n");
         }
         S("    }\n");
     }

@@ -37,6 +37,7 @@ typedef struct qg_isa_spelling {
     const char *store_mask_bytes_tail;        /* $a ptr, $b tail mask, $c vm */
     const char *mask_to_bits;                 /* vm -> uint64_t */
     const char *mask4_to_bits;                /* $a "m0, m1, m2, m3" -> uint64_t (kernel_loops' group_mask) */
+    const char *store_mask4_bytes;            /* $a uint8_t*, $b "m0, m1, m2, m3": four vectors' byte masks */
     const char *bits_to_mask;                 /* uint64_t -> vm */
     const char *store_mask_bytes;             /* $a uint8_t*, $b vm: one full vector; NULL = via bits */
     const char *load_mask_bytes;              /* $a const uint8_t* -> vm; NULL = via bits */

@@ -96,8 +96,8 @@ static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef z16, LLVMValueR
 }
 
 /* group_mask: four vectors' lane masks as one of 16 lanes, stored as two
- * whole bytes when the run is on the byte grid. */
-static void store_four_masks(lx *x, LLVMValueRef m[4], LLVMValueRef packed, LLVMValueRef at) {
+ * whole bytes of bits when the run is on the byte grid, or as 16 bytes. */
+static void store_four_masks(lx *x, LLVMValueRef m[4], LLVMValueRef mask, LLVMValueRef at) {
     const unsigned L = x->isa->lanes;
     LLVMValueRef idx[16];
     for (unsigned k = 0; k < 4 * L && k < 16; k++)
@@ -105,8 +105,13 @@ static void store_four_masks(lx *x, LLVMValueRef m[4], LLVMValueRef packed, LLVM
     LLVMValueRef lo = LLVMBuildShuffleVector(x->b, m[0], m[1], LLVMConstVector(idx, 2 * L), "");
     LLVMValueRef hi = LLVMBuildShuffleVector(x->b, m[2], m[3], LLVMConstVector(idx, 2 * L), "");
     LLVMValueRef all = LLVMBuildShuffleVector(x->b, lo, hi, LLVMConstVector(idx, 4 * L), "");
-    LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, packed, ""));
-    lx_pack_bits_inline(x, all, packed, at, lx_i64(x, 4 * L));
+    LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, mask, ""));
+    if (lx_packed_mask(x)) {
+        lx_pack_bits_inline(x, all, mask, at, lx_i64(x, 4 * L));
+    } else {
+        LLVMValueRef bytes = LLVMBuildZExt(x->b, all, LLVMVectorType(x->i8, 4 * L), "");
+        LLVMSetAlignment(LLVMBuildStore(x->b, bytes, lx_gep(x, x->i8, mask, at)), 1);
+    }
     lx_if_close(x, join);
 }
 

@@ -50,9 +50,13 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
                               !qg_dtype_is_float8(sp->dtype) && (kd == QG_QINT8 || kd == QG_QUINT8) &&
                               strcmp(t->round_cvt, "in_range") != 0 && qg_isa_spelling_of(isa)->store_q4_z[kd] != NULL;
     /* vectors of fewer lanes than a byte of mask bits (NEON's 4): the main
-     * loop stores or reads its four vectors' bits at once, two whole bytes */
-    out->group_mask = (out->mask_out == QG_MASK_BITS || out->mask_in == QG_MASK_BITS) && t->unroll == 4 &&
-                      t->lanes == 4 && qg_isa_spelling_of(isa)->mask4_to_bits != NULL;
+     * loop stores or reads its four vectors' bits at once, two whole bytes;
+     * a byte mask output is narrowed and stored as one 16-byte vector */
+    const qg_isa_spelling *is = qg_isa_spelling_of(isa);
+    const bool four_of_four = t->unroll == 4 && t->lanes == 4;
+    out->group_mask = four_of_four &&
+                      (((out->mask_out == QG_MASK_BITS || out->mask_in == QG_MASK_BITS) && is->mask4_to_bits != NULL) ||
+                       (out->mask_out == QG_MASK_BYTES && is->store_mask4_bytes != NULL));
     out->pack4 = qg_dtype_is_packed(sp->dtype) && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE);
     const bool sixteen = sp->float_type != QG_FLOAT32 && op != QG_K_REQUANTIZE;
     const bool converts = !out->group_driver && !out->pack4; /* observe: its min/max span widens */
@@ -64,8 +68,10 @@ qg_plan_io qg_plan_io_for(const qg_spec *sp, qg_isa isa, qg_kernel_op op) {
     qg_kernel_loops lp;
     qg_kernel_loops_of(sp, isa, op, &lp);
     const qg_target *t = qg_target_of(isa);
-    const qg_plan_io io = {lp.float_io, strcmp(t->float16_convert, "instructions") == 0,
-                           strcmp(t->round_cvt, "saturating") == 0, lp.group_store_adds_z,
+    const qg_round_even_way rne = strcmp(t->round_even, "conversions") == 0 ? QG_RNE_CONVERSIONS
+                                  : strcmp(t->round_even, "magic_add") == 0 ? QG_RNE_MAGIC_ADD
+                                                                            : QG_RNE_INSTRUCTION;
+    const qg_plan_io io = {lp.float_io, strcmp(t->float16_convert, "instructions") == 0, rne, lp.group_store_adds_z,
                            strcmp(t->round_cvt, "saturating_nan_zero") == 0 && strcmp(t->minmax_nan, "propagate") == 0};
     return io;
 }

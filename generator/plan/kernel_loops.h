@@ -55,7 +55,8 @@ typedef struct qg_kernel_loops {
     int unroll;              /* vectors per main-loop iteration */
     bool group_store;        /* the main loop's narrow q outputs are packed and stored together */
     bool group_store_adds_z; /* ... quantize's, with the zero point added there (qg_plan.out_q_grouped) */
-    bool group_mask;         /* ... and its packed mask bits, out or in, 4 x 4 lanes as 16 bits */
+    bool group_mask;         /* ... and its mask: packed bits, out or in, 4 x 4 lanes as 16 bits, or byte
+                                masks out, 16 bytes in one store */
     bool tail;               /* counts that are not whole vectors end in a partial one (lanes != 1) */
     bool tail_buffered;      /* ... read and written through zeroed stack buffers (targets/<isa>.json "tail") */
 } qg_kernel_loops;

@@ -350,7 +350,7 @@ static void describe(const qg_spec *sp, qg_plan *p) {
 }
 
 /* fake_quant's r where the ISA's rounding conversion saturates and sends
- * NaN to INT32_MAX (qg_plan_io.round_cvt_saturates): float(rne_sat(t))
+ * NaN to INT32_MAX (QG_RNE_CONVERSIONS): float(rne_sat(t))
  * equals rne(t) + 0.0 wherever |t| < 2^31, and past that (NaN included) it
  * is +-2^31, which clamps to the same bound and is out of range as t is;
  * NaN-ness is then t's. Two conversions replace an emulated
@@ -358,6 +358,28 @@ static void describe(const qg_spec *sp, qg_plan *p) {
 static int rounded_by_conversion(const qg_spec *sp, qg_plan *p, int *t) {
     *t = scaled(sp, p);
     return named(p, E1(CVT_I2F, named(p, E1(ROUND_CVT, *t), "rounded_int")), "rounded");
+}
+
+/* fake_quant's r as fl(fl(t + M) - M), M = 1.5 * 2^23 (QG_RNE_MAGIC_ADD):
+ * for |t| <= 2^22 the sum lies in [2^23, 2^24], where fp32 steps by 1, so
+ * the add rounds t nearest-even (M is even) and the subtraction is exact,
+ * giving +0.0 for a zero; past that r stays beyond +-2^22 (inf stays inf,
+ * NaN NaN), outside every range narrower than 2^22, and clamps to the
+ * same bound as t with the mask 0 (docs/semantics.md, "Element
+ * arithmetic"). */
+static int rounded_by_magic_add(const qg_spec *sp, qg_plan *p, int *t) {
+    *t = scaled(sp, p);
+    const int m = named(p, K(0x1.8p23f), "round_magic");
+    return named(p, E2(SUB_F, named(p, E2(ADD_F, *t, m), "rounded_biased"), m), "rounded");
+}
+
+/* Which way fake_quant rounds: the ISA's, where it holds for the spec. */
+static qg_round_even_way round_even_way(const qg_spec *sp, const qg_plan_io *io) {
+    if (sp->rounding != QG_ROUND_HALF_EVEN)
+        return QG_RNE_INSTRUCTION;
+    if (io->round_even == QG_RNE_MAGIC_ADD && sp->quant_max - sp->quant_min >= (1LL << 22))
+        return QG_RNE_INSTRUCTION;
+    return io->round_even;
 }
 
 /* q - z for a store that adds z with saturation and bounds below by qmin
@@ -378,10 +400,11 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
     case QG_K_FAKE_QUANT: {
         /* y = (ordered ? c : 0) * s, as one masked multiply */
         int t = -1, r;
-        if (io->round_cvt_saturates && sp->rounding == QG_ROUND_HALF_EVEN)
-            r = rounded_by_conversion(sp, p, &t);
-        else
-            t = r = rounded(sp, p);
+        switch (round_even_way(sp, io)) {
+        case QG_RNE_CONVERSIONS: r = rounded_by_conversion(sp, p, &t); break;
+        case QG_RNE_MAGIC_ADD: r = rounded_by_magic_add(sp, p, &t); break;
+        default: t = r = rounded(sp, p); break;
+        }
         int c = clamp_to_range(p, r);
         range_masks(p, c, r, t, &in_range, &ordered);
         int y = named(p, emit(p, QG_OP_MASKZ_MUL_F, ordered, c, QG_IN_S, 0.0f), "y");
@@ -571,12 +594,12 @@ qg_status qg_plan_build_io(const qg_spec *sp, qg_kernel_op op, const qg_plan_io 
 }
 
 qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error *err) {
-    const qg_plan_io io = {QG_FLOAT32, false, false, false, false};
+    const qg_plan_io io = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false};
     return qg_plan_build_io(sp, op, &io, p, err);
 }
 
 void qg_plan_build_conversion(const qg_plan_io *io, bool narrow_it, qg_plan *p) {
-    const qg_plan_io f32 = {QG_FLOAT32, false, false, false, false};
+    const qg_plan_io f32 = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false};
     plan_open(p, QG_K_DEQUANTIZE, narrow_it ? &f32 : io);
     if (narrow_it)
         p->out_q = narrow(io, p, QG_IN_X, true);

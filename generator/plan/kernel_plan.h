@@ -145,16 +145,23 @@ typedef struct qg_plan {
  * one. */
 qg_status qg_plan_build(const qg_spec *spec, qg_kernel_op op, qg_plan *plan, qg_error *err);
 
+/* Ways to round to an integral float, nearest-even: ROUND_EVEN; ROUND_CVT
+ * and CVT_I2F where ROUND_CVT saturates and sends NaN to INT32_MAX (RVV:
+ * its emulated round-to-integral costs more); t + 1.5 * 2^23 - 1.5 * 2^23,
+ * exact while the range spans less than 2^22 (two adds in place of a
+ * rounding instruction that is slow or single-pipe, and -0.0 comes out
+ * +0.0). */
+typedef enum qg_round_even_way { QG_RNE_INSTRUCTION, QG_RNE_CONVERSIONS, QG_RNE_MAGIC_ADD } qg_round_even_way;
+
 /* How the plan's float tensors (x, dy, y, dx) are held: float32 lanes, or
  * 16-bit codes in int32 lanes converted inside the plan (docs/semantics.md,
  * "Float types"). */
 typedef struct qg_plan_io {
     qg_float_type float_type;
     bool float16_instructions; /* float16 by CVT_H2F/CVT_F2H, else by exact integer sequences */
-    /* ROUND_CVT saturates to the int32 range and sends NaN to INT32_MAX
-     * (targets/<isa>.json's round_cvt "saturating"): fake_quant then rounds
-     * by converting to int32 and back. */
-    bool round_cvt_saturates;
+    /* How fake_quant reaches rne(t) as an integral float (targets/<isa>.json's
+     * round_even; docs/semantics.md, "Element arithmetic"). */
+    qg_round_even_way round_even;
     /* quantize's main loop packs four vectors to bytes and adds the zero
      * point there, at 16 bits with saturation, then bounds by qmin
      * (docs/semantics.md, "Element arithmetic"): the plan gives it

@@ -43,6 +43,10 @@ typedef struct qg_target {
     const char *minmax_nan;      /* what MIN_F/MAX_F give when an operand is NaN, as both backends spell
                                     them: "second" (the second operand: x86 minps, C's a < b ? a : b),
                                     "propagate" (NaN: NEON/SVE fmin), "number" (the other: RVV vfmin) */
+    const char *round_even;      /* how fake_quant rounds t to an integral float (docs/semantics.md,
+                                    "Element arithmetic"): "instruction" (the ISA's round-to-nearest-even),
+                                    "conversions" (to int32 and back: round_cvt must be "saturating"),
+                                    "magic_add" (adding and subtracting 1.5 * 2^23, two plain adds) */
     const char *mca_cpus;        /* llvm-mca models, comma-separated */
     const char *qemu_cpu;        /* qemu -cpu value, BITS/BYTES standing for the vector width; "" = default */
     const char *test_widths;     /* vector widths in bits the tests run a scalable ISA at, comma-separated */

@@ -19,7 +19,7 @@ typedef union val {
 } val;
 
 /* ROUND_CVT as an ISA whose conversion saturates spells it (NaN to
- * INT32_MAX, qg_plan_io.round_cvt_saturates), as x86 spells it (NaN and
+ * INT32_MAX, QG_RNE_CONVERSIONS), as x86 spells it (NaN and
  * everything out of range to INT32_MIN, "indefinite"), as NEON does
  * (saturating, NaN to 0; its min and max then return NaN for a NaN), or,
  * by default, only on values in the int32 range. */
@@ -122,7 +122,10 @@ static void run_plan(const qg_plan *p, val *v) {
 static const float edge[] = {0.0f, -0.0f, 0.05f, 0.075f, -0.075f, 0.125f, 1.0f, -1.0f, 6.35f, -6.45f, 12.7f, -12.8f,
                              1e-40f, 3e38f, -3e38f, INFINITY, -INFINITY, NAN, 0.0249999f, 0.025f, 0.0250001f, -0.025f,
                              /* x / 0.05 beside +-2^31 */
-                             107374176.0f, 107374184.0f, -107374176.0f, -107374184.0f};
+                             107374176.0f, 107374184.0f, -107374176.0f, -107374184.0f,
+                             /* x / 0.05 beside +-2^22, -1.5 * 2^23 and 2^23 (the magic add's edges) */
+                             209715.17f, 209715.2f, 209715.23f, -209715.17f, -209715.2f, -209715.23f, -629145.5f,
+                             -629145.6f, -629145.7f, 419430.4f, -419430.4f};
 
 /* Every element of fake_quant, quantize, dequantize and backward through
  * the plan equals the reference, for one spec. */
@@ -135,11 +138,11 @@ static size_t check_spec_at(const qg_spec *sp, const qg_plan_io *io, int32_t z) 
     for (int op = 0; op < 4; op++)
         CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(sp, (qg_kernel_op)op, io, &plan[op], &err), QG_OK);
     CU_ASSERT_TRUE(plan[QG_K_FAKE_QUANT].out_mask >= 0 && plan[QG_K_QUANTIZE].out_mask < 0);
-    cvt_mode = io->round_cvt_nan_zero     ? CVT_NAN_ZERO
-               : io->grouped_store_adds_z ? CVT_INDEFINITE
-               : io->round_cvt_saturates  ? CVT_SATURATING
-                                          : CVT_IN_RANGE;
-    if (io->round_cvt_saturates && sp->rounding == QG_ROUND_HALF_EVEN) /* rounds by converting */
+    cvt_mode = io->round_cvt_nan_zero                 ? CVT_NAN_ZERO
+               : io->grouped_store_adds_z             ? CVT_INDEFINITE
+               : io->round_even == QG_RNE_CONVERSIONS ? CVT_SATURATING
+                                                      : CVT_IN_RANGE;
+    if (io->round_even != QG_RNE_INSTRUCTION && sp->rounding == QG_ROUND_HALF_EVEN) /* rounds by converting or adding */
         for (int k = 0; k < plan[QG_K_FAKE_QUANT].nsteps; k++)
             CU_ASSERT_NOT_EQUAL(plan[QG_K_FAKE_QUANT].steps[k].op, QG_OP_ROUND_EVEN);
     for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
@@ -218,15 +221,24 @@ static void test_plans_match_reference(void) {
                     qg_error err;
                     CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(json, "p", NULL, 0, &sp, &err), QG_OK);
                     /* as generic, with RVV's saturating conversion, with x86's grouped
-                     * store, with NEON's conversion (NaN to 0), alone and grouped */
-                    static const char *const modes[] = {"", " (saturating round_cvt)", " (grouped store)",
-                                                        " (round_cvt NaN to 0)", " (NaN to 0, grouped store)"};
-                    for (int mode = 0; mode < 5; mode++) {
+                     * store, with NEON's conversion (NaN to 0), alone and grouped, and
+                     * rounding by the magic add as x86 and NEON do */
+                    static const char *const modes[] = {"",
+                                                        " (saturating round_cvt)",
+                                                        " (grouped store)",
+                                                        " (round_cvt NaN to 0)",
+                                                        " (NaN to 0, grouped store)",
+                                                        " (magic add, x86)",
+                                                        " (magic add, NEON)"};
+                    for (int mode = 0; mode < 7; mode++) {
                         const bool grouped =
-                            (mode == 2 || mode == 4) && sp.dtype != QG_QINT16 && sp.rounding == QG_ROUND_HALF_EVEN;
+                            (mode == 2 || mode >= 4) && sp.dtype != QG_QINT16 && sp.rounding == QG_ROUND_HALF_EVEN;
                         if ((mode == 2 || mode == 4) && !grouped)
                             continue;
-                        const qg_plan_io io = {QG_FLOAT32, false, mode == 1, grouped, mode >= 3};
+                        const qg_round_even_way rne = mode == 1   ? QG_RNE_CONVERSIONS
+                                                      : mode >= 5 ? QG_RNE_MAGIC_ADD
+                                                                  : QG_RNE_INSTRUCTION;
+                        const qg_plan_io io = {QG_FLOAT32, false, rne, grouped, mode == 3 || mode == 4 || mode == 6};
                         size_t b = check_spec(&sp, &io);
                         if (b)
                             fprintf(stderr, "\n  plan%s differs from the reference on %zu values: %s\n", modes[mode], b,
@@ -236,7 +248,7 @@ static void test_plans_match_reference(void) {
                     }
                 }
     cvt_mode = CVT_IN_RANGE;
-    CU_ASSERT_EQUAL(specs, 248);
+    CU_ASSERT_EQUAL(specs, 392);
     CU_ASSERT_EQUAL(bad, 0);
 }
 
@@ -406,7 +418,8 @@ static void test_loops(void) {
     CU_ASSERT_TRUE(loops(packed, QG_ISA_NEON, QG_K_FAKE_QUANT).group_mask);
     CU_ASSERT_TRUE(loops(packed, QG_ISA_NEON, QG_K_FAKE_QUANT_BACKWARD).group_mask); /* read four at a time */
     CU_ASSERT_FALSE(loops(packed, QG_ISA_NEON, QG_K_QUANTIZE).group_mask);           /* no mask */
-    CU_ASSERT_FALSE(loops(act, QG_ISA_NEON, QG_K_FAKE_QUANT).group_mask);            /* byte masks */
+    CU_ASSERT_TRUE(loops(act, QG_ISA_NEON, QG_K_FAKE_QUANT).group_mask);             /* 16 bytes stored at once */
+    CU_ASSERT_FALSE(loops(act, QG_ISA_NEON, QG_K_FAKE_QUANT_BACKWARD).group_mask);   /* byte masks read per vector */
     CU_ASSERT_FALSE(loops(packed, QG_ISA_AVX2, QG_K_FAKE_QUANT).group_mask);
     /* per-channel: runs of `inner`, channels-last through the table when C > 1 */
     const char *w = "{\"name\": \"w\", \"base\": \"torch.fbgemm.weight\", \"channel_len\": 64}";
@@ -532,7 +545,7 @@ static void test_sixteen_bit_plans(void) {
         qg_error err;
         CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(specs[k], "h", NULL, 0, &sp, &err), QG_OK);
         for (int hw = 0; hw < 2; hw++) {
-            const qg_plan_io io = {sp.float_type, hw == 1, false, false, false};
+            const qg_plan_io io = {sp.float_type, hw == 1, QG_RNE_INSTRUCTION, false, false};
             qg_plan fq, bw, dq;
             CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_FAKE_QUANT, &io, &fq, &err), QG_OK);
             CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_FAKE_QUANT_BACKWARD, &io, &bw, &err), QG_OK);

@@ -75,6 +75,11 @@ static void test_table_matches_files(void) {
                                : strcmp(mm, "minnum") == 0 ? "number"
                                                            : "second";
         CU_ASSERT_STRING_EQUAL(t->minmax_nan, nan_rule);
+        /* rounding by conversions needs the conversion that saturates, NaN to INT32_MAX */
+        CU_ASSERT_STRING_EQUAL(qg_test_json_str(d, "round_even"), t->round_even);
+        const char *rne = t->round_even;
+        CU_ASSERT_TRUE(strcmp(rne, "instruction") == 0 || strcmp(rne, "magic_add") == 0 ||
+                       (strcmp(rne, "conversions") == 0 && strcmp(t->round_cvt, "saturating") == 0));
         const char *tail = qg_test_json_str(d, "tail");
         CU_ASSERT_EQUAL(shape.tail, strcmp(tail, "buffered") == 0 ? LX_TAIL_BUFFERED
                                     : strcmp(tail, "evl") == 0    ? LX_TAIL_EVL
