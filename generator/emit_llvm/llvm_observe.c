@@ -9,13 +9,16 @@
 /* A vector of x's values at element `at`: float32, or 16-bit codes widened
  * by the `widen` plan (qg_plan_observe_widening); `pass` fills the lanes a
  * partial load leaves (a float, or a code). */
+static LLVMValueRef widened(lx *x, const qg_plan *widen, LLVMValueRef codes) {
+    LLVMValueRef in[QG_IN_COUNT] = {[QG_IN_X] = LLVMBuildZExt(x->b, codes, x->vi, "")};
+    return lx_lower_plan(x, widen, in, NULL, NULL);
+}
+
 static LLVMValueRef load_values(lx *x, const qg_plan *widen, LLVMValueRef xs, LLVMValueRef at, LLVMValueRef active,
                                 LLVMValueRef count, LLVMValueRef pass) {
     if (!widen)
         return lx_load(x, x->vf, x->f32, 4, xs, at, active, count, pass);
-    LLVMValueRef in[QG_IN_COUNT] = {0};
-    in[QG_IN_X] = LLVMBuildZExt(x->b, lx_load(x, x->vh, x->i16, 2, xs, at, active, count, pass), x->vi, "");
-    return lx_lower_plan(x, widen, in, NULL, NULL);
+    return widened(x, widen, lx_load(x, x->vh, x->i16, 2, xs, at, active, count, pass));
 }
 
 /* int minmax(const float *x, size_t len, float *mn, float *mx), len >= 1
@@ -31,11 +34,7 @@ static LLVMValueRef build_minmax(lx *x, const qg_plan *widen) {
     const int U = x->isa->unroll;
     LLVMValueRef pass = widen ? lx_splat(x, LLVMBuildLoad2(x->b, x->i16, xs, ""), x->vh)
                               : lx_splat(x, LLVMBuildLoad2(x->b, x->f32, xs, ""), x->vf);
-    LLVMValueRef first = pass;
-    if (widen) { /* x[0]'s value in every lane */
-        LLVMValueRef in[QG_IN_COUNT] = {[QG_IN_X] = LLVMBuildZExt(x->b, pass, x->vi, "")};
-        first = lx_lower_plan(x, widen, in, NULL, NULL);
-    }
+    LLVMValueRef first = widen ? widened(x, widen, pass) : pass; /* x[0]'s value in every lane */
     LLVMValueRef lo[4], hi[4], ok[4];
     for (int k = 0; k < U; k++) {
         /* "no NaN yet" as all-ones int32 lanes: the compares' own form on

@@ -559,6 +559,8 @@ static void test_requantize(void) {
  * comes here. A kernel that keeps min/max must observe finite data on its
  * own vector span and leave to the reference only what it refuses. */
 #ifdef KC_COUNT_REFERENCE
+#include "observer_internal.h" /* qg_observer_keeps_min_max: the observers the kernels reduce for */
+
 qg_status __real_qg_observer_update(qg_observer *obs, const float *x, size_t n, size_t inner, qg_error *err);
 qg_status __real_qg_observer_update_typed(qg_observer *obs, const void *x, size_t n, size_t inner, qg_error *err);
 qg_status __wrap_qg_observer_update(qg_observer *obs, const float *x, size_t n, size_t inner, qg_error *err);
@@ -573,11 +575,7 @@ qg_status __wrap_qg_observer_update_typed(qg_observer *obs, const void *x, size_
     return __real_qg_observer_update_typed(obs, x, n, inner, err);
 }
 
-static bool observe_reduces(void) {
-    const qg_observer_type t = SP->observer.type;
-    return t == QG_OBS_MINMAX || t == QG_OBS_MOVING_AVERAGE_MINMAX || t == QG_OBS_PER_CHANNEL_MINMAX ||
-           t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
-}
+static bool observe_reduces(void) { return qg_observer_keeps_min_max(SP->observer.type); }
 
 /* ... on data it can take: finite in the tensor's type (a 16-bit rounding
  * may overflow), in whole runs of channels x inner per channel. */
@@ -586,7 +584,7 @@ static bool observe_fast_path(const float *x, size_t n, size_t inner) {
         if (!isfinite(x[i]))
             return false;
     const qg_observer_type t = SP->observer.type;
-    const bool per_channel = t == QG_OBS_PER_CHANNEL_MINMAX || t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
+    const bool per_channel = t != QG_OBS_MINMAX && t != QG_OBS_MOVING_AVERAGE_MINMAX; /* of those that keep min/max */
     return !per_channel || (inner > 0 && n % (inner * SP->channel_len) == 0);
 }
 #else

@@ -249,6 +249,18 @@ static void test_plans_match_reference(void) {
                 }
     cvt_mode = CVT_IN_RANGE;
     CU_ASSERT_EQUAL(specs, 392);
+    /* the magic add holds for ranges narrower than 2^22 only: qint32's rounds by the instruction */
+    qg_spec wide;
+    qg_error err;
+    qg_plan plan;
+    CU_ASSERT_EQUAL_FATAL(qg_spec_load_string("{\"name\": \"w\", \"dtype\": \"qint32\"}", "w", NULL, 0, &wide, &err),
+                          QG_OK);
+    const qg_plan_io magic = {QG_FLOAT32, false, QG_RNE_MAGIC_ADD, false, false};
+    CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&wide, QG_K_FAKE_QUANT, &magic, &plan, &err), QG_OK);
+    size_t rounds = 0;
+    for (int k = 0; k < plan.nsteps; k++)
+        rounds += plan.steps[k].op == QG_OP_ROUND_EVEN;
+    CU_ASSERT_EQUAL(rounds, 1);
     CU_ASSERT_EQUAL(bad, 0);
 }
 
