@@ -112,7 +112,8 @@ static void estimate(ctx *c, const arch_t *a, const qg_loop *loop, qg_compare_ro
             continue;
         }
         int loads = -1, stores = -1;
-        qg_loop_mca(c->mca, c->work, loop, t->triple, models[m], t->features, a->arch, &row->mca[m], &loads, &stores);
+        qg_loop_mca(c->mca, c->work, loop, t->triple, models[m], t->features, a->arch,
+                    qg_target_lmul(qg_target_of(row->isa), qg_kernel_op_name(row->op)), &row->mca[m], &loads, &stores);
         if (row->mca[m].ok) {
             row->mca[m].cycles_per_element = row->mca[m].cycles_per_iteration / row->elements_per_iteration;
             if (loads >= 0 && row->mix[QG_MIX_LOADS] < 0) {
@@ -184,7 +185,7 @@ static void analyse(ctx *c, qg_compare_row *row) {
     row->loop_instructions = loop.instructions;
     memcpy(row->mix, loop.mix, sizeof row->mix);
     row->mix[QG_MIX_LOADS] = row->mix[QG_MIX_STORES] = -1; /* from llvm-mca's MayLoad/MayStore, below */
-    row->elements_per_iteration = qg_llvm_elements_per_iteration(row->isa, qg_cmp_compare_bits(row->isa));
+    row->elements_per_iteration = qg_llvm_elements_per_iteration(row->isa, row->op, qg_cmp_compare_bits(row->isa));
     estimate(c, a, &loop, row);
     qg_loop_free(&loop);
 }

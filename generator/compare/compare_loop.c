@@ -445,7 +445,7 @@ static double summary_value(const char *text, const char *label) {
 }
 
 void qg_loop_mca(const char *mca, const char *work_dir, const qg_loop *loop, const char *triple, const char *cpu,
-                 const char *features, const char *arch, qg_mca_result *res, int *loads, int *stores) {
+                 const char *features, const char *arch, int lmul, qg_mca_result *res, int *loads, int *stores) {
     memset(res, 0, sizeof *res);
     snprintf(res->cpu, sizeof res->cpu, "%s", cpu);
     char path[4200];
@@ -456,7 +456,7 @@ void qg_loop_mca(const char *mca, const char *work_dir, const qg_loop *loop, con
         return;
     }
     if (strcmp(arch, "riscv64") == 0) /* the vector shape mca cannot see through vsetvli */
-        fputs("# LLVM-MCA-RISCV-LMUL M2\n# LLVM-MCA-RISCV-SEW E32\n", f);
+        fprintf(f, "# LLVM-MCA-RISCV-LMUL M%d\n# LLVM-MCA-RISCV-SEW E32\n", lmul);
     fputs(loop->text, f);
     fclose(f);
     char a_triple[96], a_cpu[64], a_attr[160];

@@ -1,6 +1,7 @@
 /* The C backend's ISA file: target attributes and FP contraction set from
  * inside the file, then every op's body, span and entry. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "c_signature.h"
@@ -26,6 +27,51 @@ static void emit_target_pop(emitter *e) {
     S("#elif defined(__GNUC__)\n#pragma GCC pop_options\n#endif\n\n");
 }
 
+/* RVV's register-group tokens (templates/rvv.def: $F the 32-bit group, $B
+ * the mask ratio, $Q the 8-bit and $H the 16-bit group) in the text emitted
+ * since `from`, for groups of `lmul` vectors. Other ISAs spell none. */
+static void lower_group_tokens(emitter *e, size_t from, int lmul) {
+    static const char *const groups[][4] = {
+        {"m1", "32", "mf4", "mf2"}, {"m2", "16", "mf2", "m1"}, {"m4", "8", "m1", "m2"}, {"m8", "4", "m2", "m4"}};
+    const int g = lmul >= 8 ? 3 : lmul >= 4 ? 2 : lmul >= 2 ? 1 : 0;
+    qg_text *t = e->t;
+    if (!t->p || from >= t->len || !strchr(t->p + from, '$'))
+        return;
+    char *tail = strdup(t->p + from);
+    if (!tail) {
+        t->failed = true;
+        return;
+    }
+    t->len = from;
+    t->p[from] = 0;
+    for (const char *p = tail; *p; p++) {
+        const char *at = p[0] == '$' && p[1] ? strchr("FBQH", p[1]) : NULL;
+        if (at) {
+            qg_text_puts(t, groups[g][at - "FBQH"]);
+            p++;
+        } else {
+            qg_text_append(t, p, 1);
+        }
+    }
+    free(tail);
+}
+
+static int lmul_of(const emitter *e, qg_kernel_op op) { return qg_target_lmul(e->tg, qg_kernel_op_name(op)); }
+
+/* The ISA's helpers, once for each register group the file's ops use. */
+static void emit_helpers(emitter *e) {
+    bool done[9] = {false};
+    for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
+        const int lmul = lmul_of(e, op);
+        if (lmul < 1 || lmul > 8 || done[lmul])
+            continue;
+        done[lmul] = true;
+        const size_t from = e->t->len;
+        S(e->is->helpers);
+        lower_group_tokens(e, from, lmul);
+    }
+}
+
 qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg_text *t, qg_error *err) {
     emitter ev = {t, sp, qg_isa_spelling_of(isa), qg_target_of(isa), sp->name, NULL, 0, false, ""};
     emitter *e = &ev;
@@ -49,7 +95,7 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
     S(e->is->includes);
     S("\n#include \"qgen/kernel_support.h\"\n\n");
     emit_target_push(e);
-    S(e->is->helpers);
+    emit_helpers(e);
     S("\n");
     const bool by_reference = qg_plan_by_reference(sp, QG_K_QUANTIZE);
     qg_kernel_loops lp;
@@ -65,9 +111,11 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
             return st;
         qg_kernel_loops_of(sp, isa, op, &lp);
         P("/* ---- %s ---- */\n\n", qg_kernel_op_name(op));
+        const size_t from = e->t->len;
         qg_c_body(e, &plan);
         qg_c_span(e, &plan);
         qg_c_entry(e, &plan);
+        lower_group_tokens(e, from, lmul_of(e, op));
     }
     S("/* ---- requantize ---- */\n\n");
     if (qg_plan_by_reference(sp, QG_K_REQUANTIZE)) {
@@ -78,14 +126,18 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
         if ((st = qg_plan_build_for(sp, e->tg->isa, QG_K_REQUANTIZE, &plan, err)))
             return st;
         qg_kernel_loops_of(sp, isa, QG_K_REQUANTIZE, &lp);
+        const size_t from = e->t->len;
         qg_c_body(e, &plan);
         qg_c_span(e, &plan);
         qg_c_requantize_entry(e, &plan);
+        lower_group_tokens(e, from, lmul_of(e, QG_K_REQUANTIZE));
     }
     S("/* ---- observe ---- */\n\n");
+    const size_t from = e->t->len;
     if (qg_plan_observer_reduces(sp))
         qg_c_minmax_span(e);
     qg_c_observe(e);
+    lower_group_tokens(e, from, lmul_of(e, QG_K_OBSERVE));
     emit_target_pop(e);
     P("#else\ntypedef int %s_%s_not_this_architecture;\n#endif\n", sp->name, e->tg->name);
     return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");

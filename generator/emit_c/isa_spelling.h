@@ -2,7 +2,11 @@
  * tables themselves are text in templates/<isa>.def. In every spelling $a,
  * $b and $c stand for the operands. Scalable ISAs work in strips: the
  * strip's control (RVV's vl, SVE's governing predicate) is in scope under
- * `strip_name` in every spelling. */
+ * `strip_name` in every spelling. An ISA with register groups (RVV's LMUL,
+ * per op in targets/<isa>.json) names the group by tokens the backend
+ * replaces per op: $F the 32-bit group ("m4"), $B the mask ratio ("8"), $Q
+ * the 8-bit group ("m1") and $H the 16-bit one ("m2"); its helpers are
+ * written once per group the file uses, so their names carry $F. */
 #ifndef QGEN_ISA_SPELLING_H
 #define QGEN_ISA_SPELLING_H
 
@@ -35,10 +39,10 @@ typedef struct qg_isa_spelling {
     const char *store_q_tail[QG_DTYPE_COUNT]; /* $a ptr, $b tail mask, $c vi */
     const char *load_mask_bytes_tail;         /* $a ptr, $b tail mask -> vm */
     const char *store_mask_bytes_tail;        /* $a ptr, $b tail mask, $c vm */
-    const char *mask_to_bits;                 /* vm -> uint64_t */
+    const char *mask_to_bits;                 /* vm -> uint64_t; NULL where packed masks go straight */
     const char *mask4_to_bits;                /* $a "m0, m1, m2, m3" -> uint64_t (kernel_loops' group_mask) */
     const char *store_mask4_bytes;            /* $a uint8_t*, $b "m0, m1, m2, m3": four vectors' byte masks */
-    const char *bits_to_mask;                 /* uint64_t -> vm */
+    const char *bits_to_mask;                 /* uint64_t -> vm; ... (RVV: a strip's lanes may pass 64) */
     const char *store_mask_bytes;             /* $a uint8_t*, $b vm: one full vector; NULL = via bits */
     const char *load_mask_bytes;              /* $a const uint8_t* -> vm; NULL = via bits */
     /* A packed mask (`mask`) stored straight from a mask register; NULL =

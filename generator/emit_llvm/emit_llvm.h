@@ -61,9 +61,10 @@ struct qg_plan;
 qg_status qg_llvm_compile_probe(const struct qg_plan *plan, const qg_llvm_target *target, const char *prefix,
                                 qg_llvm_blob *result, qg_error *err);
 
-/* Elements one main-loop iteration of `isa`'s kernels covers (vectors per
- * iteration x lanes; a scalable ISA at VLEN `vlen`). */
-int qg_llvm_elements_per_iteration(qg_isa isa, int vlen);
+/* Elements one main-loop iteration of `op`'s kernel on `isa` covers
+ * (vectors per iteration x lanes; a scalable ISA at VLEN `vlen`, in the
+ * op's register group). */
+int qg_llvm_elements_per_iteration(qg_isa isa, int op, int vlen);
 
 /* LLVM's version, e.g. "19.1.4" (part of the JIT cache key). */
 const char *qg_llvm_version(void);

@@ -228,6 +228,13 @@ bool lx_helper_open(lx *x, const char *suffix, LLVMTypeRef ret, LLVMTypeRef *par
     return true;
 }
 
+bool lx_group_helper_open(lx *x, const char *stem, LLVMTypeRef ret, LLVMTypeRef *params, unsigned n, LLVMValueRef *fn,
+                          lx_resume *caller) {
+    char suffix[48];
+    snprintf(suffix, sizeof suffix, "%s_x%u", stem, x->isa->lanes);
+    return lx_helper_open(x, suffix, ret, params, n, fn, caller);
+}
+
 void lx_helper_close(lx *x, const lx_resume *caller) {
     x->fn = caller->fn;
     LLVMPositionBuilderAtEnd(x->b, caller->block);

@@ -36,7 +36,8 @@ typedef enum lx_tail { LX_TAIL_MASKED, LX_TAIL_BUFFERED, LX_TAIL_EVL } lx_tail;
 
 typedef struct lx_isa {
     qg_isa isa;
-    unsigned lanes; /* fp32 lanes; scalable: lanes per vscale */
+    unsigned lanes;       /* fp32 lanes; scalable: lanes per vscale, in the op's register group */
+    unsigned lanes_lmul1; /* ... in one register (targets/<isa>.json "vscale_lanes") */
     bool scalable;
     int unroll; /* vectors per main-loop iteration */
     lx_minmax minmax;
@@ -58,7 +59,7 @@ typedef struct lx {
     LLVMBuilderRef b;
     const qg_spec *sp;
     const qg_llvm_target *target;
-    const lx_isa *isa;
+    lx_isa *isa;               /* lanes follow the op being built (lx_use_group) */
     const qg_kernel_loops *lp; /* the op being built */
     const char *prefix;
     unsigned ops; /* bit set of 1u << qg_kernel_op to build */
@@ -70,6 +71,10 @@ typedef struct lx {
     LLVMValueRef fn;            /* function being built */
     const qg_plan *probe;       /* qg_llvm_compile_probe's one-step plan, else NULL */
 } lx;
+
+/* Builds `op`'s kernel from here on in its register group (targets/<isa>.json
+ * "lmul"): the lanes and every vector type follow. */
+void lx_use_group(lx *x, qg_kernel_op op);
 
 LLVMTypeRef lx_vec(const lx *x, LLVMTypeRef elt);
 LLVMValueRef lx_i64(const lx *x, long long v);
@@ -111,6 +116,10 @@ typedef struct lx_resume {
 } lx_resume;
 bool lx_helper_open(lx *x, const char *suffix, LLVMTypeRef ret, LLVMTypeRef *params, unsigned n, LLVMValueRef *fn,
                     lx_resume *caller);
+/* ... named <prefix><stem>_x<lanes>: one per register group, for helpers
+ * whose types or layout follow the op's vectors. */
+bool lx_group_helper_open(lx *x, const char *stem, LLVMTypeRef ret, LLVMTypeRef *params, unsigned n, LLVMValueRef *fn,
+                          lx_resume *caller);
 void lx_helper_close(lx *x, const lx_resume *caller);
 
 /* A counted loop, for (v = start; cond(v); v += step), its counter in an

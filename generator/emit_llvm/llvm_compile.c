@@ -17,11 +17,12 @@
 #include "../targets/target_table.h"
 #include "llvm_builder.h"
 
-int qg_llvm_elements_per_iteration(qg_isa isa, int vlen) {
+int qg_llvm_elements_per_iteration(qg_isa isa, int op, int vlen) {
     lx_isa s;
     if (lx_isa_of(isa, &s, NULL))
         return 0;
-    return (int)s.lanes * s.unroll * (s.scalable ? vlen / 64 : 1);
+    const int lanes = (int)s.lanes * qg_target_lmul(qg_target_of(isa), qg_kernel_op_name((qg_kernel_op)op));
+    return lanes * s.unroll * (s.scalable ? vlen / 64 : 1);
 }
 
 /* ---- LLVM set-up and fatal errors --------------------------------------- */
@@ -138,6 +139,11 @@ static void init_types(lx *x) {
     x->qe = x->qsize == 2 ? x->i16 : x->qsize == 4 ? x->i32 : x->i8;
     x->vq = lx_vec(x, x->qe);
     x->vh = lx_vec(x, x->i16);
+}
+
+void lx_use_group(lx *x, qg_kernel_op op) {
+    x->isa->lanes = x->isa->lanes_lmul1 * (unsigned)qg_target_lmul(qg_target_of(x->isa->isa), qg_kernel_op_name(op));
+    init_types(x);
 }
 
 static qg_status emit(LLVMModuleRef m, LLVMTargetMachineRef tm, qg_llvm_output out, qg_llvm_blob *res, qg_error *err) {

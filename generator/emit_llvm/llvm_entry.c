@@ -148,7 +148,7 @@ static LLVMValueRef padded_channels(lx *x, LLVMValueRef C) {
 static LLVMValueRef chan_table_function(lx *x) {
     LLVMValueRef fn;
     lx_resume caller;
-    if (!lx_helper_open(x, "_chan_table", x->ptr, (LLVMTypeRef[]){x->ptr, x->i64}, 2, &fn, &caller))
+    if (!lx_group_helper_open(x, "_chan_table", x->ptr, (LLVMTypeRef[]){x->ptr, x->i64}, 2, &fn, &caller))
         return fn;
     /* a fresh object: the rows' stores cannot reach it, so its loads leave the loops */
     const unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
@@ -349,6 +349,7 @@ static void build_forward(lx *x, qg_kernel_op op) {
 static qg_status prepare(lx *x, qg_kernel_op op, qg_plan *plan, qg_kernel_loops *lp, qg_error *err) {
     qg_kernel_loops_of(x->sp, x->target->isa, op, lp);
     x->lp = lp;
+    lx_use_group(x, op);
     return qg_plan_build_for(x->sp, x->target->isa, op, plan, err);
 }
 
@@ -384,7 +385,9 @@ qg_status lx_build_kernels(lx *x, qg_error *err) {
         }
     }
     x->lp = NULL;
-    if (x->ops & (1u << QG_K_OBSERVE))
+    if (x->ops & (1u << QG_K_OBSERVE)) {
+        lx_use_group(x, QG_K_OBSERVE);
         lx_build_observe(x);
+    }
     return QG_OK;
 }

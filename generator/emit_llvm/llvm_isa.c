@@ -38,6 +38,7 @@ qg_status lx_isa_of(qg_isa isa, lx_isa *out, qg_error *err) {
     const bool scalable = t->lanes == 0;
     *out = (lx_isa){isa,
                     scalable ? (unsigned)t->vscale_lanes : (unsigned)t->lanes,
+                    scalable ? (unsigned)t->vscale_lanes : (unsigned)t->lanes,
                     scalable,
                     t->unroll,
                     (lx_minmax)k_llvm_minmax,

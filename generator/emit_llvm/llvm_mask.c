@@ -118,7 +118,7 @@ void lx_store_mask_bytes_pdep(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValue
 }
 
 /* Packed masks on scalable ISAs, inline and without a branch: a strip's
- * lanes (at most 64: 2048-bit SVE, 1024-bit RVV at LMUL 2) are bits of an
+ * lanes (at most 64: 2048-bit SVE) are bits of an
  * i64, lane k at bit k; with the bit offset they touch at most 9 bytes,
  * read and written as the first lanes of a byte vector under a lane mask,
  * so no byte outside the strip's is touched. */
@@ -192,20 +192,60 @@ LLVMValueRef lx_unpack_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef at
 
 /* RVV (llvm_mask_bits "riscv_vsm"): a strip that starts and ends on a byte
  * is one vsm.v or vlm.v; the others (a run's first strip, the last one)
- * take the window above out of line, so the loop keeps no scalar work and
- * no vector register is spilled around it. Elsewhere the window is inline. */
+ * go out of line, so the loop keeps no scalar work and no vector register
+ * is spilled around it. There the strip's bits pass through whole bytes on
+ * the stack, as many as a strip has lanes at any VLEN and LMUL. */
 static LLVMValueRef on_byte_grid(lx *x, LLVMValueRef at, LLVMValueRef count) {
     LLVMValueRef odd = LLVMBuildAnd(x->b, LLVMBuildOr(x->b, at, count, ""), lx_i64(x, 7), "");
     return LLVMBuildICmp(x->b, LLVMIntEQ, odd, lx_i64(x, 0), "");
+}
+
+enum { STRIP_BYTES_MAX = 2048 }; /* 8 registers of 65536 bits, one bit per 32-bit lane */
+
+/* One byte of a strip's bits, bits k .. k+7 (fewer at its end), at bit
+ * `at + k` of the packed mask: where it lands, and how many bits it holds. */
+typedef struct strip_byte {
+    LLVMValueRef first, sh, spills, low; /* packed's byte, bit offset (i32), reaches the next byte, low n bits */
+} strip_byte;
+
+static strip_byte strip_byte_at(lx *x, LLVMValueRef at, LLVMValueRef k, LLVMValueRef count) {
+    LLVMValueRef pos = LLVMBuildAdd(x->b, at, k, "");
+    LLVMValueRef n = LLVMBuildTrunc(x->b, lx_umin(x, LLVMBuildSub(x->b, count, k, ""), lx_i64(x, 8)), x->i32, "");
+    strip_byte b;
+    b.first = LLVMBuildLShr(x->b, pos, lx_i64(x, 3), "");
+    b.sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, pos, lx_i64(x, 7), ""), x->i32, "");
+    b.spills = LLVMBuildICmp(x->b, LLVMIntUGT, LLVMBuildAdd(x->b, b.sh, n, ""), lx_i32(x, 8), "");
+    b.low = low_bits(x, n);
+    return b;
 }
 
 static LLVMValueRef put_bits_function(lx *x) {
     LLVMValueRef fn;
     lx_resume caller;
     LLVMTypeRef params[4] = {x->ptr, x->vm, x->i64, x->i64};
-    if (!lx_helper_open(x, "_put_bits", x->vd, params, 4, &fn, &caller))
+    if (!lx_group_helper_open(x, "_put_bits", x->vd, params, 4, &fn, &caller))
         return fn;
-    lx_pack_bits_scalable(x, LLVMGetParam(fn, 1), LLVMGetParam(fn, 0), LLVMGetParam(fn, 2), LLVMGetParam(fn, 3));
+    LLVMValueRef packed = LLVMGetParam(fn, 0), at = LLVMGetParam(fn, 2), count = LLVMGetParam(fn, 3);
+    LLVMValueRef buf = lx_alloca(x, LLVMArrayType(x->i8, STRIP_BYTES_MAX));
+    lx_intrinsic(x, "llvm.riscv.vsm", (LLVMTypeRef[]){x->vm, x->i64}, 2,
+                 (LLVMValueRef[]){LLVMGetParam(fn, 1), buf, count}, 3);
+    lx_loop l = lx_loop_open(x, lx_i64(x, 0), "strip_bytes");
+    LLVMValueRef k = lx_loop_value(x, &l);
+    lx_loop_test(x, &l, LLVMBuildICmp(x->b, LLVMIntULT, k, count, ""));
+    strip_byte b = strip_byte_at(x, at, k, count);
+    LLVMValueRef v = LLVMBuildLoad2(x->b, x->i8, lx_gep(x, x->i8, buf, LLVMBuildLShr(x->b, k, lx_i64(x, 3), "")), "");
+    /* bits past the strip in its last byte are the register's tail: dropped */
+    LLVMValueRef word = LLVMBuildAnd(x->b, LLVMBuildZExt(x->b, v, x->i32, ""), b.low, "");
+    word = LLVMBuildShl(x->b, word, b.sh, "");
+    for (int half = 0; half < 2; half++) { /* the mask was cleared at entry: or the bits in */
+        LLVMBasicBlockRef join = half ? lx_if_open(x, b.spills) : NULL;
+        LLVMValueRef p = lx_gep(x, x->i8, packed, LLVMBuildAdd(x->b, b.first, lx_i64(x, half), ""));
+        LLVMValueRef part = LLVMBuildTrunc(x->b, LLVMBuildLShr(x->b, word, lx_i32(x, 8 * half), ""), x->i8, "");
+        LLVMBuildStore(x->b, LLVMBuildOr(x->b, LLVMBuildLoad2(x->b, x->i8, p, ""), part, ""), p);
+        if (join)
+            lx_if_close(x, join);
+    }
+    lx_loop_close(x, &l, lx_i64(x, 8));
     LLVMBuildRetVoid(x->b);
     lx_helper_close(x, &caller);
     return fn;
@@ -215,9 +255,29 @@ static LLVMValueRef get_bits_function(lx *x) {
     LLVMValueRef fn;
     lx_resume caller;
     LLVMTypeRef params[3] = {x->ptr, x->i64, x->i64};
-    if (!lx_helper_open(x, "_get_bits", x->vm, params, 3, &fn, &caller))
+    if (!lx_group_helper_open(x, "_get_bits", x->vm, params, 3, &fn, &caller))
         return fn;
-    LLVMBuildRet(x->b, lx_unpack_bits_scalable(x, LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), LLVMGetParam(fn, 2)));
+    LLVMValueRef packed = LLVMGetParam(fn, 0), at = LLVMGetParam(fn, 1), count = LLVMGetParam(fn, 2);
+    LLVMValueRef buf = lx_alloca(x, LLVMArrayType(x->i8, STRIP_BYTES_MAX));
+    LLVMValueRef word = lx_alloca(x, x->i32);
+    lx_loop l = lx_loop_open(x, lx_i64(x, 0), "strip_bytes");
+    LLVMValueRef k = lx_loop_value(x, &l);
+    lx_loop_test(x, &l, LLVMBuildICmp(x->b, LLVMIntULT, k, count, ""));
+    strip_byte b = strip_byte_at(x, at, k, count);
+    LLVMValueRef p0 = lx_gep(x, x->i8, packed, b.first);
+    LLVMBuildStore(x->b, LLVMBuildZExt(x->b, LLVMBuildLoad2(x->b, x->i8, p0, ""), x->i32, ""), word);
+    LLVMBasicBlockRef join = lx_if_open(x, b.spills); /* the next byte only where a bit is there */
+    LLVMValueRef p1 = lx_gep(x, x->i8, packed, LLVMBuildAdd(x->b, b.first, lx_i64(x, 1), ""));
+    LLVMValueRef hi =
+        LLVMBuildShl(x->b, LLVMBuildZExt(x->b, LLVMBuildLoad2(x->b, x->i8, p1, ""), x->i32, ""), lx_i32(x, 8), "");
+    LLVMBuildStore(x->b, LLVMBuildOr(x->b, LLVMBuildLoad2(x->b, x->i32, word, ""), hi, ""), word);
+    lx_if_close(x, join);
+    LLVMValueRef bits = LLVMBuildLShr(x->b, LLVMBuildLoad2(x->b, x->i32, word, ""), b.sh, "");
+    bits = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, bits, b.low, ""), x->i8, "");
+    LLVMBuildStore(x->b, bits, lx_gep(x, x->i8, buf, LLVMBuildLShr(x->b, k, lx_i64(x, 3), "")));
+    lx_loop_close(x, &l, lx_i64(x, 8));
+    LLVMBuildRet(x->b,
+                 lx_intrinsic(x, "llvm.riscv.vlm", (LLVMTypeRef[]){x->vm, x->i64}, 2, (LLVMValueRef[]){buf, count}, 2));
     lx_helper_close(x, &caller);
     return fn;
 }

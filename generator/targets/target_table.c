@@ -2,6 +2,7 @@
 #include "target_table.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "qgen_target_rows.h"
@@ -10,6 +11,19 @@ static const qg_target targets[QG_ISA_COUNT] = {QG_TARGET_ROWS};
 static const qg_arch archs[] = {QG_ARCH_ROWS};
 
 const qg_target *qg_target_of(qg_isa isa) { return (unsigned)isa < QG_ISA_COUNT ? &targets[isa] : NULL; }
+
+int qg_target_lmul(const qg_target *t, const char *op) {
+    const size_t n = strlen(op);
+    for (const char *p = t->lmul; *p;) {
+        if (strncmp(p, op, n) == 0 && p[n] == '=')
+            return atoi(p + n + 1);
+        p = strchr(p, ',');
+        if (!p)
+            break;
+        p++;
+    }
+    return 1;
+}
 
 const qg_arch *qg_arch_at(size_t i) { return i < sizeof archs / sizeof archs[0] ? &archs[i] : NULL; }
 

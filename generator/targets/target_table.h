@@ -12,7 +12,8 @@ typedef struct qg_target {
     const char *name, *summary;
     const char *arch;         /* architecture name ("any" for scalar) */
     int lanes;                /* fp32 lanes per vector; 0 = scalable */
-    int vscale_lanes;         /* scalable: fp32 lanes per LLVM vscale */
+    int vscale_lanes;         /* scalable: fp32 lanes per LLVM vscale (at LMUL 1 where there is one) */
+    const char *lmul;         /* RVV: register group per op, "<op>=L,..." (qg_target_lmul); "" = none */
     int unroll;               /* vectors per main-loop iteration */
     const char *tail;         /* a partial last vector: "masked" (the ISA's masked loads and stores),
                                  "buffered" (through zeroed stack buffers), "evl" (vector-predicated
@@ -63,6 +64,10 @@ typedef struct qg_arch {
     const char *qemu;     /* qemu-user program ("" = runs natively here) */
     const char *sysroot;  /* its -L sysroot */
 } qg_arch;
+
+/* The register group (LMUL: 1, 2, 4 or 8) `op` (an op name, "observe"
+ * included) works in on `t`: 1 where the ISA has none. */
+int qg_target_lmul(const qg_target *t, const char *op);
 
 /* The row of `isa` (NULL past the table). */
 const qg_target *qg_target_of(qg_isa isa);

@@ -4,8 +4,8 @@
  * -DKC_HEADER=\"<name>.h\" and
  * -DKC_ISAS="X(isa, QG_ISA_ISA) ..." for the generated vector ISAs; run as
  * `kernel_check ISA`. Every op
- * runs on every length 0..259 (4 x 64 lanes + 3: the widest vector, RVV at
- * VLEN 1024 with LMUL 2) and a few large ones, on unaligned pointers, in
+ * runs on every length 0..259 (the widest strip, RVV at VLEN 1024 with
+ * LMUL 8, is 256 lanes: every remainder and a few past it) and a few large ones, on unaligned pointers, in
  * place where the spec allows it, on ties, near-ties, saturation, NaN, inf
  * and signed zeros, per tensor and per channel in both layouts.
  * Exit status 77 (skipped) when this CPU cannot run the ISA.

@@ -52,8 +52,14 @@ static void test_every_operation_spelled_with_its_operands(void) {
             check_operands("load_q", isa, is->load_q[d], 1);
             check_operands("store_q", isa, is->store_q[d], 2);
         }
-        check_operands("mask_to_bits", isa, is->mask_to_bits, 1);
-        check_operands("bits_to_mask", isa, is->bits_to_mask, 1);
+        /* lane masks pass through 64-bit words, unless the ISA moves packed
+         * masks itself (RVV: vsm.v/vlm.v, a strip may hold more than 64 lanes) */
+        const bool packs_itself = is->store_mask_packed && is->load_mask_packed;
+        CU_ASSERT_TRUE(packs_itself || (is->mask_to_bits && is->bits_to_mask));
+        if (is->mask_to_bits)
+            check_operands("mask_to_bits", isa, is->mask_to_bits, 1);
+        if (is->bits_to_mask)
+            check_operands("bits_to_mask", isa, is->bits_to_mask, 1);
     }
 }
 

@@ -56,6 +56,17 @@ static void test_table_matches_files(void) {
         CU_ASSERT_STRING_EQUAL(qg_test_json_str(d, "clang_target"), t->clang_target);
         CU_ASSERT_EQUAL(json_integer_value(json_object_get(d, "lanes")), t->lanes);
         CU_ASSERT_EQUAL(json_integer_value(json_object_get(d, "unroll")), t->unroll);
+        /* register groups: per op as the file says, a power of two up to 8 (RVV), else 1;
+         * only an ISA with scalable strips has them */
+        json_t *lmul = json_object_get(d, "lmul");
+        CU_ASSERT_TRUE(!lmul || (json_is_object(lmul) && t->lanes == 0));
+        for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
+            json_t *l = lmul ? json_object_get(lmul, qg_kernel_op_name(op)) : NULL;
+            const int want = l ? (int)json_integer_value(l) : 1;
+            CU_ASSERT_EQUAL(qg_target_lmul(t, qg_kernel_op_name(op)), want);
+            CU_ASSERT_TRUE(want == 1 || want == 2 || want == 4 || want == 8);
+        }
+        CU_ASSERT_EQUAL(lmul ? json_object_size(lmul) : 0, lmul ? (size_t)QG_K_OP_COUNT : 0);
         if (isa != QG_ISA_SCALAR) {
             const qg_llvm_target *lt = qg_llvm_target_of(isa, NULL);
             CU_ASSERT_PTR_NOT_NULL_FATAL(lt);
