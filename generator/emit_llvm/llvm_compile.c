@@ -18,11 +18,12 @@
 #include "llvm_builder.h"
 
 int qg_llvm_elements_per_iteration(qg_isa isa, int op, int vlen) {
-    lx_isa s;
-    if (lx_isa_of(isa, &s, NULL))
+    const qg_target *t = qg_target_of(isa);
+    if (!t)
         return 0;
-    const int lanes = (int)s.lanes * qg_target_lmul(qg_target_of(isa), qg_kernel_op_name((qg_kernel_op)op));
-    return lanes * s.unroll * (s.scalable ? vlen / 64 : 1);
+    /* a scalable register holds vlen / 32 fp32 lanes, whatever the ISA's vscale */
+    const int lanes = t->lanes ? t->lanes : vlen / 32 * qg_target_lmul(t, qg_kernel_op_name((qg_kernel_op)op));
+    return lanes * t->unroll;
 }
 
 /* ---- LLVM set-up and fatal errors --------------------------------------- */
