@@ -202,23 +202,18 @@ static LLVMValueRef on_byte_grid(lx *x, LLVMValueRef at, LLVMValueRef count) {
 
 enum { STRIP_BYTES_MAX = 2048 }; /* 8 registers of 65536 bits, one bit per 32-bit lane */
 
-/* One byte of a strip's bits, bits k .. k+7 (fewer at its end), at bit
- * `at + k` of the packed mask: where it lands, and how many bits it holds. */
-typedef struct strip_byte {
-    LLVMValueRef first, sh, spills, low; /* packed's byte, bit offset (i32), reaches the next byte, low n bits */
-} strip_byte;
-
-static strip_byte strip_byte_at(lx *x, LLVMValueRef at, LLVMValueRef k, LLVMValueRef count) {
-    LLVMValueRef pos = LLVMBuildAdd(x->b, at, k, "");
-    LLVMValueRef n = LLVMBuildTrunc(x->b, lx_umin(x, LLVMBuildSub(x->b, count, k, ""), lx_i64(x, 8)), x->i32, "");
-    strip_byte b;
-    b.first = LLVMBuildLShr(x->b, pos, lx_i64(x, 3), "");
-    b.sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, pos, lx_i64(x, 7), ""), x->i32, "");
-    b.spills = LLVMBuildICmp(x->b, LLVMIntUGT, LLVMBuildAdd(x->b, b.sh, n, ""), lx_i32(x, 8), "");
-    b.low = low_bits(x, n);
-    return b;
+/* Bits k .. k+7 of a strip (fewer at its end): their count. */
+static LLVMValueRef byte_bits(lx *x, LLVMValueRef k, LLVMValueRef count) {
+    return lx_umin(x, LLVMBuildSub(x->b, count, k, ""), lx_i64(x, 8));
 }
 
+static LLVMValueRef byte_of(lx *x, LLVMValueRef buf, LLVMValueRef k) {
+    return lx_gep(x, x->i8, buf, LLVMBuildLShr(x->b, k, lx_i64(x, 3), ""));
+}
+
+/* Each byte of the strip's bits goes to the packed mask as a vector of 8
+ * lanes would (lx_pack_bits_inline: the register's tail past the strip
+ * dropped, the mask cleared at entry). */
 static LLVMValueRef put_bits_function(lx *x) {
     LLVMValueRef fn;
     lx_resume caller;
@@ -232,25 +227,16 @@ static LLVMValueRef put_bits_function(lx *x) {
     lx_loop l = lx_loop_open(x, lx_i64(x, 0), "strip_bytes");
     LLVMValueRef k = lx_loop_value(x, &l);
     lx_loop_test(x, &l, LLVMBuildICmp(x->b, LLVMIntULT, k, count, ""));
-    strip_byte b = strip_byte_at(x, at, k, count);
-    LLVMValueRef v = LLVMBuildLoad2(x->b, x->i8, lx_gep(x, x->i8, buf, LLVMBuildLShr(x->b, k, lx_i64(x, 3), "")), "");
-    /* bits past the strip in its last byte are the register's tail: dropped */
-    LLVMValueRef word = LLVMBuildAnd(x->b, LLVMBuildZExt(x->b, v, x->i32, ""), b.low, "");
-    word = LLVMBuildShl(x->b, word, b.sh, "");
-    for (int half = 0; half < 2; half++) { /* the mask was cleared at entry: or the bits in */
-        LLVMBasicBlockRef join = half ? lx_if_open(x, b.spills) : NULL;
-        LLVMValueRef p = lx_gep(x, x->i8, packed, LLVMBuildAdd(x->b, b.first, lx_i64(x, half), ""));
-        LLVMValueRef part = LLVMBuildTrunc(x->b, LLVMBuildLShr(x->b, word, lx_i32(x, 8 * half), ""), x->i8, "");
-        LLVMBuildStore(x->b, LLVMBuildOr(x->b, LLVMBuildLoad2(x->b, x->i8, p, ""), part, ""), p);
-        if (join)
-            lx_if_close(x, join);
-    }
+    LLVMValueRef bits = LLVMBuildLoad2(x->b, x->i8, byte_of(x, buf, k), "");
+    LLVMValueRef lanes8 = LLVMBuildBitCast(x->b, bits, LLVMVectorType(x->i1, 8), "");
+    lx_pack_bits_inline(x, lanes8, packed, LLVMBuildAdd(x->b, at, k, ""), byte_bits(x, k, count));
     lx_loop_close(x, &l, lx_i64(x, 8));
     LLVMBuildRetVoid(x->b);
     lx_helper_close(x, &caller);
     return fn;
 }
 
+/* ... and each byte comes from it as 8 lanes would (lx_get_bits_inline). */
 static LLVMValueRef get_bits_function(lx *x) {
     LLVMValueRef fn;
     lx_resume caller;
@@ -259,22 +245,11 @@ static LLVMValueRef get_bits_function(lx *x) {
         return fn;
     LLVMValueRef packed = LLVMGetParam(fn, 0), at = LLVMGetParam(fn, 1), count = LLVMGetParam(fn, 2);
     LLVMValueRef buf = lx_alloca(x, LLVMArrayType(x->i8, STRIP_BYTES_MAX));
-    LLVMValueRef word = lx_alloca(x, x->i32);
     lx_loop l = lx_loop_open(x, lx_i64(x, 0), "strip_bytes");
     LLVMValueRef k = lx_loop_value(x, &l);
     lx_loop_test(x, &l, LLVMBuildICmp(x->b, LLVMIntULT, k, count, ""));
-    strip_byte b = strip_byte_at(x, at, k, count);
-    LLVMValueRef p0 = lx_gep(x, x->i8, packed, b.first);
-    LLVMBuildStore(x->b, LLVMBuildZExt(x->b, LLVMBuildLoad2(x->b, x->i8, p0, ""), x->i32, ""), word);
-    LLVMBasicBlockRef join = lx_if_open(x, b.spills); /* the next byte only where a bit is there */
-    LLVMValueRef p1 = lx_gep(x, x->i8, packed, LLVMBuildAdd(x->b, b.first, lx_i64(x, 1), ""));
-    LLVMValueRef hi =
-        LLVMBuildShl(x->b, LLVMBuildZExt(x->b, LLVMBuildLoad2(x->b, x->i8, p1, ""), x->i32, ""), lx_i32(x, 8), "");
-    LLVMBuildStore(x->b, LLVMBuildOr(x->b, LLVMBuildLoad2(x->b, x->i32, word, ""), hi, ""), word);
-    lx_if_close(x, join);
-    LLVMValueRef bits = LLVMBuildLShr(x->b, LLVMBuildLoad2(x->b, x->i32, word, ""), b.sh, "");
-    bits = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, bits, b.low, ""), x->i8, "");
-    LLVMBuildStore(x->b, bits, lx_gep(x, x->i8, buf, LLVMBuildLShr(x->b, k, lx_i64(x, 3), "")));
+    LLVMValueRef bits = lx_get_bits_inline(x, packed, LLVMBuildAdd(x->b, at, k, ""), byte_bits(x, k, count), 8);
+    LLVMBuildStore(x->b, LLVMBuildTrunc(x->b, bits, x->i8, ""), byte_of(x, buf, k));
     lx_loop_close(x, &l, lx_i64(x, 8));
     LLVMBuildRet(x->b,
                  lx_intrinsic(x, "llvm.riscv.vlm", (LLVMTypeRef[]){x->vm, x->i64}, 2, (LLVMValueRef[]){buf, count}, 2));
