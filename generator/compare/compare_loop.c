@@ -345,10 +345,12 @@ static void loop_work(const line *lines, const char *arch, const block *b, int n
             for (size_t i = b[k].first; i <= b[k].last; i++) {
                 if (lines[i].label)
                     continue;
-                char mn[32];
+                char mn[32], operands[256];
                 const char *ops;
                 mnemonic(&lines[i], mn, sizeof mn, &ops);
-                L->mix[l][classify(mn, ops, arch)]++;
+                /* the operands end with their line (the text goes on past it) */
+                snprintf(operands, sizeof operands, "%.*s", (int)(lines[i].len - (size_t)(ops - lines[i].p)), ops);
+                L->mix[l][classify(mn, operands, arch)]++;
                 L->calls[l] |= is_call(mn, arch);
             }
         }

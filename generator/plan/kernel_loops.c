@@ -71,8 +71,12 @@ qg_plan_io qg_plan_io_for(const qg_spec *sp, qg_isa isa, qg_kernel_op op) {
     const qg_round_even_way rne = strcmp(t->round_even, "conversions") == 0 ? QG_RNE_CONVERSIONS
                                   : strcmp(t->round_even, "magic_add") == 0 ? QG_RNE_MAGIC_ADD
                                                                             : QG_RNE_INSTRUCTION;
-    const qg_plan_io io = {lp.float_io, strcmp(t->float16_convert, "instructions") == 0, rne, lp.group_store_adds_z,
-                           strcmp(t->round_cvt, "saturating_nan_zero") == 0 && strcmp(t->minmax_nan, "propagate") == 0};
+    const qg_plan_io io = {lp.float_io,
+                           strcmp(t->float16_convert, "instructions") == 0,
+                           rne,
+                           lp.group_store_adds_z,
+                           strcmp(t->round_cvt, "saturating_nan_zero") == 0 && strcmp(t->minmax_nan, "propagate") == 0,
+                           strcmp(t->round_cvt, "in_range") == 0};
     return io;
 }
 

@@ -382,6 +382,16 @@ static qg_round_even_way round_even_way(const qg_spec *sp, const qg_plan_io *io)
     return io->round_even;
 }
 
+/* The int32 value of rne(c) for a clamped c: by two adds and a truncating
+ * conversion where the ISA's rounding conversion is a call. */
+static int rounded_int(const qg_spec *sp, const qg_plan_io *io, qg_plan *p, int c, const char *name) {
+    if (!io->round_cvt_by_call || round_even_way(sp, io) != QG_RNE_MAGIC_ADD)
+        return named(p, E1(ROUND_CVT, c), name);
+    const int m = named(p, K(0x1.8p23f), "round_magic");
+    const int r = named(p, E2(SUB_F, named(p, E2(ADD_F, c, m), "clamped_biased"), m), "clamped_rounded");
+    return named(p, E1(CVT_F2I, r), name);
+}
+
 /* q - z for a store that adds z with saturation and bounds below by qmin
  * itself: rne(min(t, hi)), NaN -> 0. A t below -2^31 converts to INT32_MIN
  * or a saturated value (targets/<isa>.json's round_cvt is never "in_range"
@@ -423,8 +433,8 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
             int c = clamp_to_range(p, t);
             ordered = named(p, E1(ORDERED, t), "not_nan");
             int qi = io->round_cvt_nan_zero /* a NaN t stays NaN through the clamp and converts to 0 */
-                         ? named(p, E1(ROUND_CVT, c), "q_minus_z")
-                         : named(p, E2(MASKZ_I, ordered, named(p, E1(ROUND_CVT, c), "rounded")), "q_minus_z");
+                         ? rounded_int(sp, io, p, c, "q_minus_z")
+                         : named(p, E2(MASKZ_I, ordered, rounded_int(sp, io, p, c, "rounded")), "q_minus_z");
             p->out_q = named(p, E2(ADD_I, qi, QG_IN_Z), "quantized");
             if (io->grouped_store_adds_z)
                 p->out_q_grouped = below_hi_only(io, p, t, ordered);
@@ -450,7 +460,7 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
         int t = named(p, E2(MUL_F, acc, QG_IN_S), "scaled");
         if (sp->rounding == QG_ROUND_HALF_EVEN) {
             int c = clamp_to_range(p, t);
-            p->out_q = named(p, E2(ADD_I, named(p, E1(ROUND_CVT, c), "q_minus_z"), QG_IN_Z), "quantized");
+            p->out_q = named(p, E2(ADD_I, rounded_int(sp, io, p, c, "q_minus_z"), QG_IN_Z), "quantized");
             break;
         }
         int r = named(p, round_mode(sp, p, t), "rounded");
@@ -594,12 +604,12 @@ qg_status qg_plan_build_io(const qg_spec *sp, qg_kernel_op op, const qg_plan_io 
 }
 
 qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error *err) {
-    const qg_plan_io io = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false};
+    const qg_plan_io io = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false, false};
     return qg_plan_build_io(sp, op, &io, p, err);
 }
 
 void qg_plan_build_conversion(const qg_plan_io *io, bool narrow_it, qg_plan *p) {
-    const qg_plan_io f32 = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false};
+    const qg_plan_io f32 = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false, false};
     plan_open(p, QG_K_DEQUANTIZE, narrow_it ? &f32 : io);
     if (narrow_it)
         p->out_q = narrow(io, p, QG_IN_X, true);

@@ -172,6 +172,11 @@ typedef struct qg_plan_io {
      * "saturating_nan_zero", minmax_nan "propagate"): quantize's NaN lanes
      * need no mask of their own. */
     bool round_cvt_nan_zero;
+    /* ROUND_CVT has no instruction (scalar: a library round, then a cast;
+     * targets/<isa>.json's round_cvt "in_range"): where the two adds hold,
+     * quantize and requantize round their clamped value by them and
+     * convert by truncation. */
+    bool round_cvt_by_call;
 } qg_plan_io;
 
 qg_status qg_plan_build_io(const qg_spec *spec, qg_kernel_op op, const qg_plan_io *io, qg_plan *plan, qg_error *err);

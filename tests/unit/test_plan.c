@@ -222,24 +222,33 @@ static void test_plans_match_reference(void) {
                     CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(json, "p", NULL, 0, &sp, &err), QG_OK);
                     /* as generic, with RVV's saturating conversion, with x86's grouped
                      * store, with NEON's conversion (NaN to 0), alone and grouped, and
-                     * rounding by the magic add as x86 and NEON do */
+                     * rounding by the magic add as x86 and NEON do, and as scalar code
+                     * does, whose quantize also rounds by it (no rounding conversion) */
                     static const char *const modes[] = {"",
                                                         " (saturating round_cvt)",
                                                         " (grouped store)",
                                                         " (round_cvt NaN to 0)",
                                                         " (NaN to 0, grouped store)",
                                                         " (magic add, x86)",
-                                                        " (magic add, NEON)"};
-                    for (int mode = 0; mode < 7; mode++) {
-                        const bool grouped =
-                            (mode == 2 || mode >= 4) && sp.dtype != QG_QINT16 && sp.rounding == QG_ROUND_HALF_EVEN;
+                                                        " (magic add, NEON)",
+                                                        " (magic add, scalar)"};
+                    for (int mode = 0; mode < 8; mode++) {
+                        const bool grouped = (mode == 2 || (mode >= 4 && mode <= 6)) && sp.dtype != QG_QINT16 &&
+                                             sp.rounding == QG_ROUND_HALF_EVEN;
                         if ((mode == 2 || mode == 4) && !grouped)
                             continue;
                         const qg_round_even_way rne = mode == 1   ? QG_RNE_CONVERSIONS
                                                       : mode >= 5 ? QG_RNE_MAGIC_ADD
                                                                   : QG_RNE_INSTRUCTION;
-                        const qg_plan_io io = {QG_FLOAT32, false, rne, grouped, mode == 3 || mode == 4 || mode == 6};
+                        const qg_plan_io io = {QG_FLOAT32, false, rne, grouped, mode == 3 || mode == 4 || mode == 6,
+                                               mode == 7};
                         size_t b = check_spec(&sp, &io);
+                        if (mode == 7 && sp.rounding == QG_ROUND_HALF_EVEN) {
+                            qg_plan q;
+                            CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_QUANTIZE, &io, &q, &err), QG_OK);
+                            for (int k = 0; k < q.nsteps; k++)
+                                CU_ASSERT_NOT_EQUAL(q.steps[k].op, QG_OP_ROUND_CVT);
+                        }
                         if (b)
                             fprintf(stderr, "\n  plan%s differs from the reference on %zu values: %s\n", modes[mode], b,
                                     json);
@@ -248,18 +257,23 @@ static void test_plans_match_reference(void) {
                     }
                 }
     cvt_mode = CVT_IN_RANGE;
-    CU_ASSERT_EQUAL(specs, 392);
+    CU_ASSERT_EQUAL(specs, 464);
     /* the magic add holds for ranges narrower than 2^22 only: qint32's rounds by the instruction */
     qg_spec wide;
     qg_error err;
     qg_plan plan;
     CU_ASSERT_EQUAL_FATAL(qg_spec_load_string("{\"name\": \"w\", \"dtype\": \"qint32\"}", "w", NULL, 0, &wide, &err),
                           QG_OK);
-    const qg_plan_io magic = {QG_FLOAT32, false, QG_RNE_MAGIC_ADD, false, false};
+    const qg_plan_io magic = {QG_FLOAT32, false, QG_RNE_MAGIC_ADD, false, false, true};
     CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&wide, QG_K_FAKE_QUANT, &magic, &plan, &err), QG_OK);
     size_t rounds = 0;
     for (int k = 0; k < plan.nsteps; k++)
         rounds += plan.steps[k].op == QG_OP_ROUND_EVEN;
+    CU_ASSERT_EQUAL(rounds, 1);
+    CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&wide, QG_K_QUANTIZE, &magic, &plan, &err), QG_OK);
+    rounds = 0;
+    for (int k = 0; k < plan.nsteps; k++)
+        rounds += plan.steps[k].op == QG_OP_ROUND_CVT;
     CU_ASSERT_EQUAL(rounds, 1);
     CU_ASSERT_EQUAL(bad, 0);
 }
@@ -522,9 +536,9 @@ static size_t check_conversions(const qg_plan_io *io) {
 }
 
 static void test_float_conversions(void) {
-    const qg_plan_io ios[] = {{QG_BFLOAT16, false, false, false, false},
-                              {QG_FLOAT16, false, false, false, false},
-                              {QG_FLOAT16, true, false, false, false}};
+    const qg_plan_io ios[] = {{QG_BFLOAT16, false, false, false, false, false},
+                              {QG_FLOAT16, false, false, false, false, false},
+                              {QG_FLOAT16, true, false, false, false, false}};
     for (size_t k = 0; k < sizeof ios / sizeof ios[0]; k++) {
         const size_t bad = check_conversions(&ios[k]);
         if (bad)
@@ -557,7 +571,7 @@ static void test_sixteen_bit_plans(void) {
         qg_error err;
         CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(specs[k], "h", NULL, 0, &sp, &err), QG_OK);
         for (int hw = 0; hw < 2; hw++) {
-            const qg_plan_io io = {sp.float_type, hw == 1, QG_RNE_INSTRUCTION, false, false};
+            const qg_plan_io io = {sp.float_type, hw == 1, QG_RNE_INSTRUCTION, false, false, false};
             qg_plan fq, bw, dq;
             CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_FAKE_QUANT, &io, &fq, &err), QG_OK);
             CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_FAKE_QUANT_BACKWARD, &io, &bw, &err), QG_OK);
