@@ -104,7 +104,7 @@ static LLVMValueRef byte_count(lx *x, LLVMValueRef count, unsigned esize) {
  * intrinsics, whose explicit vector length RVV's vsetvl takes as it is. */
 static LLVMValueRef evl_args(lx *x, LLVMValueRef count, LLVMValueRef *all) {
     *all = LLVMConstAllOnes(x->vm);
-    return LLVMBuildTrunc(x->b, count, x->i32, "");
+    return x->evl ? x->evl : LLVMBuildTrunc(x->b, count, x->i32, "");
 }
 
 LLVMValueRef lx_load(lx *x, LLVMTypeRef vt, LLVMTypeRef et, unsigned esize, LLVMValueRef base, LLVMValueRef idx,
@@ -275,7 +275,8 @@ static LLVMValueRef round_cvt(lx *x, LLVMValueRef a) {
     case LX_CVT_VFCVT: {
         /* explicit rounding mode 0 = RNE, set through frm (never .rtz) */
         LLVMTypeRef ov[3] = {x->vi, x->vf, x->i64};
-        LLVMValueRef args[4] = {LLVMGetPoison(x->vi), a, lx_i64(x, 0), lx_i64(x, -1)};
+        LLVMValueRef vl = x->evl ? LLVMBuildZExt(x->b, x->evl, x->i64, "") : lx_i64(x, -1);
+        LLVMValueRef args[4] = {LLVMGetPoison(x->vi), a, lx_i64(x, 0), vl};
         return lx_intrinsic(x, "llvm.riscv.vfcvt.x.f.v", ov, 3, args, 4);
     }
     case LX_CVT_SVE_FCVTZS: {
@@ -293,9 +294,93 @@ static LLVMTypeRef half_t(const lx *x) { return LLVMHalfTypeInContext(LLVMGetTyp
 
 static LLVMValueRef zero_like(LLVMValueRef v) { return LLVMConstNull(LLVMTypeOf(v)); }
 
+/* llvm.vp.<op> on the strip's first x->evl lanes: RVV then runs the
+ * arithmetic at the loads' and stores' vector length, with no vsetvli
+ * between them (lanes past it are never stored). `n` operands, then the
+ * all-true mask where the op takes one. */
+static LLVMValueRef vp(lx *x, const char *op, LLVMTypeRef *ov, unsigned nov, LLVMValueRef *ops, unsigned n,
+                       bool masked) {
+    char name[40];
+    snprintf(name, sizeof name, "llvm.vp.%s", op);
+    LLVMValueRef args[6];
+    memcpy(args, ops, n * sizeof *ops);
+    if (masked)
+        args[n++] = LLVMConstAllOnes(x->vm);
+    args[n++] = x->evl;
+    return lx_intrinsic(x, name, ov, nov, args, n);
+}
+
+static LLVMValueRef vp2(lx *x, const char *op, LLVMValueRef a, LLVMValueRef b) {
+    LLVMTypeRef t = LLVMTypeOf(a);
+    return vp(x, op, &t, 1, (LLVMValueRef[]){a, b}, 2, true);
+}
+
+static LLVMValueRef vp_fcmp(lx *x, const char *cc, LLVMValueRef a, LLVMValueRef b) {
+    LLVMValueRef md = LLVMMetadataAsValue(x->c, LLVMMDStringInContext2(x->c, cc, strlen(cc)));
+    LLVMTypeRef t = LLVMTypeOf(a);
+    return vp(x, "fcmp", &t, 1, (LLVMValueRef[]){a, b, md}, 3, true);
+}
+
+static LLVMValueRef vp_select(lx *x, LLVMValueRef m, LLVMValueRef a, LLVMValueRef b) {
+    LLVMTypeRef t = LLVMTypeOf(a);
+    return vp(x, "select", &t, 1, (LLVMValueRef[]){m, a, b}, 3, false);
+}
+
+static LLVMValueRef vp_cast(lx *x, const char *op, LLVMValueRef a, LLVMTypeRef to) {
+    LLVMTypeRef ov[2] = {to, LLVMTypeOf(a)};
+    return vp(x, op, ov, 2, &a, 1, true);
+}
+
+LLVMValueRef lx_strip_length(lx *x, LLVMValueRef left) {
+    return lx_intrinsic(
+        x, "llvm.experimental.get.vector.length", &x->i64, 1,
+        (LLVMValueRef[]){LLVMBuildZExt(x->b, left, x->i64, ""), lx_i32(x, x->isa->lanes), LLVMConstInt(x->i1, 1, 0)},
+        3);
+}
+
+LLVMValueRef lx_ext(lx *x, LLVMValueRef v, LLVMTypeRef to, bool is_signed) {
+    if (x->evl)
+        return vp_cast(x, is_signed ? "sext" : "zext", v, to);
+    return is_signed ? LLVMBuildSExt(x->b, v, to, "") : LLVMBuildZExt(x->b, v, to, "");
+}
+
+LLVMValueRef lx_narrow(lx *x, LLVMValueRef v, LLVMTypeRef to) {
+    return x->evl ? vp_cast(x, "trunc", v, to) : LLVMBuildTrunc(x->b, v, to, "");
+}
+
+/* The steps that have a vector-predicated form; NULL for the others (they
+ * run on every lane, which is as right, at the cost of a vsetvli). */
+static LLVMValueRef lower_step_vp(lx *x, const qg_step *st, LLVMValueRef a, LLVMValueRef bb, LLVMValueRef c) {
+    switch (st->op) {
+    case QG_OP_ADD_F: return vp2(x, "fadd", a, bb);
+    case QG_OP_SUB_F: return vp2(x, "fsub", a, bb);
+    case QG_OP_MUL_F: return vp2(x, "fmul", a, bb);
+    case QG_OP_DIV_F: return vp2(x, "fdiv", a, bb);
+    case QG_OP_MIN_F: return x->isa->minmax == LX_MINMAX_MINNUM ? vp2(x, "minnum", a, bb) : NULL;
+    case QG_OP_MAX_F: return x->isa->minmax == LX_MINMAX_MINNUM ? vp2(x, "maxnum", a, bb) : NULL;
+    case QG_OP_CMP_GE: return vp_fcmp(x, "oge", a, bb);
+    case QG_OP_CMP_LE: return vp_fcmp(x, "ole", a, bb);
+    case QG_OP_CMP_EQ: return vp_fcmp(x, "oeq", a, bb);
+    case QG_OP_ORDERED: return vp_fcmp(x, "ord", a, a);
+    case QG_OP_AND_M: return vp2(x, "and", a, bb);
+    case QG_OP_SELECT_F: return vp_select(x, a, bb, c);
+    case QG_OP_MASK_F:
+    case QG_OP_MASKZ_I: return vp_select(x, a, bb, zero_like(bb));
+    case QG_OP_MASKZ_MUL_F: return vp_select(x, a, vp2(x, "fmul", bb, c), zero_like(bb));
+    case QG_OP_CVT_I2F: return vp_cast(x, "sitofp", a, x->vf);
+    case QG_OP_ADD_I: return vp2(x, "add", a, bb);
+    case QG_OP_SUB_I: return vp2(x, "sub", a, bb);
+    case QG_OP_AND_I: return vp2(x, "and", a, bb);
+    default: return NULL;
+    }
+}
+
 static LLVMValueRef lower_step(lx *x, const qg_step *st, LLVMValueRef *v) {
     LLVMBuilderRef b = x->b;
     LLVMValueRef a = st->a >= 0 ? v[st->a] : NULL, bb = st->b >= 0 ? v[st->b] : NULL, c = st->c >= 0 ? v[st->c] : NULL;
+    LLVMValueRef r = x->evl ? lower_step_vp(x, st, a, bb, c) : NULL;
+    if (r)
+        return r;
     switch (st->op) {
     case QG_OP_ADD_F: return LLVMBuildFAdd(b, a, bb, "");
     case QG_OP_SUB_F: return LLVMBuildFSub(b, a, bb, "");

@@ -69,6 +69,7 @@ typedef struct lx {
     LLVMTypeRef vh;             /* 16-bit codes of float16/bfloat16 tensors */
     unsigned qsize;             /* bytes per quantized element */
     LLVMValueRef fn;            /* function being built */
+    LLVMValueRef evl;           /* i32: an RVV strip's explicit length while its plan is lowered, else NULL */
     const qg_plan *probe;       /* qg_llvm_compile_probe's one-step plan, else NULL */
 } lx;
 
@@ -86,6 +87,12 @@ LLVMValueRef lx_splat(lx *x, LLVMValueRef scalar, LLVMTypeRef vec_type);
 LLVMValueRef lx_vl(lx *x);                                       /* elements per vector, i64 */
 LLVMValueRef lx_active(lx *x, LLVMValueRef i, LLVMValueRef len); /* lanes k with i + k < len */
 LLVMValueRef lx_min(lx *x, LLVMValueRef a, LLVMValueRef b);
+/* An RVV strip's length for `left` (i64) elements, as vsetvli gives it:
+ * i32, at most VLMAX, `left` itself when that fits. */
+LLVMValueRef lx_strip_length(lx *x, LLVMValueRef left);
+/* Integer widening and narrowing of a vector (on x->evl lanes where set). */
+LLVMValueRef lx_ext(lx *x, LLVMValueRef v, LLVMTypeRef to, bool is_signed);
+LLVMValueRef lx_narrow(lx *x, LLVMValueRef v, LLVMTypeRef to);
 LLVMValueRef lx_max(lx *x, LLVMValueRef a, LLVMValueRef b);
 /* Vector load/store at element `idx` of `base`. A partial vector passes
  * its first `count` lanes as `mask` too (NULL for a whole one): masked

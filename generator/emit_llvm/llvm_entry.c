@@ -109,24 +109,49 @@ static chan_scalars chan_of(lx *x, LLVMValueRef qp, LLVMValueRef c) {
     return (chan_scalars){s, z, NULL};
 }
 
-/* One row of the channels-last walk: m channels from element r0, each
- * vector with its parameters from the padded table. */
+/* The vector of the channels-last walk at column j of the row from r0:
+ * cnt channels, its parameters from the padded table. */
+static void channels_last_vector(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out,
+                                 LLVMValueRef mask, LLVMValueRef *row_ptr, LLVMValueRef r0, LLVMValueRef j,
+                                 LLVMValueRef cnt) {
+    LLVMValueRef params[QG_IN_COUNT] = {0};
+    /* a strip reads its cnt parameters only: it may start off the vector grid */
+    LLVMValueRef strip = x->isa->scalable ? LLVMConstAllOnes(x->vm) : NULL;
+    for (int k = QG_IN_S; k < QG_IN_COUNT; k++) {
+        if (!p->uses[k])
+            continue;
+        const bool is_int = p->kind[k] == QG_VI;
+        params[k] = lx_load(x, is_int ? x->vi : x->vf, is_int ? x->i32 : x->f32, 4, row_ptr[k], j, strip, cnt, NULL);
+    }
+    call_span(x, span, p, in, out, mask, LLVMBuildAdd(x->b, r0, j, ""), cnt, params);
+}
+
+/* One row of the channels-last walk: m channels from element r0. Fixed-
+ * width vectors go whole, then one partial (so a whole row of a constant
+ * channel count has no partial vector to test for); scalable ones go in
+ * predicated strips. */
 static void channels_last_row(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out,
                               LLVMValueRef mask, LLVMValueRef *row_ptr, LLVMValueRef r0, LLVMValueRef m) {
     LLVMValueRef vl = lx_vl(x);
     lx_loop col = lx_loop_open(x, lx_i64(x, 0), "columns");
     LLVMValueRef j = lx_loop_value(x, &col);
-    lx_loop_test(x, &col, LLVMBuildICmp(x->b, LLVMIntULT, j, m, ""));
-    LLVMValueRef cnt = lx_umin(x, LLVMBuildSub(x->b, m, j, ""), vl);
-    LLVMValueRef params[QG_IN_COUNT] = {0};
-    for (int k = QG_IN_S; k < QG_IN_COUNT; k++) {
-        if (!p->uses[k])
-            continue;
-        const bool is_int = p->kind[k] == QG_VI;
-        params[k] = lx_load(x, is_int ? x->vi : x->vf, is_int ? x->i32 : x->f32, 4, row_ptr[k], j, NULL, NULL, NULL);
+    if (x->isa->scalable) {
+        /* strips as long as the ISA takes them (RVV's vsetvli: its own min, no branch) */
+        lx_loop_test(x, &col, LLVMBuildICmp(x->b, LLVMIntULT, j, m, ""));
+        LLVMValueRef left = LLVMBuildSub(x->b, m, j, "");
+        LLVMValueRef cnt = x->isa->tail == LX_TAIL_EVL ? LLVMBuildZExt(x->b, lx_strip_length(x, left), x->i64, "")
+                                                       : lx_umin(x, left, vl);
+        channels_last_vector(x, p, span, in, out, mask, row_ptr, r0, j, cnt);
+        lx_loop_close(x, &col, cnt);
+        return;
     }
-    call_span(x, span, p, in, out, mask, LLVMBuildAdd(x->b, r0, j, ""), cnt, params);
+    lx_loop_test(x, &col, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, j, vl, ""), m, ""));
+    channels_last_vector(x, p, span, in, out, mask, row_ptr, r0, j, vl);
     lx_loop_close(x, &col, vl);
+    j = lx_loop_value(x, &col);
+    LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildICmp(x->b, LLVMIntULT, j, m, ""));
+    channels_last_vector(x, p, span, in, out, mask, row_ptr, r0, j, LLVMBuildSub(x->b, m, j, ""));
+    lx_if_close(x, join);
 }
 
 /* The rows of the channel table, in memory order: s, inv, lo, hi (fp32) and z (int32). */

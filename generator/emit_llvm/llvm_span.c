@@ -136,13 +136,15 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
                          LLVMValueRef count, LLVMValueRef active, const group_slot *g) {
     LLVMValueRef *deferred = g ? g->result : NULL, *mask_deferred = g ? g->mask_out : NULL;
     LLVMValueRef in[QG_IN_COUNT] = {0};
+    if (active && x->isa->tail == LX_TAIL_EVL) /* count <= VLMAX: vsetvli gives count itself */
+        x->evl = lx_strip_length(x, count);
     LLVMTypeRef vin = io->in_q ? x->vq : io->in_h ? x->vh : io->in_t == x->i32 ? x->vi : x->vf;
     /* lanes past `count` are never stored: their values do not matter (NULL) */
     LLVMValueRef v = lx_load(x, vin, io->in_t, io->in_size, s->in, at, active, count, NULL);
     if (io->in_q)
-        v = lx_is_signed_q(x) ? LLVMBuildSExt(x->b, v, x->vi, "") : LLVMBuildZExt(x->b, v, x->vi, "");
+        v = lx_ext(x, v, x->vi, lx_is_signed_q(x));
     else if (io->in_h)
-        v = LLVMBuildZExt(x->b, v, x->vi, "");
+        v = lx_ext(x, v, x->vi, false);
     in[qg_op_info_of(p->op)->data] = v;
     if (io->mask_in && g && g->mask_in) {
         in[QG_IN_MASK] = g->mask_in;
@@ -160,13 +162,13 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
     if (deferred)
         *deferred = x->lp->group_store_adds_z && grouped ? grouped : r;
     else
-        lx_store(x, io->out_q || io->out_h ? LLVMBuildTrunc(x->b, r, io->out_q ? x->vq : x->vh, "") : r, io->out_t,
-                 io->out_size, s->out, at, active, count);
+        lx_store(x, io->out_q || io->out_h ? lx_narrow(x, r, io->out_q ? x->vq : x->vh) : r, io->out_t, io->out_size,
+                 s->out, at, active, count);
     if (io->mask_out && mask_deferred) {
         *mask_deferred = mres;
     } else if (io->mask_out) {
         LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, s->mask, ""));
-        LLVMValueRef bytes = LLVMBuildZExt(x->b, mres, x->vb, "");
+        LLVMValueRef bytes = lx_ext(x, mres, x->vb, false);
         if (lx_packed_mask(x) && !x->isa->scalable) {
             lx_pack_bits_inline(x, mres, s->mask, at, count);
         } else if (lx_packed_mask(x)) {
@@ -178,6 +180,7 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
         }
         lx_if_close(x, join);
     }
+    x->evl = NULL;
 }
 
 static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at, LLVMValueRef count,
