@@ -115,8 +115,8 @@ static void channels_last_vector(lx *x, const qg_plan *p, LLVMValueRef span, LLV
                                  LLVMValueRef mask, LLVMValueRef *row_ptr, LLVMValueRef r0, LLVMValueRef j,
                                  LLVMValueRef cnt) {
     LLVMValueRef params[QG_IN_COUNT] = {0};
-    /* a strip reads its cnt parameters only: it may start off the vector grid */
-    LLVMValueRef strip = x->isa->scalable ? LLVMConstAllOnes(x->vm) : NULL;
+    /* an RVV strip reads its cnt parameters only: it may start off the vector grid */
+    LLVMValueRef strip = x->isa->tail == LX_TAIL_EVL ? LLVMConstAllOnes(x->vm) : NULL;
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++) {
         if (!p->uses[k])
             continue;
@@ -136,13 +136,15 @@ static void channels_last_row(lx *x, const qg_plan *p, LLVMValueRef span, LLVMVa
     lx_loop col = lx_loop_open(x, lx_i64(x, 0), "columns");
     LLVMValueRef j = lx_loop_value(x, &col);
     if (x->isa->scalable) {
-        /* strips as long as the ISA takes them (RVV's vsetvli: its own min, no branch) */
+        /* RVV: strips as long as vsetvli makes them (its own minimum, no
+         * branch); SVE: whole vectors' steps, so that the next column does
+         * not wait on this one's count */
         lx_loop_test(x, &col, LLVMBuildICmp(x->b, LLVMIntULT, j, m, ""));
         LLVMValueRef left = LLVMBuildSub(x->b, m, j, "");
-        LLVMValueRef cnt = x->isa->tail == LX_TAIL_EVL ? LLVMBuildZExt(x->b, lx_strip_length(x, left), x->i64, "")
-                                                       : lx_umin(x, left, vl);
+        const bool evl = x->isa->tail == LX_TAIL_EVL;
+        LLVMValueRef cnt = evl ? LLVMBuildZExt(x->b, lx_strip_length(x, left), x->i64, "") : lx_umin(x, left, vl);
         channels_last_vector(x, p, span, in, out, mask, row_ptr, r0, j, cnt);
-        lx_loop_close(x, &col, cnt);
+        lx_loop_close(x, &col, evl ? cnt : vl);
         return;
     }
     lx_loop_test(x, &col, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, j, vl, ""), m, ""));
