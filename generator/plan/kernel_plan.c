@@ -367,10 +367,14 @@ static int rounded_by_conversion(const qg_spec *sp, qg_plan *p, int *t) {
  * NaN NaN), outside every range narrower than 2^22, and clamps to the
  * same bound as t with the mask 0 (docs/semantics.md, "Element
  * arithmetic"). */
+static int magic_add(qg_plan *p, int v, const char *biased, const char *rounded) {
+    const int m = named(p, K(0x1.8p23f), "round_magic");
+    return named(p, E2(SUB_F, named(p, E2(ADD_F, v, m), biased), m), rounded);
+}
+
 static int rounded_by_magic_add(const qg_spec *sp, qg_plan *p, int *t) {
     *t = scaled(sp, p);
-    const int m = named(p, K(0x1.8p23f), "round_magic");
-    return named(p, E2(SUB_F, named(p, E2(ADD_F, *t, m), "rounded_biased"), m), "rounded");
+    return magic_add(p, *t, "rounded_biased", "rounded");
 }
 
 /* Which way fake_quant rounds: the ISA's, where it holds for the spec. */
@@ -387,9 +391,7 @@ static qg_round_even_way round_even_way(const qg_spec *sp, const qg_plan_io *io)
 static int rounded_int(const qg_spec *sp, const qg_plan_io *io, qg_plan *p, int c, const char *name) {
     if (!io->round_cvt_by_call || round_even_way(sp, io) != QG_RNE_MAGIC_ADD)
         return named(p, E1(ROUND_CVT, c), name);
-    const int m = named(p, K(0x1.8p23f), "round_magic");
-    const int r = named(p, E2(SUB_F, named(p, E2(ADD_F, c, m), "clamped_biased"), m), "clamped_rounded");
-    return named(p, E1(CVT_F2I, r), name);
+    return named(p, E1(CVT_F2I, magic_add(p, c, "clamped_biased", "clamped_rounded")), name);
 }
 
 /* q - z for a store that adds z with saturation and bounds below by qmin
