@@ -3,7 +3,8 @@
 a 4096 x 4096 fp32 weight, one thread, medians, with peers measured in the
 same run: a copy of the floats (numpy, the memory-bound floor) and torch
 1.13's quantize_per_channel to qint8 along the rows (torch has no per-group,
-4-bit or fp8 quantize; it is the nearest call it has). Each qgen row is
+4-bit or fp8 quantize; it is the nearest call it has). One row reads the
+weight as bfloat16. Each qgen row is
 checked equal in bytes to qgen's reference before it is timed.
 
 usage: PYTHONPATH=<build>/python bench/group_bench.py [--quick]
@@ -42,6 +43,8 @@ def main():
              ("qgen quantize, qint4 per tensor", spec("onnx.int4"), None),
              ("qgen quantize, torchao.int4_weight_g32", spec("torchao.int4_weight_g32", channel_len=COLS), None),
              ("qgen quantize, torchao.int4_weight_g128", spec("torchao.int4_weight_g128", channel_len=COLS), None),
+             ("qgen quantize, torchao.int4_weight_g32, bfloat16 weight",
+              spec("torchao.int4_weight_g32", channel_len=COLS, float_type="bfloat16"), "bfloat16"),
              ("qgen quantize_dynamic, torchao.int4_weight_g32 (qparams too)",
               spec("torchao.int4_weight_g32", channel_len=COLS), "dynamic"),
              ("qgen quantize, fp8_e4m3fn per tensor (onnx.fp8_e4m3fn)", spec("onnx.fp8_e4m3fn"), None),
@@ -61,11 +64,12 @@ def main():
             same = all(np.array_equal(a, b) for a, b in zip(k.fake_quant(w, s, z), r.fake_quant(w, s, z)))
             run = (lambda k=k, s=s, z=z: k.fake_quant(w, s, z, out=out))
         else:
+            x = torch.from_numpy(w).bfloat16() if kind == "bfloat16" else w
             count = qgen._lib.lib().qg_qparams_count(sp._ptr, n, 1) if sp.per_group else 1
             s = (rng.uniform(0.5, 1.5, count) * np.abs(w).max() / 7).astype(np.float32)
             z = np.zeros(count, np.int32)
-            same = np.array_equal(k.quantize(w, s, z), r.quantize(w, s, z))
-            run = (lambda k=k, s=s, z=z: k.quantize(w, s, z))
+            same = np.array_equal(np.asarray(k.quantize(x, s, z)), np.asarray(r.quantize(x, s, z)))
+            run = (lambda k=k, s=s, z=z, x=x: k.quantize(x, s, z))
         if not same:
             raise SystemExit(f"group_bench: {label}: kernels and reference differ; expected the same bytes")
         rows.append((f"{label} [{k.isa}]", run))

@@ -8,7 +8,8 @@
  *   inner > 1: each group of rows is a channels-last piece of `inner`
  *     channels.
  * One driver for every backend and ISA, so their per-group layouts agree by
- * construction. */
+ * construction. The float tensors hold the spec's float_type (16-bit codes
+ * are converted inside the kernels). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,9 +77,10 @@ static int pieces_byte_aligned(const qg_spec *sp, const qg_qparams *qp) {
 }
 
 typedef struct fq_ctx {
-    qg_fake_quant_fn kernel;
-    const float *x;
-    float *y;
+    qg_fake_quant_link_fn kernel;
+    const char *x;
+    char *y;
+    size_t esize; /* bytes per float element */
     uint8_t *mask;
     int packed;
     uint8_t *scratch; /* packed masks of pieces that start inside a byte */
@@ -86,31 +88,36 @@ typedef struct fq_ctx {
 
 static void fake_quant_piece(void *ctx, size_t start, size_t count, const qg_qparams *qp) {
     fq_ctx *c = ctx;
+    const char *x = c->x + start * c->esize;
+    char *y = c->y + start * c->esize;
     if (!c->mask || !c->packed) {
-        c->kernel(c->x + start, c->y + start, c->mask ? c->mask + start : NULL, count, qp);
+        c->kernel(x, y, c->mask ? c->mask + start : NULL, count, qp);
         return;
     }
     if (start % 8 == 0) {
         /* the piece owns its bytes; a later piece ORs into its last one */
-        c->kernel(c->x + start, c->y + start, c->mask + start / 8, count, qp);
+        c->kernel(x, y, c->mask + start / 8, count, qp);
         return;
     }
-    c->kernel(c->x + start, c->y + start, c->scratch, count, qp);
+    c->kernel(x, y, c->scratch, count, qp);
     for (size_t k = 0; k < count; k += 64) {
         const unsigned len = count - k < 64 ? (unsigned)(count - k) : 64;
         qg_ks_put_bits(c->mask, start + k, qg_ks_get_bits(c->scratch, k, len), len);
     }
 }
 
-void qg_group_fake_quant(const qg_spec *sp, qg_fake_quant_fn kernel, const float *x, float *y, uint8_t *mask, size_t n,
-                         const qg_qparams *qp) {
+void qg_group_fake_quant(const qg_spec *sp, qg_fake_quant_link_fn kernel, const void *x, void *y, uint8_t *mask,
+                         size_t n, const qg_qparams *qp) {
     QG_NEED_OR_RETURN(sp && kernel && qp && ((x && y) || n == 0));
-    fq_ctx c = {kernel, x, y, mask, sp->compat_mask, NULL};
+    fq_ctx c = {kernel, x, y, qg_float_type_size(sp->float_type), mask, sp->compat_mask, NULL};
     if (mask && c.packed) {
         memset(mask, 0, (n + 7) / 8);
         if (!pieces_byte_aligned(sp, qp) && !(c.scratch = malloc((longest_piece(sp, qp, n) + 7) / 8 + 8))) {
             /* out of memory before any element is written: the reference */
-            qg_ref_fake_quant(sp, x, y, mask, n, qp);
+            if (sp->float_type == QG_FLOAT32)
+                qg_ref_fake_quant(sp, x, y, mask, n, qp);
+            else
+                qg_ftype_fake_quant(sp, NULL, x, y, mask, n, qp);
             return;
         }
     }
@@ -119,10 +126,11 @@ void qg_group_fake_quant(const qg_spec *sp, qg_fake_quant_fn kernel, const float
 }
 
 typedef struct q_ctx {
-    qg_quantize_fn quantize;
-    qg_dequantize_fn dequantize;
-    const float *x;
-    float *y;
+    qg_quantize_link_fn quantize;
+    qg_dequantize_link_fn dequantize;
+    const char *x;
+    char *y;
+    size_t esize; /* bytes per float element */
     const unsigned char *q_in;
     unsigned char *q_out;
     size_t q_size;
@@ -130,24 +138,26 @@ typedef struct q_ctx {
 
 static void quantize_piece(void *ctx, size_t start, size_t count, const qg_qparams *qp) {
     q_ctx *c = ctx;
-    c->quantize(c->x + start, c->q_out + start * c->q_size, count, qp);
+    c->quantize(c->x + start * c->esize, c->q_out + start * c->q_size, count, qp);
 }
 
 static void dequantize_piece(void *ctx, size_t start, size_t count, const qg_qparams *qp) {
     q_ctx *c = ctx;
-    c->dequantize(c->q_in + start * c->q_size, c->y + start, count, qp);
+    c->dequantize(c->q_in + start * c->q_size, c->y + start * c->esize, count, qp);
 }
 
-void qg_group_quantize(const qg_spec *sp, qg_quantize_fn kernel, const float *x, void *q, size_t n,
+void qg_group_quantize(const qg_spec *sp, qg_quantize_link_fn kernel, const void *x, void *q, size_t n,
                        const qg_qparams *qp) {
     QG_NEED_OR_RETURN(sp && kernel && qp && ((x && q) || n == 0));
     q_ctx c = {.quantize = kernel, .x = x, .q_out = q, .q_size = qg_dtype_size(sp->dtype)};
+    c.esize = qg_float_type_size(sp->float_type);
     walk(sp, qp, n, quantize_piece, &c);
 }
 
-void qg_group_dequantize(const qg_spec *sp, qg_dequantize_fn kernel, const void *q, float *y, size_t n,
+void qg_group_dequantize(const qg_spec *sp, qg_dequantize_link_fn kernel, const void *q, void *y, size_t n,
                          const qg_qparams *qp) {
     QG_NEED_OR_RETURN(sp && kernel && qp && ((y && q) || n == 0));
     q_ctx c = {.dequantize = kernel, .y = y, .q_in = q, .q_size = qg_dtype_size(sp->dtype)};
+    c.esize = qg_float_type_size(sp->float_type);
     walk(sp, qp, n, dequantize_piece, &c);
 }

@@ -128,29 +128,33 @@ static void emit_channel_count(emitter *e, const char *indent) {
 }
 
 /* Opens NAME_<op><infix>__<isa>: the entry itself, or (infix given) a static
- * function a runtime driver calls through its qg_<stem>_fn type, so its q
- * argument is a void pointer, typed again on the first line. */
+ * function a runtime driver calls through its qg_<stem>_link_fn type, so its
+ * q and float tensors are void pointers, typed again on the first lines. */
 void qg_c_open_link(emitter *e, const qg_op_info *o, const char *infix) {
     if (!infix[0]) {
         qg_c_entry_open(e, o->op);
         return;
     }
+    const char *float_t = e->lp->float_io == QG_FLOAT32 ? "float" : "uint16_t";
     P("static %s %s_%s%s__%s(", o->returns_status ? "qg_status" : "void", e->name, o->name, infix, e->tg->name);
-    int q = -1;
+    bool data[QG_OP_MAX_ARGS] = {false};
     for (int k = 0; k < o->nargs; k++) {
-        const bool is_q = o->args[k].kind == QG_ARG_Q_IN || o->args[k].kind == QG_ARG_Q_OUT;
+        const qg_arg_kind kind = o->args[k].kind;
+        data[k] = kind == QG_ARG_Q_IN || kind == QG_ARG_Q_OUT || kind == QG_ARG_F32_IN || kind == QG_ARG_F32_OUT;
         S(k ? ", " : "");
-        if (is_q) {
-            q = k;
-            P("%svoid *%s_v", o->args[k].kind == QG_ARG_Q_IN ? "const " : "", o->args[k].name);
-        } else {
-            qg_c_arg_decl(e->t, o, k, e->name, "float", true);
-        }
+        if (data[k])
+            P("%svoid *%s_v", kind == QG_ARG_Q_IN || kind == QG_ARG_F32_IN ? "const " : "", o->args[k].name);
+        else
+            qg_c_arg_decl(e->t, o, k, e->name, float_t, true);
     }
     S(") {\n");
-    if (q >= 0)
-        P("    %s%s_q_t *%s = %s_v;\n", o->args[q].kind == QG_ARG_Q_IN ? "const " : "", e->name, o->args[q].name,
-          o->args[q].name);
+    for (int k = 0; k < o->nargs; k++) {
+        if (!data[k])
+            continue;
+        S("    ");
+        qg_c_arg_decl(e->t, o, k, e->name, float_t, true);
+        P(" = %s_v;\n", o->args[k].name);
+    }
 }
 
 /* NAME_<op><name>__<isa>(args) { qg_<driver>_<op>(&NAME_spec, NAME_<op><inner>__<isa>, args); }

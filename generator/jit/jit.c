@@ -21,6 +21,7 @@
 #include <llvm-c/Orc.h>
 
 #include "../emit_llvm/emit_llvm.h"
+#include "qgen_source_hash.h"
 #include "../targets/target_table.h"
 #include "../plan/kernel_plan.h"
 #include "../spec/spec_internal.h"
@@ -107,11 +108,6 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
         {"qg_group_fake_quant", (void (*)(void))qg_group_fake_quant},
         {"qg_pack4_quantize", (void (*)(void))qg_pack4_quantize},
         {"qg_pack4_dequantize", (void (*)(void))qg_pack4_dequantize},
-        {"qg_ftype_quantize", (void (*)(void))qg_ftype_quantize},
-        {"qg_ftype_dequantize", (void (*)(void))qg_ftype_dequantize},
-        {"qg_ftype_fake_quant", (void (*)(void))qg_ftype_fake_quant},
-        {"qg_ftype_fake_quant_backward", (void (*)(void))qg_ftype_fake_quant_backward},
-        {"qg_ftype_observe", (void (*)(void))qg_ftype_observe},
     };
     enum { N = sizeof syms / sizeof syms[0] };
     LLVMOrcCSymbolMapPair pairs[N];
@@ -201,7 +197,9 @@ void qg_jit_destroy(qg_jit *jit) {
     free(jit);
 }
 
-/* Everything the object depends on: spec, target, ops, versions. */
+/* Everything the object depends on: spec, target, ops, versions and the
+ * generator's sources (a build of other sources never reads this one's
+ * objects, whose runtime symbols and code may differ). */
 static qg_status key_of(const qg_spec *sp, const qg_llvm_target *t, unsigned ops, char key[QG_CACHE_KEY_HEX],
                         qg_error *err) {
     char *json = qg_spec_to_json(sp);
@@ -213,8 +211,9 @@ static qg_status key_of(const qg_spec *sp, const qg_llvm_target *t, unsigned ops
         free(json);
         return qg_error_set(err, QG_ERR_NOMEM, "jit: out of memory");
     }
-    int n = snprintf(material, cap, "qgen %s\nllvm %s\n%s\n%s\n%s\nisa %s\nops %u\n%s", QGEN_VERSION, qg_llvm_version(),
-                     t->triple, t->cpu, t->features, qg_isa_name(t->isa), ops, json);
+    int n =
+        snprintf(material, cap, "qgen %s %s\nllvm %s\n%s\n%s\n%s\nisa %s\nops %u\n%s", QGEN_VERSION, QGEN_SOURCE_HASH,
+                 qg_llvm_version(), t->triple, t->cpu, t->features, qg_isa_name(t->isa), ops, json);
     qg_cache_key(material, (size_t)n, key);
     free(material);
     free(json);

@@ -58,10 +58,8 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
                       (((out->mask_out == QG_MASK_BITS || out->mask_in == QG_MASK_BITS) && is->mask4_to_bits != NULL) ||
                        (out->mask_out == QG_MASK_BYTES && is->store_mask4_bytes != NULL));
     out->pack4 = qg_dtype_is_packed(sp->dtype) && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE);
-    const bool sixteen = sp->float_type != QG_FLOAT32 && op != QG_K_REQUANTIZE;
-    const bool converts = !out->group_driver && !out->pack4; /* observe: its min/max span widens */
-    out->ftype = sixteen && !converts;
-    out->float_io = sixteen && converts ? sp->float_type : QG_FLOAT32;
+    /* observe converts in its min/max span; the drivers move 16-bit codes */
+    out->float_io = op != QG_K_REQUANTIZE ? sp->float_type : QG_FLOAT32;
 }
 
 qg_plan_io qg_plan_io_for(const qg_spec *sp, qg_isa isa, qg_kernel_op op) {
@@ -102,14 +100,14 @@ qg_dtype qg_kernel_dtype(const qg_spec *sp) {
 }
 
 /* A function a driver wraps is named after the driver: the per-group
- * walk "_blocks", the byte kernels of 4-bit dtypes "_bytes", the float32
- * kernels of 16-bit float types "_f32". The outermost link is the entry. */
+ * walk "_blocks", the byte kernels of 4-bit dtypes "_bytes". The outermost
+ * link is the entry. */
 void qg_entry_chain_of(const qg_kernel_loops *lp, qg_entry_chain *out) {
     memset(out, 0, sizeof *out);
-    static const char *const infix[] = {"_blocks", "_bytes", "_f32"}, *const driver[] = {"group", "pack4", "ftype"};
-    const bool on[] = {lp->group_driver, lp->pack4, lp->ftype};
-    int wraps[3], count = 0;
-    for (int k = 0; k < 3; k++)
+    static const char *const infix[] = {"_blocks", "_bytes"}, *const driver[] = {"group", "pack4"};
+    const bool on[] = {lp->group_driver, lp->pack4};
+    int wraps[2], count = 0;
+    for (int k = 0; k < 2; k++)
         if (on[k])
             wraps[count++] = k;
     out->walk = count ? infix[wraps[0]] : "";

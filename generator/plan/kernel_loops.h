@@ -37,12 +37,9 @@ typedef struct qg_kernel_loops {
     /* 4-bit dtypes' quantize/dequantize: the kernel works on one byte per
      * element ("bytes"), the entry forwards to qg_pack4_<op> with it. */
     bool pack4;
-    /* A 16-bit float_type where the kernel cannot convert itself (the
-     * per-group and 4-bit drivers): the kernel works on float32 tensors
-     * ("f32"), the entry forwards to qg_ftype_<op> with it, outermost. */
-    bool ftype;
-    /* The float tensors' type as the kernel reads and writes them: a
-     * 16-bit one is converted inside the plan (qg_plan_io). */
+    /* The float tensors' type as the kernel and the drivers around it read
+     * and write them: a 16-bit one is converted inside the plan
+     * (qg_plan_io). */
     qg_float_type float_io;
     bool channels_last_table; /* channels > 1: inner == 1 walks vectors across channels of a parameter table */
     qg_param_source params;
@@ -70,10 +67,10 @@ qg_dtype qg_kernel_dtype(const qg_spec *spec);
  * the walk's, and the driver forwarders' in the order they wrap it. */
 typedef struct qg_entry_chain {
     const char *walk;      /* "" or the infix of the driver wrapping it */
-    int forwarders;        /* 0 to 3 */
-    const char *name[3];   /* the forwarder's own infix ("" is the entry) */
-    const char *driver[3]; /* "group", "pack4" or "ftype": the runtime's qg_<driver>_<stem> */
-    const char *inner[3];  /* the infix of the function it hands on */
+    int forwarders;        /* 0 to 2 */
+    const char *name[2];   /* the forwarder's own infix ("" is the entry) */
+    const char *driver[2]; /* "group" or "pack4": the runtime's qg_<driver>_<stem> */
+    const char *inner[2];  /* the infix of the function it hands on */
 } qg_entry_chain;
 void qg_entry_chain_of(const qg_kernel_loops *lp, qg_entry_chain *out);
 

@@ -43,9 +43,9 @@ typedef struct qg_op_info {
     const char *reference;
     qg_plan_input data; /* the plan input the data argument feeds */
     /* The runtime drivers an entry may forward to are qg_group_<stem>
-     * (per-group specs), qg_pack4_<stem> (4-bit dtypes) and qg_ftype_<stem>
-     * (16-bit float types), taking the inner function as a qg_<stem>_fn
-     * (NULL: the op has no such drivers). */
+     * (per-group specs) and qg_pack4_<stem> (4-bit dtypes), taking the
+     * inner function as a qg_<stem>_link_fn (NULL: the op has no such
+     * drivers). */
     const char *driver_stem;
 } qg_op_info;
 

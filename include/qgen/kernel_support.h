@@ -118,31 +118,38 @@ typedef int (*qg_minmax16_span_fn)(const uint16_t *x, size_t len, float *mn, flo
 qg_status qg_observe16_with(qg_observer *obs, const uint16_t *x, size_t n, size_t inner, qg_minmax16_span_fn span,
                             qg_error *err);
 
+/* The kernels the per-group and 4-bit drivers below call: a generated
+ * function whose float tensors hold the spec's float_type (float32 values
+ * or 16-bit codes, converted inside the kernel). */
+typedef void (*qg_quantize_link_fn)(const void *x, void *q, size_t n, const qg_qparams *qp);
+typedef void (*qg_dequantize_link_fn)(const void *q, void *y, size_t n, const qg_qparams *qp);
+typedef void (*qg_fake_quant_link_fn)(const void *x, void *y, uint8_t *mask, size_t n, const qg_qparams *qp);
+
 /* Per-group quantize, dequantize and fake_quant (docs/semantics.md,
  * "Layouts") over `kernel`, the spec's per-channel walk with the channel
  * count read from qp->channels: the generated per-group entry points call
  * these. qp is the caller's per-group qparams. */
-typedef void (*qg_dequantize_fn)(const void *q, float *y, size_t n, const qg_qparams *qp);
-void qg_group_quantize(const qg_spec *spec, qg_quantize_fn kernel, const float *x, void *q, size_t n,
+void qg_group_quantize(const qg_spec *spec, qg_quantize_link_fn kernel, const void *x, void *q, size_t n,
                        const qg_qparams *qp);
-void qg_group_dequantize(const qg_spec *spec, qg_dequantize_fn kernel, const void *q, float *y, size_t n,
+void qg_group_dequantize(const qg_spec *spec, qg_dequantize_link_fn kernel, const void *q, void *y, size_t n,
                          const qg_qparams *qp);
-void qg_group_fake_quant(const qg_spec *spec, qg_fake_quant_fn kernel, const float *x, float *y, uint8_t *mask,
+void qg_group_fake_quant(const qg_spec *spec, qg_fake_quant_link_fn kernel, const void *x, void *y, uint8_t *mask,
                          size_t n, const qg_qparams *qp);
 
 /* qint4/quint4 quantize and dequantize (packed, see qgen/spec.h) over
  * `bytes`, the spec's kernel on one byte per element: the generated 4-bit
  * entry points call these. */
-void qg_pack4_quantize(const qg_spec *spec, qg_quantize_fn bytes, const float *x, void *q, size_t n,
+void qg_pack4_quantize(const qg_spec *spec, qg_quantize_link_fn bytes, const void *x, void *q, size_t n,
                        const qg_qparams *qp);
-void qg_pack4_dequantize(const qg_spec *spec, qg_dequantize_fn bytes, const void *q, float *y, size_t n,
+void qg_pack4_dequantize(const qg_spec *spec, qg_dequantize_link_fn bytes, const void *q, void *y, size_t n,
                          const qg_qparams *qp);
 
 /* bfloat16/float16 tensors (docs/semantics.md, "Float types") over `f32`,
- * the spec's kernel on float32 tensors (NULL: the runtime's reference):
- * the generated entry points of a spec with a 16-bit float_type, the
- * threaded ops and the fused step call these. The float arguments hold
- * the spec's float_type bit patterns. */
+ * a kernel on float32 tensors (NULL: the runtime's reference), widened
+ * into a buffer and narrowed back: the threaded ops' and the fused step's
+ * reference paths call these. The float arguments hold the spec's
+ * float_type bit patterns. */
+typedef void (*qg_dequantize_fn)(const void *q, float *y, size_t n, const qg_qparams *qp);
 typedef void (*qg_backward_fn)(const float *dy, const uint8_t *mask, float *dx, size_t n);
 void qg_ftype_quantize(const qg_spec *spec, qg_quantize_fn f32, const uint16_t *x, void *q, size_t n,
                        const qg_qparams *qp);

@@ -461,13 +461,12 @@ static void test_loops(void) {
     lp = loops(act, QG_ISA_AVX2, QG_K_REQUANTIZE);
     CU_ASSERT_TRUE(lp.walk == QG_WALK_REQUANT_RUNS && lp.params == QG_PARAMS_REQUANT);
     /* 16-bit float tensors convert inside the kernels (observe's min/max
-     * span widens the codes), but for the per-group and 4-bit drivers,
-     * which take float32 */
+     * span widens the codes), also those the per-group and 4-bit drivers
+     * call; requantize has no float tensor */
     const char *bf = "{\"name\": \"h\", \"float_type\": \"bfloat16\"}";
-    lp = loops(bf, QG_ISA_NEON, QG_K_FAKE_QUANT);
-    CU_ASSERT_TRUE(lp.float_io == QG_BFLOAT16 && !lp.ftype);
-    lp = loops(bf, QG_ISA_NEON, QG_K_OBSERVE);
-    CU_ASSERT_TRUE(lp.float_io == QG_BFLOAT16 && !lp.ftype);
+    CU_ASSERT_TRUE(loops(bf, QG_ISA_NEON, QG_K_FAKE_QUANT).float_io == QG_BFLOAT16);
+    CU_ASSERT_TRUE(loops(bf, QG_ISA_NEON, QG_K_OBSERVE).float_io == QG_BFLOAT16);
+    CU_ASSERT_TRUE(loops(bf, QG_ISA_NEON, QG_K_REQUANTIZE).float_io == QG_FLOAT32);
     qg_plan widening;
     qg_spec bf_spec;
     qg_error err;
@@ -477,10 +476,17 @@ static void test_loops(void) {
     qg_spec f32_spec;
     CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(act, "a", NULL, 0, &f32_spec, &err), QG_OK);
     CU_ASSERT_FALSE(qg_plan_observe_widening(&f32_spec, QG_ISA_SVE, &widening));
-    lp = loops("{\"name\": \"h\", \"float_type\": \"float16\", \"dtype\": \"qint4\"}", QG_ISA_AVX2, QG_K_QUANTIZE);
-    CU_ASSERT_TRUE(lp.float_io == QG_FLOAT32 && lp.ftype && lp.pack4);
-    lp = loops("{\"name\": \"h\", \"float_type\": \"float16\", \"dtype\": \"qint4\"}", QG_ISA_AVX2, QG_K_FAKE_QUANT);
-    CU_ASSERT_TRUE(lp.float_io == QG_FLOAT16 && !lp.ftype);
+    const char *h4 = "{\"name\": \"h\", \"float_type\": \"float16\", \"dtype\": \"qint4\", "
+                     "\"qscheme\": \"per_group_symmetric\", \"group_size\": 32}";
+    lp = loops(h4, QG_ISA_AVX2, QG_K_QUANTIZE);
+    CU_ASSERT_TRUE(lp.float_io == QG_FLOAT16 && lp.pack4 && lp.group_driver);
+    qg_entry_chain ch;
+    qg_entry_chain_of(&lp, &ch); /* blocks <- qg_group_quantize <- bytes <- qg_pack4_quantize <- entry */
+    CU_ASSERT_TRUE(ch.forwarders == 2 && !strcmp(ch.walk, "_blocks") && !strcmp(ch.driver[0], "group") &&
+                   !strcmp(ch.name[0], "_bytes") && !strcmp(ch.driver[1], "pack4") && !strcmp(ch.name[1], "") &&
+                   !strcmp(ch.inner[1], "_bytes"));
+    lp = loops(h4, QG_ISA_AVX2, QG_K_FAKE_QUANT);
+    CU_ASSERT_TRUE(lp.float_io == QG_FLOAT16 && !lp.pack4 && lp.group_driver);
     CU_ASSERT_TRUE(loops(act, QG_ISA_AVX2, QG_K_FAKE_QUANT).float_io == QG_FLOAT32);
 }
 
