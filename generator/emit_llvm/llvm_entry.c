@@ -110,7 +110,8 @@ static chan_scalars chan_of(lx *x, LLVMValueRef qp, LLVMValueRef c) {
 }
 
 /* The vector of the channels-last walk at column j of the row from r0:
- * cnt channels, its parameters from the padded table. */
+ * cnt channels (on SVE the channels left, which the span's predicate
+ * cuts to a vector), its parameters from the padded table. */
 static void channels_last_vector(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out,
                                  LLVMValueRef mask, LLVMValueRef *row_ptr, LLVMValueRef r0, LLVMValueRef j,
                                  LLVMValueRef cnt) {
@@ -138,11 +139,12 @@ static void channels_last_row(lx *x, const qg_plan *p, LLVMValueRef span, LLVMVa
     if (x->isa->scalable) {
         /* RVV: strips as long as vsetvli makes them (its own minimum, no
          * branch); SVE: whole vectors' steps, so that the next column does
-         * not wait on this one's count */
+         * not wait on this one's count, and the channels left as the
+         * strip's length (its whilelo saturates at a vector) */
         lx_loop_test(x, &col, LLVMBuildICmp(x->b, LLVMIntULT, j, m, ""));
         LLVMValueRef left = LLVMBuildSub(x->b, m, j, "");
         const bool evl = x->isa->tail == LX_TAIL_EVL;
-        LLVMValueRef cnt = evl ? LLVMBuildZExt(x->b, lx_strip_length(x, left), x->i64, "") : lx_umin(x, left, vl);
+        LLVMValueRef cnt = evl ? LLVMBuildZExt(x->b, lx_strip_length(x, left), x->i64, "") : left;
         channels_last_vector(x, p, span, in, out, mask, row_ptr, r0, j, cnt);
         lx_loop_close(x, &col, evl ? cnt : vl);
         return;

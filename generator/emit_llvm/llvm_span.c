@@ -189,8 +189,9 @@ static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *
 }
 
 /* static void span(in, out, mask, base, len, params...) */
-/* With one_vector, the span of the channels-last walk: 1 <= len <= one
- * vector, so no loops (and far less code to compile). */
+/* With one_vector, the span of the channels-last walk: one vector, so no
+ * loops (and far less code to compile); 1 <= len <= one vector, but on SVE,
+ * where len may pass it and the strip's predicate (whilelo) saturates. */
 LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vector) {
     LLVMTypeRef params[5 + QG_IN_COUNT] = {x->ptr, x->ptr, x->ptr, x->i64, x->i64};
     unsigned np = 5;
@@ -208,8 +209,10 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
             s.param[k] = LLVMGetParam(fn, np++);
     LLVMValueRef vl = lx_vl(x);
     if (one_vector && x->isa->scalable) {
-        /* one predicated strip, as the C backend's strips: no branch */
-        vector_at(x, p, io, &s, s.base, s.len, lx_active(x, lx_i64(x, 0), s.len));
+        /* one predicated strip, as the C backend's strips: no branch; the
+         * packed-mask helpers take a count within the vector */
+        LLVMValueRef count = x->isa->tail == LX_TAIL_EVL ? s.len : lx_umin(x, s.len, vl);
+        vector_at(x, p, io, &s, s.base, count, lx_active(x, lx_i64(x, 0), s.len));
         LLVMBuildRetVoid(x->b);
         return fn;
     }
