@@ -163,10 +163,10 @@ int main(void) {
     if (system(cmd) != 0)
         fprintf(stderr, "bench_jit: could not remove %s\n", cache_dir);
 
-    x = malloc(n_cur * sizeof(float));
-    y = malloc(n_cur * sizeof(float));
-    q = malloc(n_cur);
-    mask = malloc(n_cur);
+    x = bench_alloc(n_cur * sizeof(float));
+    y = bench_alloc(n_cur * sizeof(float));
+    q = bench_alloc(n_cur);
+    mask = bench_alloc(n_cur);
     static float s_act = 0.05f, s_w[64];
     static int32_t z_act = 3, z_w[64];
     for (int c = 0; c < 64; c++)

@@ -71,10 +71,10 @@ int main(int argc, char **argv) {
     const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     static const size_t sizes[] = {4096, 65536, 1 << 20, 1 << 24};
     const size_t nmax = quick ? 1 << 20 : 1 << 24;
-    x = malloc(nmax * sizeof(float));
-    y = malloc(nmax * sizeof(float));
-    q = malloc(nmax);
-    mask = malloc(nmax);
+    x = bench_alloc(nmax * sizeof(float));
+    y = bench_alloc(nmax * sizeof(float));
+    q = bench_alloc(nmax);
+    mask = bench_alloc(nmax);
     for (size_t i = 0; i < nmax; i++)
         x[i] = (float)((double)((i * 2654435761u) % 2000003) / 1e5 - 10.0);
     static float s_act = 0.05f, s_w[64];

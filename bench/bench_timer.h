@@ -20,6 +20,17 @@ static inline int bench_cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* A buffer on a cache line, as PyTorch's CPU allocator places tensors (64
+ * bytes): malloc's 16 would make every 32- or 64-byte vector access of a
+ * kernel, XNNPACK's or qgen's, split cache lines half or all of the time
+ * (docs/performance.md, "Alignment"). Exits when out of memory. */
+static inline void *bench_alloc(size_t bytes) {
+    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p)
+        exit(2);
+    return p;
+}
+
 /* Sorts v. */
 static inline double bench_median(double *v, int n) {
     qsort(v, (size_t)n, sizeof v[0], bench_cmp);

@@ -108,7 +108,8 @@ if out_path:
         f.write("Generated kernels against PyTorch 1.13 (Debian's python3-torch, one thread), XNNPACK (Debian's\n"
                 "libxnnpack-dev, convert operators f32->qs8 and qs8->f32) and memcpy, measured in the same run on\n"
                 "this project's 2-core machine (%s). Each figure is the median of 7 runs of at least 20 ms;\n"
-                "elements per second, n floats per call. Reproduce with:\n\n"
+                "elements per second, n floats per call, buffers 64-byte aligned (as PyTorch's allocator gives\n"
+                "them; see \"Alignment\" below). Reproduce with:\n\n"
                 "    make build && bench/run_bench.py build --write docs/performance.md\n\n" % cpu.strip())
         f.write(table + "\n")
         f.write("\n## Threads\n\n"

@@ -134,11 +134,17 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static float xs[N_TIME]; /* made in float, narrowed into xf */
-static cmp_f xf[N_TIME], yf[N_TIME], dyf[N_TIME];
-static CMP_Q qs[N_TIME];
-static uint8_t ms[N_TIME];
-static int32_t accs[N_TIME];
+/* Cache-line aligned, so that both backends' timings see the same
+ * alignment: where the link put them decided whether a 32-byte store split
+ * cache lines (AVX2 dequantize measured 17.5 or 22 Gelem/s by that alone). */
+#define CMP_ALIGNED _Alignas(64)
+static CMP_ALIGNED float xs[N_TIME]; /* made in float, narrowed into xf */
+static CMP_ALIGNED cmp_f xf[N_TIME];
+static CMP_ALIGNED cmp_f yf[N_TIME];
+static CMP_ALIGNED cmp_f dyf[N_TIME];
+static CMP_ALIGNED CMP_Q qs[N_TIME];
+static CMP_ALIGNED uint8_t ms[N_TIME];
+static CMP_ALIGNED int32_t accs[N_TIME];
 static size_t n_cur;
 static qg_qparams qp;
 static qg_requant_params rp;
