@@ -71,10 +71,13 @@ int main(int argc, char **argv) {
     const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     static const size_t sizes[] = {4096, 65536, 1 << 20, 1 << 24};
     const size_t nmax = quick ? 1 << 20 : 1 << 24;
-    x = bench_alloc(nmax * sizeof(float));
-    y = bench_alloc(nmax * sizeof(float));
-    q = bench_alloc(nmax);
-    mask = bench_alloc(nmax);
+    /* QGEN_BENCH_OFFSET=16 places every buffer as malloc does (docs/performance.md, "Alignment") */
+    const char *off_env = getenv("QGEN_BENCH_OFFSET");
+    const size_t off = off_env ? (size_t)strtoul(off_env, NULL, 10) / 4 * 4 % 64 : 0;
+    x = (float *)((char *)bench_alloc(nmax * sizeof(float) + off) + off);
+    y = (float *)((char *)bench_alloc(nmax * sizeof(float) + off) + off);
+    q = (int8_t *)bench_alloc(nmax + off) + off;
+    mask = (uint8_t *)bench_alloc(nmax + off) + off;
     for (size_t i = 0; i < nmax; i++)
         x[i] = (float)((double)((i * 2654435761u) % 2000003) / 1e5 - 10.0);
     static float s_act = 0.05f, s_w[64];

@@ -266,15 +266,44 @@ static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
     S("    }\n");
 }
 
-void qg_c_span(emitter *e, const qg_plan *p) {
-    op_io io = qg_c_io_of(e, p);
-    const char *op = qg_kernel_op_name(p->op);
-    P("static inline void %s_%s_span(%s, %s%s, size_t base, size_t len", e->name, op, io.in_decl, io.out_decl,
-      io.mask_in    ? ", const uint8_t *mask"
-      : io.mask_out ? ", uint8_t *mask"
-                    : "");
+/* static inline void NAME_<op>_span<suffix>(in, out, [mask,] base, len, params...) { */
+static void span_open(emitter *e, const qg_plan *p, const op_io *io, const char *suffix) {
+    P("static inline void %s_%s_span%s(%s, %s%s, size_t base, size_t len", e->name, qg_kernel_op_name(p->op), suffix,
+      io->in_decl, io->out_decl,
+      io->mask_in    ? ", const uint8_t *mask"
+      : io->mask_out ? ", uint8_t *mask"
+                     : "");
     emit_span_params(e, p);
     S(") {\n");
+}
+
+/* NAME_<op>_span_run(in, out, [mask,] base, len, params...); */
+static void span_run_call(emitter *e, const qg_plan *p, const op_io *io, const char *len) {
+    P("    %s_%s_span_run(%s, %s%s, base, %s", e->name, qg_kernel_op_name(p->op), io->in_name, io->out_name,
+      io->mask_in || io->mask_out ? ", mask" : "", len);
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
+        if (p->uses[in])
+            P(", %s", qg_c_input_names[in]);
+    S(");\n");
+}
+
+/* The span of kernel_loops' align_head: a partial vector up to the float
+ * tensor's next vector boundary, then the rest from there. */
+static void emit_align_head(emitter *e, const qg_plan *p, const op_io *io) {
+    const char *ptr = e->lp->align_out ? io->out_name : io->in_name;
+    span_open(e, p, io, "");
+    P("    const size_t head = (size_t)(-(uintptr_t)(%s + base) %% %uu) / sizeof %s[0];\n", ptr, e->lp->align_bytes,
+      ptr);
+    P("    if (head && len >= %u) {\n    ", e->lp->align_min);
+    span_run_call(e, p, io, "head");
+    S("        base += head;\n        len -= head;\n    }\n");
+    span_run_call(e, p, io, "len");
+    S("}\n\n");
+}
+
+void qg_c_span(emitter *e, const qg_plan *p) {
+    op_io io = qg_c_io_of(e, p);
+    span_open(e, p, &io, e->lp->align_head ? "_run" : "");
     if (e->scalable) {
         S("    for (size_t i = 0; i < len;) {\n");
         qg_c_strip_open(e, "i", "len", "        ");
@@ -327,4 +356,6 @@ void qg_c_span(emitter *e, const qg_plan *p) {
     else if (e->lp->tail)
         emit_masked_tail(e, p, &io);
     S("}\n\n");
+    if (e->lp->align_head)
+        emit_align_head(e, p, &io);
 }

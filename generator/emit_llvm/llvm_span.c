@@ -192,15 +192,56 @@ static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *
 /* With one_vector, the span of the channels-last walk: one vector, so no
  * loops (and far less code to compile); 1 <= len <= one vector, but on SVE,
  * where len may pass it and the strip's predicate (whilelo) saturates. */
+static LLVMValueRef span_function(lx *x, const qg_plan *p, const io_t *io, bool one_vector, const char *suffix);
+
+/* The span of kernel_loops' align_head: a partial vector up to the float
+ * tensor's next vector boundary (`run` on `head` elements), then `run` on
+ * the rest from there. */
+static LLVMValueRef align_head_span(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef run) {
+    LLVMValueRef fn = span_function(x, p, io, false, "");
+    const unsigned np = LLVMCountParams(fn);
+    LLVMValueRef args[5 + QG_IN_COUNT];
+    for (unsigned k = 0; k < np; k++)
+        args[k] = LLVMGetParam(fn, k);
+    LLVMValueRef base = args[3], len = args[4];
+    const unsigned esize = x->lp->align_out ? io->out_size : io->in_size;
+    LLVMValueRef at = lx_gep(x, x->i8, args[x->lp->align_out ? 1 : 0], LLVMBuildMul(x->b, base, lx_i64(x, esize), ""));
+    LLVMValueRef to_line = LLVMBuildNeg(x->b, LLVMBuildPtrToInt(x->b, at, x->i64, ""), "");
+    to_line = LLVMBuildURem(x->b, to_line, lx_i64(x, x->lp->align_bytes), "");
+    LLVMValueRef head = LLVMBuildUDiv(x->b, to_line, lx_i64(x, esize), "head");
+    LLVMValueRef cut = LLVMBuildAnd(x->b, LLVMBuildICmp(x->b, LLVMIntNE, head, lx_i64(x, 0), ""),
+                                    LLVMBuildICmp(x->b, LLVMIntUGE, len, lx_i64(x, x->lp->align_min), ""), "");
+    LLVMBasicBlockRef join = lx_if_open(x, cut);
+    args[4] = head;
+    lx_call(x, run, args, np);
+    lx_if_close(x, join);
+    head = LLVMBuildSelect(x->b, cut, head, lx_i64(x, 0), "");
+    args[3] = LLVMBuildAdd(x->b, base, head, "");
+    args[4] = LLVMBuildSub(x->b, len, head, "");
+    lx_call(x, run, args, np);
+    LLVMBuildRetVoid(x->b);
+    return fn;
+}
+
 LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vector) {
+    if (x->lp->align_head && !one_vector)
+        return align_head_span(x, p, io, span_function(x, p, io, false, "_run"));
+    return span_function(x, p, io, one_vector, one_vector ? "1" : "");
+}
+
+/* static void NAME_<op>_span<suffix>(in, out, mask, base, len, params...),
+ * with its body but for align_head's outer span (align_head_span's). */
+static LLVMValueRef span_function(lx *x, const qg_plan *p, const io_t *io, bool one_vector, const char *suffix) {
     LLVMTypeRef params[5 + QG_IN_COUNT] = {x->ptr, x->ptr, x->ptr, x->i64, x->i64};
     unsigned np = 5;
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         if (p->uses[k])
             params[np++] = p->kind[k] == QG_VI ? x->vi : x->vf;
     char name[QG_NAME_MAX + 64];
-    snprintf(name, sizeof name, "%s_%s_span%s", x->prefix, qg_kernel_op_name(p->op), one_vector ? "1" : "");
+    snprintf(name, sizeof name, "%s_%s_span%s", x->prefix, qg_kernel_op_name(p->op), suffix);
     LLVMValueRef fn = lx_define(x, name, x->vd, params, np, true);
+    if (!suffix[0] && x->lp->align_head && !one_vector)
+        return fn; /* align_head_span builds it */
     span_args s = {LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), LLVMGetParam(fn, 2),
                    LLVMGetParam(fn, 3), LLVMGetParam(fn, 4), {0}};
     np = 5;

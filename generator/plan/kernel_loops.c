@@ -60,6 +60,13 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
     out->pack4 = qg_dtype_is_packed(sp->dtype) && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE);
     /* observe converts in its min/max span; the drivers move 16-bit codes */
     out->float_io = op != QG_K_REQUANTIZE ? sp->float_type : QG_FLOAT32;
+    const int data_in = qg_op_data_in(o);
+    out->align_out = narrow_out ? false : data_out >= 0;
+    const bool wide = out->align_out || o->args[data_in].kind != QG_ARG_Q_IN; /* float or int32 tensor */
+    out->align_bytes = (unsigned)t->lanes * (out->float_io == QG_FLOAT32 ? 4u : 2u);
+    out->align_head = out->tail && t->lanes > 1 && out->align_bytes > 16 && wide && op != QG_K_OBSERVE &&
+                      out->mask_in != QG_MASK_BITS && out->mask_out != QG_MASK_BITS;
+    out->align_min = (unsigned)(2 * t->lanes * t->unroll);
 }
 
 qg_plan_io qg_plan_io_for(const qg_spec *sp, qg_isa isa, qg_kernel_op op) {

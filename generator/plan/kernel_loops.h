@@ -56,6 +56,15 @@ typedef struct qg_kernel_loops {
                                 masks out, 16 bytes in one store */
     bool tail;               /* counts that are not whole vectors end in a partial one (lanes != 1) */
     bool tail_buffered;      /* ... read and written through zeroed stack buffers (targets/<isa>.json "tail") */
+    /* Vectors wider than malloc's 16-byte placement: a span of at least
+     * align_min elements first runs a partial vector up to the next
+     * align_bytes boundary of its float tensor (the output, else the
+     * input), so that the main loop's accesses do not split cache lines.
+     * Not with packed masks, whose main loop would leave whole bytes. */
+    bool align_head;
+    bool align_out;       /* the boundary is the output's (else the input's) */
+    unsigned align_bytes; /* one vector of that tensor */
+    unsigned align_min;
 } qg_kernel_loops;
 
 /* The dtype a kernel stores per element: 4-bit dtypes are packed around

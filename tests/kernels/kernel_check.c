@@ -129,19 +129,21 @@ static uint16_t *kc_in(const float *x, size_t n) {
             h[i] = i % 2 ? (uint16_t)(h[i] | payload) : (uint16_t)((h[i] & ~quiet) | 1u);
     return h;
 }
-static uint16_t *kc_out(size_t n) {
-    h_out[n] = GUARD;
-    return h_out;
+/* The 16-bit output for float output y, at y's offset from a 16-byte line. */
+static uint16_t *kc_out(const float *y, size_t n) {
+    uint16_t *h = h_out + ((uintptr_t)y / sizeof(float)) % 4;
+    h[n] = GUARD;
+    return h;
 }
 static void kc_back(const uint16_t *h, float *y, size_t n) {
-    CHECK_EQ(h_out[n], GUARD); /* nothing written past n */
+    CHECK_EQ(h[n], GUARD); /* nothing written past n */
     qg_float_type_widen(SP->float_type, h, y, n);
 }
 static void kc_quantize(const float *x, KC_QP *q, size_t n, const qg_qparams *qp) {
     K->quantize(kc_in(x, n), q, n, qp);
 }
 static void kc_dequantize(const KC_QP *q, float *y, size_t n, const qg_qparams *qp) {
-    uint16_t *h = kc_out(n);
+    uint16_t *h = kc_out(y, n);
     K->dequantize(q, h, n, qp);
     kc_back(h, y, n);
 }
@@ -152,12 +154,12 @@ static void kc_fake_quant(const float *x, float *y, uint8_t *mask, size_t n, con
         qg_float_type_widen(SP->float_type, h, y, n);
         return;
     }
-    uint16_t *o = kc_out(n);
+    uint16_t *o = kc_out(y, n);
     K->fake_quant(h, o, mask, n, qp);
     kc_back(o, y, n);
 }
 static void kc_backward(const float *dy, const uint8_t *mask, float *dx, size_t n) {
-    uint16_t *h = kc_in(dy, n), *o = kc_out(n);
+    uint16_t *h = kc_in(dy, n), *o = kc_out(dx, n);
     K->fake_quant_backward(h, mask, o, n);
     kc_back(o, dx, n);
 }
@@ -168,7 +170,7 @@ static qg_status kc_observe(const float *x, size_t n, size_t inner, qg_observer 
  * runtime's own 16-bit reference path. */
 static qg_status kc_fused_step(qg_observer *o, bool kernels, const float *x, float *y, uint8_t *mask, size_t n,
                                size_t inner, float *s, int32_t *z, qg_error *err) {
-    uint16_t *h = kc_in(x, n), *out = kc_out(n);
+    uint16_t *h = kc_in(x, n), *out = kc_out(y, n);
     const qg_status st = qg_fused_train_step16_with(o, kernels ? K->observe : NULL, kernels ? K->fake_quant : NULL, h,
                                                     out, mask, n, inner, s, z, err);
     kc_back(out, y, n);
@@ -373,6 +375,11 @@ static size_t case_len(size_t li, size_t inner) {
                  once_++)
 
 static float xbuf[BUF + 8], ybuf[BUF + 8], rbuf[BUF + 8];
+
+/* A float output at an offset of 0 to 3 elements that changes with the
+ * length, so that spans start at every alignment on the way to a vector
+ * boundary (kernel_loops' align_head), as inputs do at xbuf + len % 2. */
+static float *y_at(size_t len) { return ybuf + (len / 2) % 4; }
 static uint8_t mbuf[BUF + 8], rmbuf[BUF + 8];
 static KC_Q qbuf[BUF + 8], rqbuf[BUF + 8];
 
@@ -388,13 +395,14 @@ static void test_fake_quant(void) {
         size_t mb = qg_mask_bytes(SP, len);
         memset(mbuf, 0xA5, mb + 8);
         memset(rmbuf, 0xA5, mb + 8);
-        kc_fake_quant(x, ybuf, mbuf, len, &qp);
+        float *y = y_at(len);
+        kc_fake_quant(x, y, mbuf, len, &qp);
         qg_ref_fake_quant(SP, x, rbuf, rmbuf, len, &qp);
         kc_round(rbuf, len);
-        count("fake_quant y", len, ybuf, rbuf, 4, len, inner);
+        count("fake_quant y", len, y, rbuf, 4, len, inner);
         count("fake_quant mask", mb + 8, mbuf, rmbuf, 1, len, inner); /* and nothing past it */
-        kc_fake_quant(x, ybuf, NULL, len, &qp);
-        count("fake_quant y (no mask)", len, ybuf, rbuf, 4, len, inner);
+        kc_fake_quant(x, y, NULL, len, &qp);
+        count("fake_quant y (no mask)", len, y, rbuf, 4, len, inner);
         if (SP->in_place) {
             kc_fake_quant(x, x, NULL, len, &qp);
             count("fake_quant in place", len, x, rbuf, 4, len, inner);
@@ -422,10 +430,11 @@ static void test_quantize_dequantize(void) {
         /* dequantize any stored value, also outside [qmin, qmax] */
         for (size_t i = 0; i < qn; i++)
             q[i] = i % 5 == 0 ? (KC_Q)next() : rqbuf[i];
-        kc_dequantize(q, ybuf, len, &qp);
+        float *y = y_at(len);
+        kc_dequantize(q, y, len, &qp);
         qg_ref_dequantize(SP, q, rbuf, len, &qp);
         kc_round(rbuf, len);
-        count("dequantize", len, ybuf, rbuf, 4, len, inner);
+        count("dequantize", len, y, rbuf, 4, len, inner);
     }
     CHECK_EQ(mismatches, 0);
 }
@@ -498,11 +507,12 @@ static void test_backward(void) {
         static const uint8_t byte_values[] = {0, 1, 2, 255, 1, 0};
         for (size_t i = 0; i < mb; i++)
             mbuf[i] = SP->compat_mask ? (uint8_t)next() : byte_values[next() % 6];
-        ybuf[len] = 12345.0f;
-        kc_backward(dy, mbuf, ybuf, len);
+        float *dx = y_at(len);
+        dx[len] = 12345.0f;
+        kc_backward(dy, mbuf, dx, len);
         qg_ref_fake_quant_backward(SP, dy, mbuf, rbuf, len);
-        count("backward", len, ybuf, rbuf, 4, len, 1);
-        CHECK_EQ(ybuf[len], 12345.0f);
+        count("backward", len, dx, rbuf, 4, len, 1);
+        CHECK_EQ(dx[len], 12345.0f);
     }
     CHECK_EQ(mismatches, 0);
 }
@@ -762,8 +772,9 @@ static void test_dispatch(void) {
     fill(xbuf, n, &p, 1);
     qg_qparams qp = qparams_of(&p, 1);
 #if KC_FBITS == 16
-    KC_CAT(KC_SPEC, _fake_quant)(kc_in(xbuf, n), kc_out(n), NULL, n, &qp);
-    kc_back(h_out, ybuf, n);
+    uint16_t *h = kc_out(ybuf, n);
+    KC_CAT(KC_SPEC, _fake_quant)(kc_in(xbuf, n), h, NULL, n, &qp);
+    kc_back(h, ybuf, n);
 #else
     KC_CAT(KC_SPEC, _fake_quant)(xbuf, ybuf, NULL, n, &qp);
 #endif

@@ -487,6 +487,18 @@ static void test_loops(void) {
                    !strcmp(ch.inner[1], "_bytes"));
     lp = loops(h4, QG_ISA_AVX2, QG_K_FAKE_QUANT);
     CU_ASSERT_TRUE(lp.float_io == QG_FLOAT16 && !lp.pack4 && lp.group_driver);
+    /* spans reach their float tensor's vector boundary first where vectors
+     * pass 16 bytes: the output's, quantize's input's; not with packed masks */
+    lp = loops(act, QG_ISA_AVX512, QG_K_FAKE_QUANT);
+    CU_ASSERT_TRUE(lp.align_head && lp.align_out && lp.align_bytes == 64 && lp.align_min == 128);
+    lp = loops(act, QG_ISA_AVX2, QG_K_QUANTIZE);
+    CU_ASSERT_TRUE(lp.align_head && !lp.align_out && lp.align_bytes == 32);
+    CU_ASSERT_TRUE(loops(act, QG_ISA_AVX512, QG_K_DEQUANTIZE).align_out);
+    CU_ASSERT_EQUAL(loops(h4, QG_ISA_AVX512, QG_K_FAKE_QUANT).align_bytes, 32); /* 16-bit codes */
+    CU_ASSERT_FALSE(loops(packed, QG_ISA_AVX512, QG_K_FAKE_QUANT).align_head);
+    CU_ASSERT_FALSE(loops(act, QG_ISA_NEON, QG_K_FAKE_QUANT).align_head);
+    CU_ASSERT_FALSE(loops(act, QG_ISA_SVE, QG_K_FAKE_QUANT).align_head);
+    CU_ASSERT_FALSE(loops(act, QG_ISA_AVX512, QG_K_OBSERVE).align_head);
     CU_ASSERT_TRUE(loops(act, QG_ISA_AVX2, QG_K_FAKE_QUANT).float_io == QG_FLOAT32);
 }
 
