@@ -280,6 +280,61 @@ static void test_drivers_on_every_path(void) {
     }
 }
 
+/* Kernels the drivers below must not reach: they count their calls. */
+static unsigned link_calls;
+static void link_quantize(const void *x, void *out, size_t n, const qg_qparams *qp) {
+    (void)x, (void)out, (void)n, (void)qp;
+    link_calls++;
+}
+static void link_dequantize(const void *in, void *y, size_t n, const qg_qparams *qp) {
+    (void)in, (void)y, (void)n, (void)qp;
+    link_calls++;
+}
+static void link_fake_quant(const void *x, void *y, uint8_t *m, size_t n, const qg_qparams *qp) {
+    (void)x, (void)y, (void)m, (void)n, (void)qp;
+    link_calls++;
+}
+
+/* The per-group and 4-bit drivers on a 16-bit spec without memory for
+ * their scratch (a byte per element, the bits of pieces that start inside
+ * a byte): the reference on the codes (widen, reference, narrow), never
+ * the kernel, and never the codes read as floats. */
+static void test_group_and_4bit_drivers_out_of_memory(void) {
+    load("{\"name\":\"g\",\"dtype\":\"quint4\",\"qscheme\":\"per_group_affine\",\"channel_len\":10,"
+         "\"group_size\":4,\"float_type\":\"float16\",\"compat_mask\":true}");
+    enum { n = 1000 }; /* 100 rows of 10: 300 groups, pieces of 8 and 2 */
+    for (size_t k = 0; k < 300; k++) {
+        scale[k] = 0.01f * (float)(1 + k % 9);
+        zp[k] = (int32_t)(k % 16);
+    }
+    const qg_qparams qp = {scale, zp, NULL, 10, 1};
+    for (size_t i = 0; i < n; i++)
+        xh[i] = narrow1(SP.float_type, (float)((int)(next32() % 801) - 400) * 0.01f);
+    qg_float_type_widen(SP.float_type, xh, xf, n);
+    const size_t qb = qg_q_bytes(SP.dtype, n), mb = qg_mask_bytes(&SP, n);
+    link_calls = 0;
+    fail_from = 8;
+    qg_pack4_quantize(&SP, link_quantize, xh, q, n, &qp);
+    fail_from = SIZE_MAX;
+    qg_ref_quantize(&SP, xf, want_q, n, &qp);
+    CU_ASSERT_EQUAL(memcmp(q, want_q, qb), 0);
+    fail_from = 8;
+    qg_pack4_dequantize(&SP, link_dequantize, want_q, yh, n, &qp);
+    fail_from = SIZE_MAX;
+    qg_ref_dequantize(&SP, want_q, want_f, n, &qp);
+    qg_float_type_narrow(SP.float_type, want_f, want_h, n);
+    CU_ASSERT_EQUAL(memcmp(yh, want_h, 2 * n), 0);
+    memset(mask, 0xA5, mb);
+    fail_from = 8;
+    qg_group_fake_quant(&SP, link_fake_quant, xh, yh, mask, n, &qp);
+    fail_from = SIZE_MAX;
+    qg_ref_fake_quant(&SP, xf, want_f, want_mask, n, &qp);
+    qg_float_type_narrow(SP.float_type, want_f, want_h, n);
+    CU_ASSERT_EQUAL(memcmp(yh, want_h, 2 * n), 0);
+    CU_ASSERT_EQUAL(memcmp(mask, want_mask, mb), 0);
+    CU_ASSERT_EQUAL(link_calls, 0);
+}
+
 static qg_status observe_f32(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {
     return qg_observer_update(obs, x, n, inner, err);
 }
@@ -340,6 +395,7 @@ int main(void) {
         {"array loops equal the one-value functions", test_array_loops_equal_scalar},
         {"drivers: pieces, one copy, element by element", test_drivers_on_every_path},
         {"observe driver", test_observe_driver},
+        {"per-group and 4-bit drivers out of memory", test_group_and_4bit_drivers_out_of_memory},
         {"refusals", test_refusals},
     };
     return QG_RUN("float_types", tests);
