@@ -137,8 +137,10 @@ static void analyse(ctx *c, qg_compare_row *row) {
         snprintf(obj, sizeof obj, "%s/%s_%s.o", dir, name, isa);
     }
     /* the entry and the helpers it may call (inlined or not) */
-    char f[4][QG_NAME_MAX + 64];
+    char f[5][QG_NAME_MAX + 64];
     snprintf(f[0], sizeof f[0], "%s_%s__%s", name, op, isa);
+    /* per-group and 4-bit specs: the entry hands its blocks to the runtime's driver */
+    snprintf(f[4], sizeof f[4], "%s_%s_blocks__%s", name, op, isa);
     /* 16-bit float types: the entry forwards to the runtime with this link */
     snprintf(f[3], sizeof f[3], "%s_%s_f32__%s", name, op, isa);
     if (row->op == QG_K_OBSERVE) {
@@ -149,7 +151,7 @@ static void analyse(ctx *c, qg_compare_row *row) {
         snprintf(f[2], sizeof f[2], "%s_%s_body", name, op);
     }
     long bytes = -1;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         long s = qg_cmp_symbol_size(obj, f[k]);
         if (s > 0)
             bytes = (bytes < 0 ? 0 : bytes) + s;
@@ -170,9 +172,9 @@ static void analyse(ctx *c, qg_compare_row *row) {
         return;
     text[0] = '\n';
     text[got + 1] = 0;
-    const char *fns[4] = {f[0], f[1], f[2], f[3]};
+    const char *fns[5] = {f[0], f[1], f[2], f[3], f[4]};
     qg_loop loop;
-    qg_loop_find(text, fns, 4, a->arch, &loop);
+    qg_loop_find(text, fns, 5, a->arch, &loop);
     free(text);
     row->loop_found = loop.found;
     const bool forwards = qg_plan_by_reference(c->sp, row->op);
@@ -352,6 +354,11 @@ qg_status qg_compare_run(const qg_spec *spec, const qg_compare_options *opt, qg_
     ctx cv = {.sp = &rep->spec, .opt = opt, .rep = rep}, *c = &cv;
     selection sel = {opt->ops ? opt->ops : (1u << QG_K_OP_COUNT) - 1,
                      opt->targets ? opt->targets : (1u << QG_ISA_COUNT) - 1, opt->backends ? opt->backends : 3u, 0, 0};
+    if (qg_qscheme_is_per_group(spec->qscheme) && (sel.ops & (1u << QG_K_OBSERVE))) {
+        sel.ops &= ~(1u << QG_K_OBSERVE);
+        qg_cmp_note(c, "observe: a %s spec keeps no observer state (its groups' min/max come from quantize_dynamic); "
+                       "not compared", qg_qscheme_name(spec->qscheme));
+    }
     choose_isas(c, spec, sel.targets);
     c->have_clang = qg_cmp_find_tool("QGEN_CLANG", "clang-19", c->clang, sizeof c->clang);
     c->have_mca = qg_cmp_find_tool("QGEN_LLVM_MCA", "llvm-mca-19", c->mca, sizeof c->mca);

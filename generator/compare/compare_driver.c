@@ -27,6 +27,17 @@ static const qg_spec *SP = &CMP_SPEC;
 
 enum { N_CHECK = 4099, N_TIME = 65536, CH_MAX = 4096 };
 
+/* Per group (docs/semantics.md, "Layouts"), the tensor is rows of the
+ * grouped axis (channel_len elements, inner 1): its length a whole number
+ * of rows, one scale per group of each row. */
+static int per_group(void) { return qg_qscheme_is_per_group(SP->qscheme); }
+static size_t whole_rows(size_t n) {
+    if (!per_group())
+        return n;
+    const size_t d = SP->channel_len;
+    return n < d ? d : n / d * d;
+}
+
 /* The kernels' float tensors: float, or the 16-bit patterns of the spec's
  * float_type (docs/semantics.md, "Float types"). Inputs are made in float
  * and narrowed; outputs are hashed as the kernels write them. */
@@ -83,14 +94,25 @@ static uint64_t next(void) {
     return rng;
 }
 
-static float scale[CH_MAX], zf[CH_MAX];
-static int32_t zp[CH_MAX];
+static float scale[N_TIME], zf[N_TIME];
+static int32_t zp[N_TIME];
 static size_t channels;
 
+/* which scale element i of the tensor takes */
+static size_t param_of(size_t i) {
+    if (per_group()) {
+        const size_t d = SP->channel_len, g = SP->group_size;
+        return i / d * ((d + g - 1) / g) + i % d / g;
+    }
+    return channels > 1 ? i % channels : 0;
+}
+
 static void make_qparams(void) {
-    channels = qg_qscheme_is_per_channel(SP->qscheme) ? SP->channel_len : 1;
-    const int symmetric = SP->qscheme == QG_PER_TENSOR_SYMMETRIC || SP->qscheme == QG_PER_CHANNEL_SYMMETRIC;
-    for (size_t c = 0; c < channels && c < CH_MAX; c++) {
+    channels = qg_qscheme_is_per_channel(SP->qscheme) || per_group() ? SP->channel_len : 1;
+    const size_t count = per_group() ? qg_qparams_count(SP, whole_rows(N_TIME), 1) : channels;
+    const int symmetric = SP->qscheme == QG_PER_TENSOR_SYMMETRIC || SP->qscheme == QG_PER_CHANNEL_SYMMETRIC ||
+                          SP->qscheme == QG_PER_GROUP_SYMMETRIC;
+    for (size_t c = 0; c < count && c < N_TIME; c++) {
         scale[c] = c % 3 == 0 ? 0.03125f : 0.0137f * (float)(1 + c % 5);
         zp[c] = symmetric ? 0 : (int32_t)(SP->quant_min + (SP->quant_max - SP->quant_min) / 3);
         zf[c] = (float)zp[c] + 0.25f;
@@ -104,8 +126,7 @@ static void make_qparams(void) {
 /* ties, near-ties, grid points, saturation, specials, plain values */
 static void fill(float *x, size_t n, int specials) {
     for (size_t i = 0; i < n; i++) {
-        const size_t c = channels > 1 ? i % channels : 0;
-        const double s = scale[c], k = (double)((int64_t)(next() % 700) - 350);
+        const double s = scale[param_of(i)], k = (double)((int64_t)(next() % 700) - 350);
         switch (next() % 8) {
         case 0: x[i] = (float)((k + 0.5) * s); break;
         case 1: x[i] = nextafterf((float)((k + 0.5) * s), (next() & 1) ? INFINITY : -INFINITY); break;
@@ -152,6 +173,7 @@ static float s_w[4] = {0.5f, 0.25f, 0.75f, 0.3f};
 static int32_t bias_q[4] = {-1000, 0, 12345, -7};
 
 typedef void (*op_fn)(void);
+static size_t q_bytes(size_t n) { return qg_q_bytes(SP->dtype, n); } /* 4-bit: packed */
 static void run_quantize(void) { quantize(xf, qs, n_cur, &qp); }
 static void run_dequantize(void) { dequantize(qs, yf, n_cur, &qp); }
 static void run_fake_quant(void) { fake_quant(xf, yf, ms, n_cur, &qp); }
@@ -194,6 +216,21 @@ static void hash_line(const char *op, const void *a, size_t na, const void *b, s
     XXH64_freeState(st);
 }
 
+static void hash_observe(void) {
+    qg_error err;
+    fill(xs, n_cur, 0);
+    qg_float_type_narrow(SP->float_type, xs, xf, n_cur);
+    const size_t n_obs = channels > 1 ? n_cur / channels * channels : n_cur;
+    qg_status st = observe(xf, n_obs, 1, obs, &err);
+    static float mn[CH_MAX + 1], mx[CH_MAX];
+    qg_observer_minmax(obs, mn, mx);
+    const size_t nc = SP->channel_len < CH_MAX ? SP->channel_len : CH_MAX;
+    int32_t status = (int32_t)st;
+    memcpy(mn + nc, &status, sizeof status);
+    hash_line("observe", mn, nc * sizeof mn[0] + sizeof status, mx, nc * sizeof mx[0]);
+    qg_observer_reset(obs);
+}
+
 int main(int argc, char **argv) {
     const int timing = argc > 1 && strcmp(argv[1], "--time") == 0;
     qg_error err;
@@ -202,7 +239,11 @@ int main(int argc, char **argv) {
     /* per channel: the channels-last layout (inner 1) */
     qp = (qg_qparams){scale, zp, fqp ? zf : NULL, channels, 1};
     rp = (qg_requant_params){0.02f, s_w, bias_q, 0.05f, (int32_t)(SP->quant_min + SP->quant_max + 1) / 2, 4, 7};
-    n_cur = N_CHECK;
+    if (per_group() && SP->channel_len > N_TIME) {
+        printf("error channel_len %u: a row longer than the driver's %d elements\n", (unsigned)SP->channel_len, N_TIME);
+        return 1;
+    }
+    n_cur = whole_rows(N_CHECK);
     fill(xs, n_cur, 1);
     qg_float_type_narrow(SP->float_type, xs, xf, n_cur);
     for (size_t i = 0; i < n_cur; i++) {
@@ -217,41 +258,35 @@ int main(int argc, char **argv) {
     run_backward();
     hash_line("fake_quant_backward", yf, n_cur * sizeof yf[0], NULL, 0);
     run_quantize();
-    hash_line("quantize", qs, n_cur * sizeof qs[0], NULL, 0);
+    hash_line("quantize", qs, q_bytes(n_cur), NULL, 0);
     run_dequantize();
     hash_line("dequantize", yf, n_cur * sizeof yf[0], NULL, 0);
     run_requantize();
-    hash_line("requantize", qs, n_cur * sizeof qs[0], NULL, 0);
-    if (qg_observer_create(SP, &obs, &err)) {
-        printf("observe error\n");
-        return 1;
+    hash_line("requantize", qs, q_bytes(n_cur), NULL, 0);
+    if (!per_group()) { /* per group: no observer state (docs/spec.md, group_size) */
+        if (qg_observer_create(SP, &obs, &err)) {
+            printf("observe error\n");
+            return 1;
+        }
+        hash_observe();
     }
-    fill(xs, n_cur, 0);
-    qg_float_type_narrow(SP->float_type, xs, xf, n_cur);
-    const size_t n_obs = channels > 1 ? n_cur / channels * channels : n_cur;
-    qg_status st = observe(xf, n_obs, 1, obs, &err);
-    static float mn[CH_MAX], mx[CH_MAX];
-    qg_observer_minmax(obs, mn, mx);
-    const size_t nc = SP->channel_len < CH_MAX ? SP->channel_len : CH_MAX;
-    int32_t status = (int32_t)st;
-    memcpy(mn + nc, &status, sizeof status);
-    hash_line("observe", mn, nc * sizeof mn[0] + sizeof status, mx, nc * sizeof mx[0]);
     if (timing) {
-        n_cur = N_TIME;
+        n_cur = whole_rows(N_TIME);
         fill(xs, n_cur, 0);
         qg_float_type_narrow(SP->float_type, xs, xf, n_cur);
         qg_float_type_narrow(SP->float_type, xs, dyf, n_cur);
         for (size_t i = 0; i < n_cur; i++)
             accs[i] = (int32_t)(next() % 4000001) - 2000000;
-        qg_observer_reset(obs);
         const struct {
             const char *name;
             op_fn fn;
         } ops[] = {{"fake_quant", run_fake_quant}, {"fake_quant_backward", run_backward}, {"quantize", run_quantize},
                    {"dequantize", run_dequantize}, {"requantize", run_requantize},        {"observe", run_observe}};
         for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
-            printf("time %s %.1f\n", ops[k].name, melem_per_s(ops[k].fn));
+            if (obs || ops[k].fn != run_observe)
+                printf("time %s %.1f\n", ops[k].name, melem_per_s(ops[k].fn));
     }
-    qg_observer_destroy(obs);
+    if (obs)
+        qg_observer_destroy(obs);
     return 0;
 }

@@ -66,10 +66,10 @@ static bool host_native(const char *isa) {
     return !a || strcmp(a->name, qg_host_arch()) == 0;
 }
 
-/* Every row of one report: present once, plausible, right. */
-static void check_rows(json_t *root, int vector_isas_generated) {
+/* Every row of one report of `nops` ops: present once, plausible, right. */
+static void check_op_rows(json_t *root, int vector_isas_generated, size_t nops) {
     json_t *rows = json_object_get(root, "rows");
-    CU_ASSERT_EQUAL_FATAL(json_array_size(rows), QG_K_OP_COUNT * QG_ISA_COUNT * 2); /* op x ISA x backend */
+    CU_ASSERT_EQUAL_FATAL(json_array_size(rows), nops * QG_ISA_COUNT * 2); /* op x ISA x backend */
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row) {
@@ -140,6 +140,10 @@ static void check_rows(json_t *root, int vector_isas_generated) {
     }
 }
 
+static void check_rows(json_t *root, int vector_isas_generated) {
+    check_op_rows(root, vector_isas_generated, QG_K_OP_COUNT);
+}
+
 /* The report without its timings, which alone may differ between runs. */
 static void drop_timings(json_t *root) {
     size_t i;
@@ -183,6 +187,29 @@ static void test_other_specs_json(void) {
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     check_rows(b, 0);
     json_decref(b);
+}
+
+/* A bfloat16 per-group qint4 spec with a short last group: the loops are
+ * found in the blocks the entry hands to the runtime's group and 4-bit
+ * drivers, the driver program lays the tensor out in whole rows with a
+ * scale per group, hashes the packed bytes, and leaves observe out (no
+ * observer state per group) with a note saying so. */
+static void test_per_group_4bit_json(void) {
+    CU_ASSERT_EQUAL_FATAL(compare("--spec", spec_file("tests/kernels/specs/bf16_grp_q4.json"), "--ops",
+                                  "quantize,dequantize,fake_quant,observe", "--format", "json", "-o", in_work("g.json"),
+                                  NULL),
+                          0);
+    json_t *g = qg_test_load_json(in_work("g.json"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    check_op_rows(g, 1, 3);
+    size_t i;
+    json_t *row;
+    json_array_foreach(json_object_get(g, "rows"), i, row)
+        CU_ASSERT_STRING_NOT_EQUAL(qg_test_json_str(row, "op"), "observe");
+    char *notes = json_dumps(json_object_get(g, "notes"), JSON_ENCODE_ANY);
+    CU_ASSERT_PTR_NOT_NULL(notes && strstr(notes, "observe: a per_group_symmetric spec keeps no observer state"));
+    free(notes);
+    json_decref(g);
 }
 
 static void test_missing_tools_and_models(void) {
@@ -346,6 +373,7 @@ int main(int argc, char **argv) {
     static const qg_test tests[] = {
         {"default spec: every op x ISA x backend, plausible, correct, deterministic", test_default_spec_json},
         {"per-channel and qint32 specs", test_other_specs_json},
+        {"a per-group 4-bit bfloat16 spec", test_per_group_4bit_json},
         {"missing qemu, llvm-mca and models are reported", test_missing_tools_and_models},
         {"html renders in headless Chromium", test_html_renders},
         {"the main loop: loops that call out lose to call-free ones", test_loop_pick_skips_calls},
