@@ -356,8 +356,10 @@ qg_status qg_compare_run(const qg_spec *spec, const qg_compare_options *opt, qg_
                      opt->targets ? opt->targets : (1u << QG_ISA_COUNT) - 1, opt->backends ? opt->backends : 3u, 0, 0};
     if (qg_qscheme_is_per_group(spec->qscheme) && (sel.ops & (1u << QG_K_OBSERVE))) {
         sel.ops &= ~(1u << QG_K_OBSERVE);
-        qg_cmp_note(c, "observe: a %s spec keeps no observer state (its groups' min/max come from quantize_dynamic); "
-                       "not compared", qg_qscheme_name(spec->qscheme));
+        qg_cmp_note(c,
+                    "observe: a %s spec keeps no observer state (its groups' min/max come from quantize_dynamic); "
+                    "not compared",
+                    qg_qscheme_name(spec->qscheme));
     }
     choose_isas(c, spec, sel.targets);
     c->have_clang = qg_cmp_find_tool("QGEN_CLANG", "clang-19", c->clang, sizeof c->clang);
