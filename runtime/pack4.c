@@ -19,26 +19,26 @@ static bool position_free(const qg_spec *sp) {
     return !qg_qscheme_is_per_channel(sp->qscheme) && !qg_qscheme_is_per_group(sp->qscheme);
 }
 
-/* Eight elements at a time in one 64-bit word (byte k of the word is
- * element k), so that the packing costs a few word operations per eight
- * elements instead of several per element. Big-endian hosts take the
+/* Sixteen elements at a time in GCC/clang vector types (one SIMD register
+ * where the target has one, word operations where not): a 16-bit lane
+ * holds elements 2k (low byte) and 2k + 1, so big-endian hosts take the
  * element loops. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-enum { WORDS = 1 };
+enum { VECTORS = 1 };
 #else
-enum { WORDS = 0 };
+enum { VECTORS = 0 };
 #endif
+typedef uint16_t u16x8 __attribute__((vector_size(16)));
+typedef uint8_t u8x8 __attribute__((vector_size(8)));
+typedef uint8_t u8x16 __attribute__((vector_size(16)));
 
 static void pack(uint8_t *q, const uint8_t *bytes, size_t n) {
     size_t k = 0;
-    for (; WORDS && k + 8 <= n; k += 8) {
-        uint64_t v;
-        memcpy(&v, bytes + k, 8);
-        v &= 0x0F0F0F0F0F0F0F0Full;
-        v = (v | v >> 4) & 0x00FF00FF00FF00FFull; /* byte pairs -> one byte per 16 bits */
-        v = (v | v >> 8) & 0x0000FFFF0000FFFFull;
-        const uint32_t packed = (uint32_t)(v | v >> 16);
-        memcpy(q + k / 2, &packed, 4);
+    for (; VECTORS && k + 16 <= n; k += 16) {
+        u16x8 v;
+        memcpy(&v, bytes + k, 16);
+        const u8x8 packed = __builtin_convertvector((v & 0x0F) | (v >> 4 & 0xF0), u8x8);
+        memcpy(q + k / 2, &packed, 8);
     }
     for (; k + 1 < n; k += 2)
         q[k / 2] = (uint8_t)((bytes[k] & 0xFu) | (unsigned)(bytes[k + 1] << 4));
@@ -48,21 +48,48 @@ static void pack(uint8_t *q, const uint8_t *bytes, size_t n) {
 
 static void unpack(uint8_t *bytes, const uint8_t *q, size_t n, bool is_signed) {
     size_t k = 0;
-    for (; WORDS && k + 8 <= n; k += 8) {
-        uint32_t four;
-        memcpy(&four, q + k / 2, 4);
-        uint64_t v = four;
-        v = (v | v << 16) & 0x0000FFFF0000FFFFull;
-        v = (v | v << 8) & 0x00FF00FF00FF00FFull;
-        v = (v | v << 4) & 0x0F0F0F0F0F0F0F0Full; /* one nibble per byte */
-        if (is_signed) /* bit 3 set: the byte's high nibble 0xF (8 * 30 = 0xF0, no carry between bytes) */
-            v |= (v & 0x0808080808080808ull) * 30u;
-        memcpy(bytes + k, &v, 8);
+    for (; VECTORS && k + 16 <= n; k += 16) {
+        u8x8 eight;
+        memcpy(&eight, q + k / 2, 8);
+        const u16x8 w = __builtin_convertvector(eight, u16x8);
+        u8x16 v = (u8x16)((w & 0x0F) | (w << 4 & 0x0F00)); /* one nibble per byte */
+        /* signed: 0..15 read as int8_t -8..7 */
+        if (is_signed)
+            v = (v ^ 8) - 8;
+        memcpy(bytes + k, &v, 16);
     }
     for (; k < n; k++) {
         const unsigned v = (q[k / 2] >> (4 * (k % 2))) & 0xFu;
         bytes[k] = (uint8_t)(is_signed && v >= 8 ? v + 0xF0u : v); /* sign-extended as int8_t */
     }
+}
+
+/* Position-dependent layouts go through the stack buffer too, in chunks of
+ * whole periods (channels * inner elements, the span after which the
+ * parameters repeat per channel and move on by a row's groups per group),
+ * of even length so that chunks start on whole bytes. 0 when a period does
+ * not fit the buffer twice over (odd) or once (even): then one scratch copy. */
+static size_t chunk_periods(const qg_qparams *qp, size_t *rows_out) {
+    const size_t period = qp->channels * (qp->inner ? qp->inner : 1);
+    if (period == 0 || period > CHUNK)
+        return 0;
+    size_t rows = CHUNK / period;
+    if (period % 2 && (rows -= rows % 2) == 0)
+        return 0;
+    *rows_out = rows;
+    return rows * period;
+}
+
+static qg_qparams chunk_qparams(const qg_spec *sp, const qg_qparams *qp, size_t at, size_t step, size_t rows) {
+    qg_qparams p = *qp;
+    if (qg_qscheme_is_per_group(sp->qscheme)) { /* ONNX's blocked order: a row's groups, then the next row's */
+        const size_t groups = (qp->channels + sp->group_size - 1) / sp->group_size;
+        const size_t off = at / step * rows * groups * (qp->inner ? qp->inner : 1);
+        p.scale += off;
+        if (p.zero_point)
+            p.zero_point += off;
+    }
+    return p;
 }
 
 void qg_pack4_quantize(const qg_spec *sp, qg_quantize_link_fn bytes, const void *x, void *q, size_t n,
@@ -74,6 +101,17 @@ void qg_pack4_quantize(const qg_spec *sp, qg_quantize_link_fn bytes, const void 
         for (size_t at = 0; at < n; at += CHUNK) {
             const size_t len = n - at < CHUNK ? n - at : CHUNK;
             bytes((const char *)x + at * esize, buf, len, qp);
+            pack((uint8_t *)q + at / 2, buf, len);
+        }
+        return;
+    }
+    size_t rows, step = chunk_periods(qp, &rows);
+    if (step) {
+        uint8_t buf[CHUNK];
+        for (size_t at = 0; at < n; at += step) {
+            const size_t len = n - at < step ? n - at : step;
+            const qg_qparams p = chunk_qparams(sp, qp, at, step, rows);
+            bytes((const char *)x + at * esize, buf, len, &p);
             pack((uint8_t *)q + at / 2, buf, len);
         }
         return;
@@ -102,6 +140,17 @@ void qg_pack4_dequantize(const qg_spec *sp, qg_dequantize_link_fn bytes, const v
             const size_t len = n - at < CHUNK ? n - at : CHUNK;
             unpack(buf, (const uint8_t *)q + at / 2, len, is_signed);
             bytes(buf, (char *)y + at * esize, len, qp);
+        }
+        return;
+    }
+    size_t rows, step = chunk_periods(qp, &rows);
+    if (step) {
+        uint8_t buf[CHUNK];
+        for (size_t at = 0; at < n; at += step) {
+            const size_t len = n - at < step ? n - at : step;
+            const qg_qparams p = chunk_qparams(sp, qp, at, step, rows);
+            unpack(buf, (const uint8_t *)q + at / 2, len, is_signed);
+            bytes(buf, (char *)y + at * esize, len, &p);
         }
         return;
     }

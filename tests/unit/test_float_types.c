@@ -296,22 +296,24 @@ static void link_fake_quant(const void *x, void *y, uint8_t *m, size_t n, const 
 }
 
 /* The per-group and 4-bit drivers on a 16-bit spec without memory for
- * their scratch (a byte per element, the bits of pieces that start inside
- * a byte): the reference on the codes (widen, reference, narrow), never
- * the kernel, and never the codes read as floats. */
+ * their scratch (a 4-bit tensor's bytes when a period of its parameters
+ * does not fit the drivers' stack chunk, the bits of pieces that start
+ * inside a byte): the reference on the codes (widen, reference, narrow),
+ * never the kernel, and never the codes read as floats. A period that fits
+ * the chunk needs no memory: the kernel runs. */
 static void test_group_and_4bit_drivers_out_of_memory(void) {
-    load("{\"name\":\"g\",\"dtype\":\"quint4\",\"qscheme\":\"per_group_affine\",\"channel_len\":10,"
-         "\"group_size\":4,\"float_type\":\"float16\",\"compat_mask\":true}");
-    enum { n = 1000 }; /* 100 rows of 10: 300 groups, pieces of 8 and 2 */
-    for (size_t k = 0; k < 300; k++) {
+    load("{\"name\":\"g\",\"dtype\":\"quint4\",\"qscheme\":\"per_group_affine\",\"channel_len\":5000,"
+         "\"group_size\":3,\"float_type\":\"float16\",\"compat_mask\":true}");
+    enum { n = 5000 }; /* one row of 5000: 1667 groups, the last one short */
+    for (size_t k = 0; k < 1667; k++) {
         scale[k] = 0.01f * (float)(1 + k % 9);
         zp[k] = (int32_t)(k % 16);
     }
-    const qg_qparams qp = {scale, zp, NULL, 10, 1};
+    qg_qparams qp = {scale, zp, NULL, 5000, 1};
     for (size_t i = 0; i < n; i++)
         xh[i] = narrow1(SP.float_type, (float)((int)(next32() % 801) - 400) * 0.01f);
     qg_float_type_widen(SP.float_type, xh, xf, n);
-    const size_t qb = qg_q_bytes(SP.dtype, n), mb = qg_mask_bytes(&SP, n);
+    size_t qb = qg_q_bytes(SP.dtype, n);
     link_calls = 0;
     fail_from = 8;
     qg_pack4_quantize(&SP, link_quantize, xh, q, n, &qp);
@@ -324,13 +326,27 @@ static void test_group_and_4bit_drivers_out_of_memory(void) {
     qg_ref_dequantize(&SP, want_q, want_f, n, &qp);
     qg_float_type_narrow(SP.float_type, want_f, want_h, n);
     CU_ASSERT_EQUAL(memcmp(yh, want_h, 2 * n), 0);
+    CU_ASSERT_EQUAL(link_calls, 0);
+
+    load("{\"name\":\"g\",\"dtype\":\"quint4\",\"qscheme\":\"per_group_affine\",\"channel_len\":10,"
+         "\"group_size\":4,\"float_type\":\"float16\",\"compat_mask\":true}");
+    enum { rows_n = 1000 }; /* 100 rows of 10: 300 groups, pieces of 8 and 2 */
+    qp.channels = 10;
+    qb = qg_q_bytes(SP.dtype, rows_n);
+    const size_t mb = qg_mask_bytes(&SP, rows_n);
+    fail_from = 8; /* rows of 10 fit the stack chunk: the kernel, on whole rows */
+    qg_pack4_quantize(&SP, link_quantize, xh, q, rows_n, &qp);
+    qg_pack4_dequantize(&SP, link_dequantize, want_q, yh, rows_n, &qp);
+    fail_from = SIZE_MAX;
+    CU_ASSERT_EQUAL(link_calls, 2);
+    link_calls = 0;
     memset(mask, 0xA5, mb);
     fail_from = 8;
-    qg_group_fake_quant(&SP, link_fake_quant, xh, yh, mask, n, &qp);
+    qg_group_fake_quant(&SP, link_fake_quant, xh, yh, mask, rows_n, &qp);
     fail_from = SIZE_MAX;
-    qg_ref_fake_quant(&SP, xf, want_f, want_mask, n, &qp);
-    qg_float_type_narrow(SP.float_type, want_f, want_h, n);
-    CU_ASSERT_EQUAL(memcmp(yh, want_h, 2 * n), 0);
+    qg_ref_fake_quant(&SP, xf, want_f, want_mask, rows_n, &qp);
+    qg_float_type_narrow(SP.float_type, want_f, want_h, rows_n);
+    CU_ASSERT_EQUAL(memcmp(yh, want_h, 2 * rows_n), 0);
     CU_ASSERT_EQUAL(memcmp(mask, want_mask, mb), 0);
     CU_ASSERT_EQUAL(link_calls, 0);
 }
