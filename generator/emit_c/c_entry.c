@@ -193,8 +193,9 @@ static void emit_walk(emitter *e, const qg_plan *p) {
         S("    }\n");
     }
     S("    const size_t run_len = inner ? inner : 1;\n");
-    S("    for (size_t run = 0, base = 0; base < n; run++, base += run_len) {\n");
-    S("        const size_t c = run % C, m = n - base < run_len ? n - base : run_len;\n");
+    /* the channel counts along with the runs: a division per run costs more than a short run */
+    S("    for (size_t c = 0, base = 0; base < n; c = c + 1 == C ? 0 : c + 1, base += run_len) {\n");
+    S("        const size_t m = n - base < run_len ? n - base : run_len;\n");
     emit_param_values(e, p, "c", "        ");
     P("        %s_%s_span(%s, %s%s, base, m", e->name, op, io.in_name, io.out_name, mask_arg);
     emit_param_args(e, p);
@@ -254,8 +255,9 @@ void qg_c_requantize_entry(emitter *e, const qg_plan *p) {
     qg_c_entry_open(e, p->op);
     S("    const size_t C = rp->channels ? rp->channels : 1;\n");
     S("    const size_t run_len = C == 1 ? (n ? n : 1) : (rp->inner ? rp->inner : 1);\n");
-    S("    for (size_t run = 0, base = 0; base < n; run++, base += run_len) {\n");
-    S("        const size_t c = run % C, m = n - base < run_len ? n - base : run_len;\n");
+    /* the channel counts along with the runs: a division per run costs more than a short run */
+    S("    for (size_t c = 0, base = 0; base < n; c = c + 1 == C ? 0 : c + 1, base += run_len) {\n");
+    S("        const size_t m = n - base < run_len ? n - base : run_len;\n");
     S("        const float s0 = rp->s_in * rp->s_w[c] / rp->s_out;\n");
     S("        const int32_t b0 = rp->bias_q ? rp->bias_q[c] : 0, z0 = rp->z_out;\n");
     P("        %s_requantize_span(acc, q, base, m", n);

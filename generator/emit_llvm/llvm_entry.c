@@ -249,7 +249,8 @@ static void channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueR
     LLVMBuildRetVoid(x->b);
 }
 
-/* Runs of `run_len` elements; run r uses channel r % C. */
+/* Runs of `run_len` elements; run r uses channel r % C, counted along with
+ * the runs (a division per run costs more than a short run). */
 static void channel_runs(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out,
                          LLVMValueRef mask, LLVMValueRef n, LLVMValueRef run_len, LLVMValueRef C,
                          chan_scalars (*chan)(lx *, LLVMValueRef, LLVMValueRef), LLVMValueRef src) {
@@ -258,9 +259,10 @@ static void channel_runs(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRe
     lx_loop l = lx_loop_open(x, lx_i64(x, 0), "runs");
     LLVMValueRef base = lx_loop_value(x, &l);
     lx_loop_test(x, &l, LLVMBuildICmp(x->b, LLVMIntULT, base, n, ""));
-    LLVMValueRef r = LLVMBuildLoad2(x->b, x->i64, run, "");
-    LLVMValueRef c = LLVMBuildURem(x->b, r, C, "");
-    LLVMBuildStore(x->b, LLVMBuildAdd(x->b, r, lx_i64(x, 1), ""), run);
+    LLVMValueRef c = LLVMBuildLoad2(x->b, x->i64, run, "");
+    LLVMValueRef next = LLVMBuildAdd(x->b, c, lx_i64(x, 1), "");
+    LLVMValueRef wrap = LLVMBuildICmp(x->b, LLVMIntEQ, next, C, "");
+    LLVMBuildStore(x->b, LLVMBuildSelect(x->b, wrap, lx_i64(x, 0), next, ""), run);
     LLVMValueRef m = lx_umin(x, LLVMBuildSub(x->b, n, base, ""), run_len);
     chan_scalars cs = chan(x, src, c);
     LLVMValueRef params[QG_IN_COUNT] = {0};
