@@ -17,12 +17,13 @@
 
 #include "bench_act.h"
 #include "bench_w.h"
+#include "bench_w4.h"
 
 static size_t n_cur;
 static float *x, *y;
 static int8_t *q;
 static uint8_t *mask;
-static qg_qparams qp_act, qp_w;
+static qg_qparams qp_act, qp_w, qp_w4;
 static xnn_operator_t xq, xdq;
 static qg_observer *obs;
 static qg_parallel par; /* two threads of the built-in pool */
@@ -32,6 +33,9 @@ static void fq_act(void) { bench_act_fake_quant(x, y, mask, n_cur, &qp_act); }
 static void fq_act_avx2(void) { bench_act_fake_quant__avx2(x, y, mask, n_cur, &qp_act); }
 static void fq_w(void) { bench_w_fake_quant(x, y, mask, n_cur, &qp_w); }
 static void quant(void) { bench_act_quantize(x, q, n_cur, &qp_act); }
+/* torchao.int4_weight_g32 rows of 4096: a scale per 32 elements, two 4-bit codes per byte */
+static void quant_w4(void) { bench_w4_quantize(x, (bench_w4_q_t *)q, n_cur, &qp_w4); }
+static void dequant_w4(void) { bench_w4_dequantize((const bench_w4_q_t *)q, y, n_cur, &qp_w4); }
 static void dequant(void) { bench_act_dequantize(q, y, n_cur, &qp_act); }
 static void observe(void) {
     qg_error err;
@@ -84,6 +88,13 @@ int main(int argc, char **argv) {
     static int32_t z_act = 3, z_w[64];
     for (int c = 0; c < 64; c++)
         s_w[c] = 0.01f + 0.001f * (float)c;
+    const size_t groups = qg_qparams_count(&bench_w4_spec, nmax, 1);
+    float *s_w4 = bench_alloc(groups * sizeof(float));
+    int32_t *z_w4 = bench_alloc(groups * sizeof(int32_t));
+    for (size_t g = 0; g < groups; g++) {
+        s_w4[g] = 1.2f + 0.01f * (float)(g % 37); /* max |x| / 7.5 for x in [-10, 10) */
+        z_w4[g] = 0;
+    }
     qp_act = (qg_qparams){&s_act, &z_act, NULL, 1, 1};
     qg_error err;
     if (xnn_initialize(NULL) != xnn_status_success ||
@@ -103,14 +114,17 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0] && sizes[k] <= nmax; k++) {
         n_cur = sizes[k];
         qp_w = (qg_qparams){s_w, z_w, NULL, 64, n_cur / 64};
+        qp_w4 = (qg_qparams){s_w4, z_w4, NULL, bench_w4_spec.channel_len, 1};
         bench_act_quantize(x, q, n_cur, &qp_act);
         report("fake_quant_per_tensor", bench_act_isa(), measure(fq_act));
         report("fake_quant_per_tensor", "avx2", measure(fq_act_avx2));
         report("fake_quant_per_channel", bench_w_isa(), measure(fq_w));
         report("quantize_qs8", bench_act_isa(), measure(quant));
         report("quantize_qs8", "xnnpack", measure(xnn_quant));
+        report("quantize_int4_g32", bench_w4_isa(), measure(quant_w4));
         report("dequantize_qs8", bench_act_isa(), measure(dequant));
         report("dequantize_qs8", "xnnpack", measure(xnn_dequant));
+        report("dequantize_int4_g32", bench_w4_isa(), measure(dequant_w4)); /* q: quantize_int4_g32's */
         report("observe_minmax", bench_act_isa(), measure(observe));
         report("memcpy", "memcpy", measure(copy));
         if (n_cur < (1 << 20))
