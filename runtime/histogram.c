@@ -1,16 +1,23 @@
 /* HistogramObserver, following torch 1.13's Python code step by step and in
- * its precisions (fp32 tensors, Python doubles where torch has them), except
- * that histc gets the exact fp32 range instead of int(min)/int(max). */
+ * its precisions (fp32 tensors, Python doubles where torch has them). histc
+ * gets the exact fp32 range, or with observer.histc_int the range truncated
+ * by int() as torch 1.13's forward passes it (docs/semantics.md, "Observers"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arg_check.h"
 #include "observer_internal.h"
 
 /* torch.histc (linear interpolation, no local search): counts x in
- * [lo, hi] into bins; equal bounds widen to [lo-1, hi+1]. */
-static void histc(const float *x, size_t n, double lo_d, double hi_d, int bins, float *out) {
+ * [lo, hi] into bins. Equal bounds take the batch's own min and max
+ * (x_min, x_max) instead, and widen to [lo-1, hi+1] if those are equal too. */
+static void histc(const float *x, size_t n, double lo_d, double hi_d, float x_min, float x_max, int bins, float *out) {
     memset(out, 0, (size_t)bins * sizeof(float));
+    if (lo_d == hi_d && n > 0) {
+        lo_d = x_min;
+        hi_d = x_max;
+    }
     if (lo_d == hi_d) {
         lo_d -= 1.0;
         hi_d += 1.0;
@@ -31,6 +38,37 @@ static void histc(const float *x, size_t n, double lo_d, double hi_d, int bins, 
     }
 }
 
+/* A histc bound as the spec asks for it: exact, or Python's int() (toward zero). */
+static double histc_bound(const qg_observer *o, float v) { return o->spec.observer.histc_int ? trunc((double)v) : v; }
+
+void qg_observer_histogram(const qg_observer *o, float *hist, float *min, float *max) {
+    if (!o || !o->hist || !hist || !min || !max)
+        return;
+    memcpy(hist, o->hist, (size_t)o->spec.observer.bins * sizeof(float));
+    *min = o->min[0];
+    *max = o->max[0];
+}
+
+qg_status qg_observer_restore_histogram(qg_observer *o, const float *hist, float min, float max, qg_error *err) {
+    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED(hist, err, "observer.bins histogram counts");
+    if (!o->hist)
+        return qg_error_set(err, QG_ERR_STATE, "observer.type: %s keeps no histogram; expected a histogram observer",
+                            qg_observer_type_name(o->spec.observer.type));
+    if (isnan(min) || isnan(max))
+        return qg_error_set(err, QG_ERR_INVALID, "min/max: NaN; expected numbers (+inf/-inf: unobserved)");
+    const int bins = o->spec.observer.bins;
+    for (int b = 0; b < bins; b++)
+        if (!(hist[b] >= 0.0f) || isinf(hist[b]))
+            return qg_error_set(err, QG_ERR_INVALID, "histogram[%d]: %g; expected a finite count >= 0", b,
+                                (double)hist[b]);
+    memcpy(o->hist, hist, (size_t)bins * sizeof(float));
+    o->min[0] = min;
+    o->max[0] = max;
+    o->batches = min <= max;
+    return QG_OK;
+}
+
 static double dst_nbins_of(const qg_spec *sp) { return ldexp(1.0, (int)(8 * qg_dtype_size(sp->dtype))); }
 
 void qg_hist_update(qg_observer *o, const float *x, size_t n, float new_min, float new_max) {
@@ -41,7 +79,7 @@ void qg_hist_update(qg_observer *o, const float *x, size_t n, float new_min, flo
     if (uninit || min_val == max_val) {
         o->min[0] = new_min;
         o->max[0] = new_max;
-        histc(x, n, new_min, new_max, bins, o->hist);
+        histc(x, n, histc_bound(o, new_min), histc_bound(o, new_max), new_min, new_max, bins, o->hist);
         return;
     }
     float cmin = new_min < min_val ? new_min : min_val;
@@ -60,7 +98,7 @@ void qg_hist_update(qg_observer *o, const float *x, size_t n, float new_min, flo
     float *combined = malloc((size_t)bins * sizeof(float));
     if (!combined)
         return;
-    histc(x, n, cmin, cmax, bins, combined);
+    histc(x, n, histc_bound(o, cmin), histc_bound(o, cmax), new_min, new_max, bins, combined);
     if (cmin == min_val && cmax == max_val) {
         for (int b = 0; b < bins; b++)
             combined[b] += o->hist[b];

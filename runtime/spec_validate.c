@@ -88,6 +88,11 @@ static qg_status validate_observer(const qg_spec *sp, qg_error *err) {
         return qg_error_set(err, QG_ERR_INVALID, "observer.eps: got %g; expected a finite value > 0", (double)o->eps);
     if (o->bins < 1 || o->bins > (1 << 20))
         return qg_error_set(err, QG_ERR_INVALID, "observer.bins: got %d; expected 1..1048576", o->bins);
+    if (o->histc_int && o->type != QG_OBS_HISTOGRAM)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "observer.histc_range: got \"int\" for a %s observer; expected \"exact\" (it applies to "
+                            "histogram observers only)",
+                            qg_observer_type_name(o->type));
     if (o->upsample_rate < 1 || o->upsample_rate > 4096)
         return qg_error_set(err, QG_ERR_INVALID, "observer.upsample_rate: got %d; expected 1..4096", o->upsample_rate);
     if (o->type == QG_OBS_FIXED_QPARAMS) {

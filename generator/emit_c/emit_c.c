@@ -33,8 +33,8 @@ static void emit_spec_literal(const qg_spec *sp, qg_text *t) {
       (double)o->averaging_constant);
     P("                 .eps = %a,\n                 .bins = %d,\n                 .upsample_rate = %d,\n",
       (double)o->eps, o->bins, o->upsample_rate);
-    P("                 .fixed_scale = %a,\n                 .fixed_zero_point = %d},\n", (double)o->fixed_scale,
-      (int)o->fixed_zero_point);
+    P("                 .fixed_scale = %a,\n                 .fixed_zero_point = %d%s},\n", (double)o->fixed_scale,
+      (int)o->fixed_zero_point, o->histc_int ? ",\n                 .histc_int = 1" : "");
     P("    .targets = 0x%xu,\n", sp->targets);
     if (sp->group_size)
         P("    .group_size = %zu,\n", sp->group_size);

@@ -19,8 +19,8 @@ static const char *const top_fields[] = {
     "name",      "base",         "dtype",    "qscheme",     "ch_axis",       "channel_len",   "group_size", "quant_min",
     "quant_max", "reduce_range", "saturate", "compat_mask", "in_place",      "fast_training", "rounding",   "scale_op",
     "nan",       "requant",      "observer", "targets",     "train_qparams", "float_type"};
-static const char *const observer_fields[] = {"type",  "averaging_constant", "eps", "bins", "upsample_rate",
-                                              "scale", "zero_point"};
+static const char *const observer_fields[] = {"type",  "averaging_constant", "eps",        "bins", "upsample_rate",
+                                              "scale", "zero_point",         "histc_range"};
 
 typedef struct ctx {
     const char *origin; /* file name, for messages */
@@ -186,6 +186,7 @@ static const char *train_qparams_n(int i) { return qg_train_qparams_name((qg_tra
 static const char *observer_n(int i) { return qg_observer_type_name((qg_observer_type)i); }
 static const char *float_type_n(int i) { return qg_float_type_name((qg_float_type)i); }
 static const char *isa_n(int i) { return qg_isa_name((qg_isa)i); }
+static const char *histc_range_n(int i) { return i ? "int" : "exact"; }
 
 /* ---- conversion of the merged object ------------------------------------ */
 
@@ -193,6 +194,7 @@ static qg_status convert_observer(const ctx *c, json_t *o, qg_spec *sp) {
     qg_observer_spec *ob = &sp->observer;
     int type = qg_qscheme_is_per_channel(sp->qscheme) ? QG_OBS_PER_CHANNEL_MINMAX : QG_OBS_MINMAX;
     long long bins = ob->bins, up = ob->upsample_rate, zp = ob->fixed_zero_point;
+    int histc_int = ob->histc_int;
     qg_status st;
     if ((st = get_enum(c, o, "type", "observer.type", observer_n, 7, &type)) ||
         (st = get_float(c, o, "averaging_constant", "observer.averaging_constant", &ob->averaging_constant)) ||
@@ -200,12 +202,14 @@ static qg_status convert_observer(const ctx *c, json_t *o, qg_spec *sp) {
         (st = get_int(c, o, "bins", "observer.bins", 1, 1 << 20, &bins)) ||
         (st = get_int(c, o, "upsample_rate", "observer.upsample_rate", 1, 4096, &up)) ||
         (st = get_float(c, o, "scale", "observer.scale", &ob->fixed_scale)) ||
-        (st = get_int(c, o, "zero_point", "observer.zero_point", INT32_MIN, INT32_MAX, &zp)))
+        (st = get_int(c, o, "zero_point", "observer.zero_point", INT32_MIN, INT32_MAX, &zp)) ||
+        (st = get_enum(c, o, "histc_range", "observer.histc_range", histc_range_n, 2, &histc_int)))
         return st;
     ob->type = (qg_observer_type)type;
     ob->bins = (int)bins;
     ob->upsample_rate = (int)up;
     ob->fixed_zero_point = (int32_t)zp;
+    ob->histc_int = histc_int != 0;
     if (ob->type == QG_OBS_FIXED_QPARAMS && !json_object_get(o, "scale"))
         return field_error(c, "observer.scale", NULL, "a scale > 0 for a fixed_qparams observer");
     return QG_OK;

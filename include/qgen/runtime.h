@@ -231,6 +231,12 @@ void qg_observer_train_qparams(const qg_observer *obs, float *scale, int32_t *ze
  * is more than min/max) and for a zero point outside the spec's range. */
 qg_status qg_observer_restore(qg_observer *obs, const float *min, const float *max, const float *scale,
                               const int32_t *zero_point, qg_error *err);
+/* A histogram observer's state as torch's HistogramObserver buffers hold
+ * it: spec.observer.bins counts, min and max (+inf/-inf: nothing observed
+ * yet). Restoring refuses other observers, NaN bounds and counts that are
+ * negative or not finite. */
+void qg_observer_histogram(const qg_observer *obs, float *hist, float *min, float *max);
+qg_status qg_observer_restore_histogram(qg_observer *obs, const float *hist, float min, float max, qg_error *err);
 
 /* ATen's ChooseQuantizationParams as torch.fused_moving_avg_obs_fake_quant
  * calls it: double precision, symmetric ranges widened to keep 0 exact,

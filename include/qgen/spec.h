@@ -111,6 +111,8 @@ typedef struct qg_observer_spec {
     int upsample_rate;        /* histogram merge grid; 128 */
     float fixed_scale;        /* fixed_qparams only */
     int32_t fixed_zero_point; /* fixed_qparams only */
+    bool histc_int;           /* histogram: histc's bounds truncated by int(), as torch 1.13's forward
+                                 does ("histc_range": "int"); else the exact fp32 range */
 } qg_observer_spec;
 
 typedef struct qg_spec {

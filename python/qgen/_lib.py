@@ -93,6 +93,8 @@ def _declare(lib):
         "qg_observer_train_qparams": (None, [vp, vp, vp]),
         "qg_observer_qparams": (c.c_int, [vp, vp, vp, vp, E]),
         "qg_observer_restore": (c.c_int, [vp, vp, vp, vp, vp, E]),
+        "qg_observer_histogram": (None, [vp, vp, vp, vp]),
+        "qg_observer_restore_histogram": (c.c_int, [vp, vp, c.c_float, c.c_float, E]),
         "qg_fused_train_step_with": (c.c_int, [vp, vp, vp, vp, vp, vp, sz, sz, vp, vp, E]),
         "qg_fused_train_step16_with": (c.c_int, [vp, vp, vp, vp, vp, vp, sz, sz, vp, vp, E]),
         "qg_qparams_validate": (c.c_int, [vp, c.POINTER(QParams), E]),

@@ -244,6 +244,47 @@ class OtherModules(unittest.TestCase):
                     for a, b in zip(ref.calculate_qparams(), ours.calculate_qparams()):
                         self.assertTrue(torch.equal(a, b))
 
+    def test_histogram_observer(self):
+        """torch 1.13's histc takes int() of its bounds: data inside (-1, 1),
+        constant batches and ranges that grow, shrink or stay put go through
+        each of its branches."""
+        gen = torch.Generator().manual_seed(11)
+        configs = [{}, {"dtype": torch.qint8, "qscheme": torch.per_tensor_symmetric}, {"reduce_range": True},
+                   {"quant_min": 0, "quant_max": 127}, {"bins": 256, "upsample_rate": 16}]
+        for kw in configs:
+            with self.subTest(**{k: str(v) for k, v in kw.items()}):
+                ref, ours = tq.HistogramObserver(**kw), qtorch.HistogramObserver(**kw)
+                for step in range(7):
+                    x = torch.full((6, 5), 0.375) if step == 2 else data(gen, (6, 5 + step), step)
+                    if step == 4:
+                        x = torch.rand(40, generator=gen) * 0.5 + 0.25
+                    self.assertIs(ours(x), x)
+                    ref(x)
+                    for key, v in ref.state_dict().items():
+                        self.assertTrue(torch.equal(v, ours.state_dict()[key]), f"{key} step {step}")
+                    for a, b in zip(ref.calculate_qparams(), ours.calculate_qparams()):
+                        self.assertTrue(torch.equal(a, b), f"qparams step {step}")
+                # checkpoints load both ways (copies: torch's loader keeps the tensors it is given)
+                for src, dst_ref, dst_ours in ((ref, tq.HistogramObserver(**kw), qtorch.HistogramObserver(**kw)),
+                                               (ours, tq.HistogramObserver(**kw), qtorch.HistogramObserver(**kw))):
+                    dst_ref.load_state_dict(copy.deepcopy(src.state_dict()))
+                    dst_ours.load_state_dict(copy.deepcopy(src.state_dict()))
+                    x = data(gen, (50,), 3)
+                    dst_ref(x), dst_ours(x)
+                    for key, v in dst_ref.state_dict().items():
+                        self.assertTrue(torch.equal(v, dst_ours.state_dict()[key]), f"loaded {key}")
+
+    def test_histogram_observer_bad_input(self):
+        obs = qtorch.HistogramObserver()
+        with self.assertRaisesRegex(TypeError, "X: dtype torch.float16; expected torch.float32"):
+            obs(torch.zeros(3, dtype=torch.float16))
+        obs(torch.arange(4.0))
+        before = copy.deepcopy(obs.state_dict())
+        with self.assertRaisesRegex(qgen.QgenError, "NaN"):
+            obs(torch.tensor([1.0, float("nan"), 2.0]))
+        for key, v in before.items():
+            self.assertTrue(torch.equal(v, obs.state_dict()[key]), f"{key} kept after a refused batch")
+
     def test_fixed_qparams(self):
         gen = torch.Generator().manual_seed(8)
         ref_f = tq.default_fixed_qparams_range_neg1to1_fake_quant

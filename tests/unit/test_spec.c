@@ -3,7 +3,9 @@
 #include <string.h>
 
 #include "../test_util.h"
+#include "emit_c/emit_c.h"
 #include "qgen/spec.h"
+#include "util/text_buf.h"
 
 static qg_status load(const char *json, qg_spec *sp, qg_error *err) {
     return qg_spec_load_string(json, "s.json", NULL, 0, sp, err);
@@ -71,6 +73,35 @@ static void test_every_field(void) {
     ASSERT_CONTAINS(a, "\"averaging_constant\": 0.25", "\"eps\": 0.001", "\"quant_min\": -1000");
     free(a);
     free(b);
+}
+
+/* histc_range: parsed on histogram observers, printed for them alone, and
+ * carried by the C backend's spec literal. */
+static void test_histc_range(void) {
+    qg_spec sp;
+    qg_error err;
+    CU_ASSERT_EQUAL_FATAL(
+        load("{\"name\": \"h\", \"observer\": {\"type\": \"histogram\", \"histc_range\": \"int\"}}", &sp, &err), QG_OK);
+    CU_ASSERT_TRUE(sp.observer.histc_int);
+    char *a = qg_spec_to_json(&sp);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, "\"histc_range\": \"int\""));
+    qg_spec again;
+    CU_ASSERT_EQUAL_FATAL(load(a, &again, &err), QG_OK);
+    CU_ASSERT_TRUE(again.observer.histc_int);
+    free(a);
+    qg_text t = {0};
+    CU_ASSERT_EQUAL_FATAL(qg_emit_dispatch(&sp, "", &t, &err), QG_OK);
+    CU_ASSERT_PTR_NOT_NULL(t.p && strstr(t.p, ".histc_int = 1"));
+    qg_text_free(&t);
+    CU_ASSERT_EQUAL_FATAL(load("{\"name\": \"h\", \"observer\": {\"type\": \"histogram\"}}", &sp, &err), QG_OK);
+    CU_ASSERT_FALSE(sp.observer.histc_int);
+    a = qg_spec_to_json(&sp);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, "\"histc_range\": \"exact\""));
+    free(a);
+    CU_ASSERT_EQUAL_FATAL(load("{\"name\": \"m\"}", &sp, &err), QG_OK);
+    a = qg_spec_to_json(&sp);
+    CU_ASSERT_PTR_NULL(strstr(a, "histc_range"));
+    free(a);
 }
 
 static void test_presets_and_layers(void) {
@@ -178,6 +209,12 @@ static void test_bad_specs(void) {
          NULL,
          {"observer.type", "per-tensor observer"}},
         {"{\"name\": \"a\", \"observer\": {\"averaging_constant\": 0}}", NULL, {"averaging_constant", "(0, 1]"}},
+        {"{\"name\": \"a\", \"observer\": {\"type\": \"histogram\", \"histc_range\": \"floor\"}}",
+         NULL,
+         {"observer.histc_range", "\"floor\"", "exact, int"}},
+        {"{\"name\": \"a\", \"observer\": {\"histc_range\": \"int\"}}",
+         NULL,
+         {"observer.histc_range", "\"int\" for a minmax observer", "histogram observers only"}},
         {"{\"name\": \"a\", \"base\": \"torch.fbgem.activation\"}",
          NULL,
          {"base", "torch.fbgem.activation", "did you mean torch.fbgemm.activation"}},
@@ -238,6 +275,7 @@ int main(void) {
         {"defaults", test_defaults},
         {"every field, canonical round trip", test_every_field},
         {"presets, file and --set layers", test_presets_and_layers},
+        {"observer.histc_range", test_histc_range},
         {"bad specs name field, value and expectation", test_bad_specs},
         {"validation of hand-built specs", test_validate_by_hand},
     };

@@ -10,8 +10,8 @@ changing one import:
 
 Inputs must be float32 CPU tensors; non-contiguous ones (channels-last,
 transposed) are made contiguous first, which copies them. Observers:
-the min/max family (HistogramObserver is not served: its state is more
-than torch's buffers show the runtime).
+the min/max family and HistogramObserver (FakeQuantize modules take the
+min/max family: a histogram's qparams are torch's own search).
 
 qgen.torch.horizon.FakeQuantize takes the arguments of Horizon's QAT
 module (docs/python.md)."""
@@ -19,6 +19,7 @@ module (docs/python.md)."""
 from .fake_quantize import FakeQuantize, FixedQParamsFakeQuantize, FusedMovingAvgObsFakeQuantize
 from .learnable import LearnableFakeQuantize
 from .observer import (
+    HistogramObserver,
     MinMaxObserver,
     MovingAverageMinMaxObserver,
     MovingAveragePerChannelMinMaxObserver,
@@ -31,6 +32,7 @@ __all__ = [
     "FusedMovingAvgObsFakeQuantize",
     "FixedQParamsFakeQuantize",
     "LearnableFakeQuantize",
+    "HistogramObserver",
     "MinMaxObserver",
     "MovingAverageMinMaxObserver",
     "PerChannelMinMaxObserver",
