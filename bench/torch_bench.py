@@ -99,6 +99,25 @@ def module_rows():
     return rows
 
 
+def histogram_row():
+    """HistogramObserver's forward on batches whose range grows a little
+    each call (so every call merges histograms), 1M elements."""
+    x = torch.randn(1 << 20) * 3
+    rows = []
+    for obs in (tq.HistogramObserver(), qt.HistogramObserver()):
+        k = [0]
+
+        def step(obs=obs):
+            k[0] += 1
+            obs(x * (1.0 + 1e-3 * k[0]))
+
+        step()
+        rows.append(median_seconds(step))
+    n = x.numel()
+    return (f"HistogramObserver forward (observer only), {n} elements", n / rows[0] / 1e9, n / rows[1] / 1e9,
+            rows[0] / rows[1])
+
+
 def qat_row():
     torch.manual_seed(0)
     base = qat_cnn.Net()
@@ -123,7 +142,7 @@ def main():
     print(f"torch {torch.__version__}, one thread, medians of {RUNS} runs; allocator: {env}\n")
     print("| module (forward + backward) | torch Gelem/s | qgen Gelem/s | qgen / torch |")
     print("| --- | ---: | ---: | ---: |")
-    for name, g_ref, g_our, ratio in module_rows():
+    for name, g_ref, g_our, ratio in module_rows() + [histogram_row()]:
         print(f"| {name} | {g_ref:.3f} | {g_our:.3f} | {ratio:.1f}x |")
     t_ref, t_our = qat_row()
     print(f"| QAT step of examples/torch-qat (batch 32), ms | {1e3 * t_ref:.2f} | {1e3 * t_our:.2f} | "
