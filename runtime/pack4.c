@@ -1,9 +1,10 @@
 /* qint4 and quint4: quantize and dequantize on byte kernels, packed two
  * per byte around them (include/qgen/spec.h gives the layout). The
  * generated 4-bit entry points call these with their spec's kernels built
- * for one byte per element, clamped to the 4-bit range; per tensor the
- * tensor goes through a stack buffer in chunks, other layouts (whose
- * parameters depend on the element's position) through one scratch copy.
+ * for one byte per element, clamped to the 4-bit range. The tensor goes
+ * through a stack buffer in chunks (per channel and per group, whole
+ * periods of its parameters); a period longer than the buffer goes
+ * through one scratch copy.
  * The float tensors hold the spec's float_type (16-bit codes are converted
  * inside the byte kernels). */
 #include <stdint.h>
@@ -64,12 +65,16 @@ static void unpack(uint8_t *bytes, const uint8_t *q, size_t n, bool is_signed) {
     }
 }
 
-/* Position-dependent layouts go through the stack buffer too, in chunks of
- * whole periods (channels * inner elements, the span after which the
- * parameters repeat per channel and move on by a row's groups per group),
- * of even length so that chunks start on whole bytes. 0 when a period does
- * not fit the buffer twice over (odd) or once (even): then one scratch copy. */
-static size_t chunk_periods(const qg_qparams *qp, size_t *rows_out) {
+/* The elements a chunk through the stack buffer takes: CHUNK per tensor;
+ * for position-dependent layouts whole periods (channels * inner elements,
+ * the span after which the parameters repeat per channel and move on by a
+ * row's groups per group) of even length, so that chunks start on whole
+ * bytes. 0 when a period does not fit the buffer twice over (odd) or once
+ * (even): then one scratch copy. */
+static size_t chunk_len(const qg_spec *sp, const qg_qparams *qp, size_t *rows_out) {
+    *rows_out = 0;
+    if (position_free(sp))
+        return CHUNK;
     const size_t period = qp->channels * (qp->inner ? qp->inner : 1);
     if (period == 0 || period > CHUNK)
         return 0;
@@ -96,16 +101,7 @@ void qg_pack4_quantize(const qg_spec *sp, qg_quantize_link_fn bytes, const void 
                        const qg_qparams *qp) {
     QG_NEED_OR_RETURN(sp && bytes && qp && ((x && q) || n == 0));
     const size_t esize = qg_float_type_size(sp->float_type);
-    if (position_free(sp)) {
-        uint8_t buf[CHUNK];
-        for (size_t at = 0; at < n; at += CHUNK) {
-            const size_t len = n - at < CHUNK ? n - at : CHUNK;
-            bytes((const char *)x + at * esize, buf, len, qp);
-            pack((uint8_t *)q + at / 2, buf, len);
-        }
-        return;
-    }
-    size_t rows, step = chunk_periods(qp, &rows);
+    size_t rows, step = chunk_len(sp, qp, &rows);
     if (step) {
         uint8_t buf[CHUNK];
         for (size_t at = 0; at < n; at += step) {
@@ -134,16 +130,7 @@ void qg_pack4_dequantize(const qg_spec *sp, qg_dequantize_link_fn bytes, const v
     QG_NEED_OR_RETURN(sp && bytes && qp && ((y && q) || n == 0));
     const bool is_signed = !qg_dtype_is_unsigned(sp->dtype);
     const size_t esize = qg_float_type_size(sp->float_type);
-    if (position_free(sp)) {
-        uint8_t buf[CHUNK];
-        for (size_t at = 0; at < n; at += CHUNK) {
-            const size_t len = n - at < CHUNK ? n - at : CHUNK;
-            unpack(buf, (const uint8_t *)q + at / 2, len, is_signed);
-            bytes(buf, (char *)y + at * esize, len, qp);
-        }
-        return;
-    }
-    size_t rows, step = chunk_periods(qp, &rows);
+    size_t rows, step = chunk_len(sp, qp, &rows);
     if (step) {
         uint8_t buf[CHUNK];
         for (size_t at = 0; at < n; at += step) {
