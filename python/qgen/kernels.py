@@ -99,6 +99,9 @@ class Kernels:
         self._k = out.contents
         self.isa = _lib.isas()[self._k.isa]
         self.q_dtype = _Q_NUMPY[self.spec["dtype"]]
+        # the kernels as ctypes callables, made once: wrapping a pointer costs more than a small call
+        self._calls = (_lib.FAKE_QUANT(self._k.fake_quant), _lib.BACKWARD(self._k.fake_quant_backward),
+                       _lib.QUANTIZE(self._k.quantize), _lib.QUANTIZE(self._k.dequantize))
 
     _jits = {}
 
@@ -162,6 +165,21 @@ class Kernels:
         qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner), n)
         self._fake_quant(px, py, pm, n, qp)
         return y, mask
+
+    def masked_backward(self, dy, mask):
+        """fake_quant_backward for autograd: dy a contiguous CPU tensor of
+        the spec's float type and mask the forward's own, so the checks
+        are one dtype test (anything else takes fake_quant_backward)."""
+        if dy.dtype is not self._torch_float(dy):
+            return self.fake_quant_backward(dy, mask)
+        dx = dy.new_empty(dy.shape)
+        self._backward(dy.data_ptr(), mask.data_ptr(), dx.data_ptr(), dy.numel())
+        return dx
+
+    def _torch_float(self, t):
+        import torch
+
+        return getattr(torch, self._f(t))
 
     def fake_quant_backward(self, dy, mask, out=None):
         """dx = dy where mask is set, else 0."""
@@ -240,16 +258,16 @@ class Kernels:
         return self._k.observe, self._k.quantize
 
     def _fake_quant(self, px, py, pm, n, qp):
-        _lib.FAKE_QUANT(self._k.fake_quant)(px, py, pm, n, ctypes.addressof(qp))
+        self._calls[0](px, py, pm, n, ctypes.addressof(qp))
 
     def _backward(self, pdy, pm, pdx, n):
-        _lib.BACKWARD(self._k.fake_quant_backward)(pdy, pm, pdx, n)
+        self._calls[1](pdy, pm, pdx, n)
 
     def _quantize(self, px, pq, n, qp):
-        _lib.QUANTIZE(self._k.quantize)(px, pq, n, ctypes.addressof(qp))
+        self._calls[2](px, pq, n, ctypes.addressof(qp))
 
     def _dequantize(self, pq, px, n, qp):
-        _lib.QUANTIZE(self._k.dequantize)(pq, px, n, ctypes.addressof(qp))
+        self._calls[3](pq, px, n, ctypes.addressof(qp))
 
 
 class Reference(Kernels):

@@ -86,6 +86,7 @@ class Step:
         self.mn, self.mx = torch.empty(C), torch.empty(C)
         self.s, self.z = torch.empty(C), torch.empty(C, dtype=torch.int32)
         self.stamp = None
+        self._observe = None
 
     @staticmethod
     def stamp_of(buffers):
@@ -111,7 +112,9 @@ class Step:
 
     def observe(self, x, inner):
         """The generated observe kernel on x (the runtime observer's min/max)."""
-        observe = _lib.OBSERVE(self.kernels._k.observe)
+        if self._observe is None:
+            self._observe = _lib.OBSERVE(self.kernels._k.observe)
+        observe = self._observe
         _lib.check(observe(x.data_ptr(), x.numel(), inner, self.obs, ctypes.addressof(self.err)), self.err)
 
     def qparams(self):
@@ -214,4 +217,4 @@ class MaskedFakeQuant(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dy):
         (mask,) = ctx.saved_tensors
-        return ctx.kernels.fake_quant_backward(dy.contiguous(), mask).view_as(dy), None
+        return ctx.kernels.masked_backward(dy.contiguous(), mask).view_as(dy), None

@@ -51,7 +51,7 @@ class _HorizonFakeQuant(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dy):
         (mask,) = ctx.saved_tensors
-        return ctx.kernels.fake_quant_backward(dy.contiguous(), mask).view_as(dy), None, None
+        return ctx.kernels.masked_backward(dy.contiguous(), mask).view_as(dy), None, None
 
 
 class FakeQuantize(tq.FakeQuantizeBase):
