@@ -36,23 +36,6 @@ typedef struct job {
     const qg_qparams *qp;
 } job;
 
-/* Elements in one repetition of the parameter pattern, the parameters one
- * repetition uses (per group: the next period's start further on), 0 when
- * the layout has no period (qp->inner of 0 on a per-group spec). */
-static size_t period_of(const job *j, size_t *params_per_period) {
-    *params_per_period = 0;
-    if (!j->qp || (!qg_qscheme_is_per_channel(j->sp->qscheme) && !qg_qscheme_is_per_group(j->sp->qscheme)))
-        return 1;
-    const size_t inner = j->qp->inner ? j->qp->inner : 1;
-    if (qg_qscheme_is_per_channel(j->sp->qscheme))
-        return j->sp->channel_len * inner;
-    if (j->qp->inner == 0 || j->qp->channels == 0)
-        return 0;
-    const size_t G = j->sp->group_size;
-    *params_per_period = (j->qp->channels + G - 1) / G * inner;
-    return j->qp->channels * inner;
-}
-
 static size_t byte_offset(const job *j, size_t at) { return qg_q_bytes(j->sp->dtype, at); }
 
 static size_t mask_offset(const job *j, size_t at) { return j->sp->compat_mask ? at / 8 : at; }
@@ -129,15 +112,6 @@ static void run_elements(const job *j, size_t n) {
     }
 }
 
-/* qparams for a piece whose first element is parameter set `first` of the
- * pattern (the kernel counts runs from the piece's start). */
-static qg_qparams shifted(const job *j, size_t first) {
-    qg_qparams qp = *j->qp;
-    qp.scale += first;
-    qp.zero_point = qp.zero_point ? qp.zero_point + first : NULL;
-    return qp;
-}
-
 /* Short periods: pieces of whole periods through the stack buffers. */
 static void run_periods(const job *j, size_t n, size_t P, size_t per_period, size_t unit) {
     float fin[CHUNK], fout[CHUNK];
@@ -145,7 +119,7 @@ static void run_periods(const job *j, size_t n, size_t P, size_t per_period, siz
     for (size_t at = 0; at < n; at += step) {
         qg_qparams qp;
         if (j->qp)
-            qp = shifted(j, per_period * (at / P));
+            qp = qg_qparams_at(j->qp, per_period * (at / P));
         run_piece(j, at, n - at < step ? n - at : step, j->qp ? &qp : NULL, fin, fout);
     }
 }
@@ -162,7 +136,7 @@ static void run_channel_runs(const job *j, size_t n) {
         size_t len = off || inner > CHUNK ? inner - off : inner * (CHUNK / inner < C - c ? CHUNK / inner : C - c);
         len = len < CHUNK ? len : CHUNK;
         len = len < n - at ? len : n - at;
-        const qg_qparams qp = shifted(j, c);
+        const qg_qparams qp = qg_qparams_at(j->qp, c);
         run_piece(j, at, len, &qp, fin, fout);
         at += len;
     }
@@ -170,7 +144,7 @@ static void run_channel_runs(const job *j, size_t n) {
 
 static void run(const job *j, size_t n) {
     size_t per_period;
-    const size_t P = period_of(j, &per_period);
+    const size_t P = qg_param_period(j->sp, j->qp, &per_period);
     size_t unit = P;
     while (unit && unit % 8) /* whole bytes of packed masks and nibbles */
         unit += P;

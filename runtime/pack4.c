@@ -13,12 +13,9 @@
 
 #include "qgen/kernel_support.h"
 #include "arg_check.h"
+#include "rt_internal.h"
 
 enum { CHUNK = 4096 }; /* even: chunks start on whole bytes */
-
-static bool position_free(const qg_spec *sp) {
-    return !qg_qscheme_is_per_channel(sp->qscheme) && !qg_qscheme_is_per_group(sp->qscheme);
-}
 
 /* Sixteen elements at a time in GCC/clang vector types (one SIMD register
  * where the target has one, word operations where not): a 16-bit lane
@@ -65,48 +62,26 @@ static void unpack(uint8_t *bytes, const uint8_t *q, size_t n, bool is_signed) {
     }
 }
 
-/* The elements a chunk through the stack buffer takes: CHUNK per tensor;
- * for position-dependent layouts whole periods (channels * inner elements,
- * the span after which the parameters repeat per channel and move on by a
- * row's groups per group) of even length, so that chunks start on whole
- * bytes. 0 when a period does not fit the buffer twice over (odd) or once
- * (even): then one scratch copy. */
-static size_t chunk_len(const qg_spec *sp, const qg_qparams *qp, size_t *rows_out) {
-    *rows_out = 0;
-    if (position_free(sp))
-        return CHUNK;
-    const size_t period = qp->channels * (qp->inner ? qp->inner : 1);
-    if (period == 0 || period > CHUNK)
-        return 0;
-    size_t rows = CHUNK / period;
-    if (period % 2 && (rows -= rows % 2) == 0)
-        return 0;
-    *rows_out = rows;
-    return rows * period;
-}
-
-static qg_qparams chunk_qparams(const qg_spec *sp, const qg_qparams *qp, size_t at, size_t step, size_t rows) {
-    qg_qparams p = *qp;
-    if (qg_qscheme_is_per_group(sp->qscheme)) { /* ONNX's blocked order: a row's groups, then the next row's */
-        const size_t groups = (qp->channels + sp->group_size - 1) / sp->group_size;
-        const size_t off = at / step * rows * groups * (qp->inner ? qp->inner : 1);
-        p.scale += off;
-        if (p.zero_point)
-            p.zero_point += off;
-    }
-    return p;
+/* The elements a chunk through the stack buffer takes: whole periods of
+ * the layout's parameters (qg_param_period), an even count of them so that
+ * chunks start on whole bytes. 0 when that does not fit the buffer: then
+ * one scratch copy. */
+static size_t chunk_len(const qg_spec *sp, const qg_qparams *qp, size_t *period, size_t *params_per_period) {
+    *period = qg_param_period(sp, qp, params_per_period);
+    const size_t unit = *period % 2 ? 2 * *period : *period;
+    return unit && unit <= CHUNK ? CHUNK / unit * unit : 0;
 }
 
 void qg_pack4_quantize(const qg_spec *sp, qg_quantize_link_fn bytes, const void *x, void *q, size_t n,
                        const qg_qparams *qp) {
     QG_NEED_OR_RETURN(sp && bytes && qp && ((x && q) || n == 0));
     const size_t esize = qg_float_type_size(sp->float_type);
-    size_t rows, step = chunk_len(sp, qp, &rows);
+    size_t period, per_period, step = chunk_len(sp, qp, &period, &per_period);
     if (step) {
         uint8_t buf[CHUNK];
         for (size_t at = 0; at < n; at += step) {
             const size_t len = n - at < step ? n - at : step;
-            const qg_qparams p = chunk_qparams(sp, qp, at, step, rows);
+            const qg_qparams p = qg_qparams_at(qp, per_period * (at / period));
             bytes((const char *)x + at * esize, buf, len, &p);
             pack((uint8_t *)q + at / 2, buf, len);
         }
@@ -130,12 +105,12 @@ void qg_pack4_dequantize(const qg_spec *sp, qg_dequantize_link_fn bytes, const v
     QG_NEED_OR_RETURN(sp && bytes && qp && ((y && q) || n == 0));
     const bool is_signed = !qg_dtype_is_unsigned(sp->dtype);
     const size_t esize = qg_float_type_size(sp->float_type);
-    size_t rows, step = chunk_len(sp, qp, &rows);
+    size_t period, per_period, step = chunk_len(sp, qp, &period, &per_period);
     if (step) {
         uint8_t buf[CHUNK];
         for (size_t at = 0; at < n; at += step) {
             const size_t len = n - at < step ? n - at : step;
-            const qg_qparams p = chunk_qparams(sp, qp, at, step, rows);
+            const qg_qparams p = qg_qparams_at(qp, per_period * (at / period));
             unpack(buf, (const uint8_t *)q + at / 2, len, is_signed);
             bytes(buf, (char *)y + at * esize, len, &p);
         }

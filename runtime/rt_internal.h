@@ -54,6 +54,34 @@ static inline size_t qg_param_index(const qg_spec *sp, const qg_qparams *qp, siz
     return (o * ((D + G - 1) / G) + d / G) * inner + k;
 }
 
+/* The repetition of a layout's parameters: the elements of one period
+ * (channels x inner; 1 for per-tensor specs or no qparams) and, in
+ * *params_per_period, how far a period moves the scale pointer on (per
+ * group: a row's groups; per channel the parameters repeat: 0). 0 elements
+ * when a per-group layout has no period (inner or channels 0). Drivers that
+ * cut a tensor into pieces start each on a period, with qg_qparams_at. */
+static inline size_t qg_param_period(const qg_spec *sp, const qg_qparams *qp, size_t *params_per_period) {
+    *params_per_period = 0;
+    if (!qp || (!qg_qscheme_is_per_channel(sp->qscheme) && !qg_qscheme_is_per_group(sp->qscheme)))
+        return 1;
+    const size_t inner = qp->inner ? qp->inner : 1;
+    if (qg_qscheme_is_per_channel(sp->qscheme))
+        return sp->channel_len * inner;
+    if (qp->inner == 0 || qp->channels == 0)
+        return 0;
+    *params_per_period = (qp->channels + sp->group_size - 1) / sp->group_size * inner;
+    return qp->channels * inner;
+}
+
+/* qp for a piece whose first element uses parameter set `first` (the
+ * kernel counts runs from the piece's start). */
+static inline qg_qparams qg_qparams_at(const qg_qparams *qp, size_t first) {
+    qg_qparams p = *qp;
+    p.scale += first;
+    p.zero_point = p.zero_point ? p.zero_point + first : NULL;
+    return p;
+}
+
 /* Element i of a q tensor of dtype d (4-bit: packed, the byte zeroed
  * before the first store into it). */
 static inline void qg_store_q(qg_dtype d, void *q, size_t i, int64_t v) {

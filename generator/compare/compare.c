@@ -354,13 +354,15 @@ qg_status qg_compare_run(const qg_spec *spec, const qg_compare_options *opt, qg_
     ctx cv = {.sp = &rep->spec, .opt = opt, .rep = rep}, *c = &cv;
     selection sel = {opt->ops ? opt->ops : (1u << QG_K_OP_COUNT) - 1,
                      opt->targets ? opt->targets : (1u << QG_ISA_COUNT) - 1, opt->backends ? opt->backends : 3u, 0, 0};
-    if (qg_qscheme_is_per_group(spec->qscheme) && (sel.ops & (1u << QG_K_OBSERVE))) {
+    qg_observer *probe = NULL;
+    qg_error why;
+    if ((sel.ops & (1u << QG_K_OBSERVE)) && qg_observer_create(spec, &probe, &why) != QG_OK) {
+        /* the runtime's rule (per-group specs keep no observer state), not a second copy of it */
         sel.ops &= ~(1u << QG_K_OBSERVE);
-        qg_cmp_note(c,
-                    "observe: a %s spec keeps no observer state (its groups' min/max come from quantize_dynamic); "
-                    "not compared",
-                    qg_qscheme_name(spec->qscheme));
+        qg_cmp_note(c, "observe: not compared: %s", why.message);
     }
+    if (probe)
+        qg_observer_destroy(probe);
     choose_isas(c, spec, sel.targets);
     c->have_clang = qg_cmp_find_tool("QGEN_CLANG", "clang-19", c->clang, sizeof c->clang);
     c->have_mca = qg_cmp_find_tool("QGEN_LLVM_MCA", "llvm-mca-19", c->mca, sizeof c->mca);

@@ -6,6 +6,9 @@
 
 #include "qgen/spec.h"
 
+/* observer.histc_range's spelling of qg_observer_spec.histc_int. */
+static inline const char *qg_histc_range_name(int histc_int) { return histc_int ? "int" : "exact"; }
+
 /* A preset's JSON text, or NULL when no preset has that name. */
 const char *qg_preset_json(const char *name);
 

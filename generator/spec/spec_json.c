@@ -186,7 +186,6 @@ static const char *train_qparams_n(int i) { return qg_train_qparams_name((qg_tra
 static const char *observer_n(int i) { return qg_observer_type_name((qg_observer_type)i); }
 static const char *float_type_n(int i) { return qg_float_type_name((qg_float_type)i); }
 static const char *isa_n(int i) { return qg_isa_name((qg_isa)i); }
-static const char *histc_range_n(int i) { return i ? "int" : "exact"; }
 
 /* ---- conversion of the merged object ------------------------------------ */
 
@@ -203,7 +202,7 @@ static qg_status convert_observer(const ctx *c, json_t *o, qg_spec *sp) {
         (st = get_int(c, o, "upsample_rate", "observer.upsample_rate", 1, 4096, &up)) ||
         (st = get_float(c, o, "scale", "observer.scale", &ob->fixed_scale)) ||
         (st = get_int(c, o, "zero_point", "observer.zero_point", INT32_MIN, INT32_MAX, &zp)) ||
-        (st = get_enum(c, o, "histc_range", "observer.histc_range", histc_range_n, 2, &histc_int)))
+        (st = get_enum(c, o, "histc_range", "observer.histc_range", qg_histc_range_name, 2, &histc_int)))
         return st;
     ob->type = (qg_observer_type)type;
     ob->bins = (int)bins;

@@ -53,7 +53,7 @@ char *qg_spec_to_json(const qg_spec *sp) {
     json_object_set_new(ob, "bins", json_integer(sp->observer.bins));
     json_object_set_new(ob, "upsample_rate", json_integer(sp->observer.upsample_rate));
     if (sp->observer.type == QG_OBS_HISTOGRAM)
-        json_object_set_new(ob, "histc_range", json_string(sp->observer.histc_int ? "int" : "exact"));
+        json_object_set_new(ob, "histc_range", json_string(qg_histc_range_name(sp->observer.histc_int)));
     if (sp->observer.type == QG_OBS_FIXED_QPARAMS) {
         json_object_set_new(ob, "scale", float_json(sp->observer.fixed_scale));
         json_object_set_new(ob, "zero_point", json_integer(sp->observer.fixed_zero_point));

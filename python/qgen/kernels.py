@@ -99,6 +99,7 @@ class Kernels:
         self._k = out.contents
         self.isa = _lib.isas()[self._k.isa]
         self.q_dtype = _Q_NUMPY[self.spec["dtype"]]
+        self._torch_dtype = None
         # the kernels as ctypes callables, made once: wrapping a pointer costs more than a small call
         self._calls = (_lib.FAKE_QUANT(self._k.fake_quant), _lib.BACKWARD(self._k.fake_quant_backward),
                        _lib.QUANTIZE(self._k.quantize), _lib.QUANTIZE(self._k.dequantize))
@@ -177,9 +178,11 @@ class Kernels:
         return dx
 
     def _torch_float(self, t):
-        import torch
+        if getattr(self, "_torch_dtype", None) is None:  # once: torch is imported only where tensors are used
+            import torch
 
-        return getattr(torch, self._f(t))
+            self._torch_dtype = getattr(torch, self._f(t))
+        return self._torch_dtype
 
     def fake_quant_backward(self, dy, mask, out=None):
         """dx = dy where mask is set, else 0."""
