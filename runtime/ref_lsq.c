@@ -13,10 +13,7 @@ static float clampf_range(const qg_spec *sp, float v) {
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* The integer zero point torch derives from a learnable float one: forward
- * rounds half to even; the per-tensor backward truncates z + 0.5 instead,
- * the per-channel backward rounds half to even again. */
-static float lsq_zero_point(const qg_spec *sp, float zf, bool backward) {
+float qg_lsq_zero_point(const qg_spec *sp, float zf, bool backward) {
     if (backward && !qg_qscheme_is_per_channel(sp->qscheme))
         return truncf(clampf_range(sp, zf + 0.5f));
     return clampf_range(sp, nearbyintf(zf));
@@ -29,7 +26,7 @@ void qg_ref_lsq_forward(const qg_spec *sp, const float *x, float *y, size_t n, c
     if (!z)
         return;
     for (size_t c = 0; c < channels; c++)
-        z[c] = (int32_t)lsq_zero_point(sp, zero_point_f[c], false);
+        z[c] = (int32_t)qg_lsq_zero_point(sp, zero_point_f[c], false);
     qg_qparams qp = {scale, z, NULL, channels, inner ? inner : 1};
     qg_ref_fake_quant(sp, x, y, NULL, n, &qp);
     free(z);
@@ -44,7 +41,7 @@ void qg_ref_lsq_backward(const qg_spec *sp, const float *x, const float *dy, siz
     for (size_t i = 0; i < n; i++) {
         size_t c = qg_channel_of(i, inner ? inner : 1, channels);
         const float s = scale[c], inv = 1.0f / s;
-        const float z = lsq_zero_point(sp, zero_point_f[c], true);
+        const float z = qg_lsq_zero_point(sp, zero_point_f[c], true);
         const float xi = x[i], d = dy[i];
         const float xq = qg_round_mode(sp->rounding, z + xi * inv);
         const bool below = xq<qmin, above = xq> qmax;

@@ -39,6 +39,12 @@ static inline qg_chan qg_chan_of(const qg_spec *sp, const qg_qparams *qp, size_t
     return ch;
 }
 
+/* The integer zero point torch derives from a learnable float one
+ * (docs/semantics.md, "LSQ"): forward rounds half to even; the per-tensor
+ * backward truncates z + 0.5 instead, the per-channel backward rounds half
+ * to even again. */
+float qg_lsq_zero_point(const qg_spec *sp, float zf, bool backward);
+
 static inline size_t qg_channel_of(size_t i, size_t inner, size_t channels) {
     return channels <= 1 ? 0 : (i / inner) % channels;
 }

@@ -107,6 +107,10 @@ void qg_ref_lsq_forward(const qg_spec *spec, const float *x, float *y, size_t n,
 void qg_ref_lsq_backward(const qg_spec *spec, const float *x, const float *dy, size_t n, const float *scale,
                          const float *zero_point_f, size_t channels, size_t inner, float grad_factor,
                          qg_lsq_grads *out);
+/* The same at speed (what qgen.torch runs): dx identical, ds and dz summed
+ * in another order, within docs/semantics.md's tolerance for them. */
+void qg_lsq_backward(const qg_spec *spec, const float *x, const float *dy, size_t n, const float *scale,
+                     const float *zero_point_f, size_t channels, size_t inner, float grad_factor, qg_lsq_grads *out);
 
 /* Bias to int32: bq = rne(b * (1 / (s_in * s_w[c]))), zero point 0. */
 void qg_ref_quantize_bias(const float *bias, int32_t *bq, size_t channels, float s_in, const float *s_w);

@@ -109,6 +109,7 @@ def _declare(lib):
         "qg_float_type_narrow": (None, [c.c_int, vp, vp, sz]),
         "qg_ref_lsq_forward": (None, [vp, vp, vp, sz, vp, vp, sz, sz]),
         "qg_ref_lsq_backward": (None, [vp, vp, vp, sz, vp, vp, sz, sz, c.c_float, c.POINTER(LsqGrads)]),
+        "qg_lsq_backward": (None, [vp, vp, vp, sz, vp, vp, sz, sz, c.c_float, c.POINTER(LsqGrads)]),
         "qg_status_name": (c.c_char_p, [c.c_int]),
         "qg_isa_name": (c.c_char_p, [c.c_int]),
         "qg_abi_sizeof_qparams": (sz, []),

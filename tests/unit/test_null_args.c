@@ -77,6 +77,9 @@ static void test_reference_ops(void) {
     double ds, dz;
     qg_lsq_grads g = {NULL, &ds, &dz};
     qg_ref_lsq_backward(&sp, x, x, 4, &s, &s, 1, 1, 1.0f, &g);
+    qg_lsq_backward(&sp, x, x, 4, &s, &s, 1, 1, 1.0f, NULL);
+    qg_lsq_backward(&sp, x, x, 4, &s, &s, 1, 1, 1.0f, &g);
+    qg_lsq_backward(&sp, NULL, x, 4, &s, &s, 1, 1, 1.0f, &g);
     qg_ref_quantize_bias(NULL, acc, 1, 0.1f, &s);
     qg_ref_quantize_bias(x, acc, 1, 0.1f, NULL);
     qg_quantize_multiplier(0.5, NULL, NULL);

@@ -304,6 +304,49 @@ static void test_lsq_cases(void) {
     CU_ASSERT_EQUAL(dx[0], 1.0f);
 }
 
+/* Equal, NaN equal to NaN. */
+static bool same_sum(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+static void test_lsq_fast_matches_reference(void) {
+    static const char *const specs[] = {
+        "{\"name\":\"l\",\"dtype\":\"quint8\"}",
+        "{\"name\":\"l\",\"dtype\":\"qint8\",\"qscheme\":\"per_channel_affine\","
+        "\"observer\":{\"type\":\"per_channel_minmax\"}}",
+        "{\"name\":\"l\",\"dtype\":\"quint8\",\"rounding\":\"half_up\"}",
+    };
+    enum { N = 1031 };
+    static float x[N], dy[N], dx_ref[N], dx_fast[N];
+    const float scale[3] = {0.25f, 0.0625f, 0.5f}, zf[3] = {10.3f, -4.5f, 127.5f};
+    unsigned seed = 7;
+    for (size_t i = 0; i < N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        const int r = (int)(seed >> 16) % 2000 - 1000;
+        x[i] = (float)r * 0.125f; /* multiples of 1/8: ties at scale 1/4 */
+        dy[i] = (float)((int)(seed >> 8) % 17 - 8) * 0.5f;
+    }
+    x[5] = -0.0f, x[9] = 3e7f, x[10] = -3e7f, x[11] = 1e30f, x[12] = -INFINITY;
+    x[N - 9] = NAN; /* the long run's sums are NaN in both */
+    const size_t lengths[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 17, N - 10, N};
+    int failures = 0;
+    for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
+        qg_spec sp = spec_of(specs[k]);
+        const size_t channels = k == 1 ? 3 : 1;
+        for (size_t inner = 1; inner <= 5; inner += 4) {
+            for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+                const size_t n = lengths[l];
+                double ds_ref[3], dz_ref[3], ds_fast[3], dz_fast[3];
+                qg_lsq_grads ref = {dx_ref, ds_ref, dz_ref}, fast = {dx_fast, ds_fast, dz_fast};
+                qg_ref_lsq_backward(&sp, x, dy, n, scale, zf, channels, inner, 0.5f, &ref);
+                qg_lsq_backward(&sp, x, dy, n, scale, zf, channels, inner, 0.5f, &fast);
+                failures += n && memcmp(dx_ref, dx_fast, n * sizeof dx_ref[0]) != 0;
+                for (size_t c = 0; c < channels; c++)
+                    failures += !same_sum(ds_ref[c], ds_fast[c]) + !same_sum(dz_ref[c], dz_fast[c]);
+            }
+        }
+    }
+    CU_ASSERT_EQUAL(failures, 0);
+}
+
 static void test_requantize_and_bias(void) {
     int32_t mult;
     int shift;
@@ -437,6 +480,7 @@ int main(void) {
         {"histogram observer", test_histogram_basics},
         {"fused training step", test_fused_step},
         {"LSQ backward", test_lsq_cases},
+        {"LSQ backward at speed against the reference", test_lsq_fast_matches_reference},
         {"requantize and bias", test_requantize_and_bias},
         {"qparams validation", test_qparams_validate},
         {"quantizer states", test_quantizer_states},

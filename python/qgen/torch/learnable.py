@@ -51,7 +51,7 @@ class _Lsq(torch.autograd.Function):
         ds = torch.zeros(channels, dtype=torch.float64)
         dz = torch.zeros(channels, dtype=torch.float64)
         grads = _lib.LsqGrads(dx.data_ptr(), ds.data_ptr(), dz.data_ptr())
-        _lib.lib().qg_ref_lsq_backward(spec._ptr, x.data_ptr(), dy.data_ptr(), x.numel(), s.data_ptr(),
+        _lib.lib().qg_lsq_backward(spec._ptr, x.data_ptr(), dy.data_ptr(), x.numel(), s.data_ptr(),
                                                  zf.data_ptr(), channels, inner, grad_factor, ctypes.byref(grads))
         return dx, ds.to(torch.float32).reshape(s_shape), dz.to(torch.float32).reshape(z_shape), None, None, None, None
 
