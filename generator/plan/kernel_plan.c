@@ -5,6 +5,7 @@
  * exact in fp32, so fl((q - z) * s) needs no integer round trip. Adding
  * +0.0 after rounding turns -0.0 into +0.0, as torch's integer q - z does. */
 #include "kernel_plan.h"
+#include "plan_build.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -49,7 +50,7 @@ int qg_opcode_operand_kind(qg_opcode op, int k) {
 
 const char *qg_opcode_name(qg_opcode op) { return op < QG_OP_COUNT ? op_names[op] : "?"; }
 
-static int emit(qg_plan *p, qg_opcode op, int a, int b, int c, float imm) {
+int qg_plan_emit(qg_plan *p, qg_opcode op, int a, int b, int c, float imm) {
     if (p->nsteps == QG_PLAN_MAX_STEPS) { /* reported by qg_plan_build_io; the last step is overwritten */
         p->overflowed = true;
         p->nsteps--;
@@ -69,37 +70,19 @@ static int emit(qg_plan *p, qg_opcode op, int a, int b, int c, float imm) {
     return p->nvalues++;
 }
 
-/* Names value v (see qg_plan.name) and returns it. */
-static int named(qg_plan *p, int v, const char *name) {
-    p->name[v] = name;
-    return v;
-}
-
-/* A step with an integer immediate: SPLAT_I's value or a shift's count. */
-static int emit_imm(qg_plan *p, qg_opcode op, int a, int32_t imm) {
-    const int v = emit(p, op, a, -1, -1, 0.0f);
-    p->steps[p->nsteps - 1].imm_i = imm;
-    return v;
-}
-
-#define E2(op, a, b) emit(p, QG_OP_##op, a, b, -1, 0.0f)
-#define E1(op, a) emit(p, QG_OP_##op, a, -1, -1, 0.0f)
-#define K(v) emit(p, QG_OP_SPLAT_F, -1, -1, -1, v)
-#define KI(v) emit_imm(p, QG_OP_SPLAT_I, -1, v)
-
-static int scaled(const qg_spec *sp, qg_plan *p) {
-    return named(p, sp->scale_op == QG_SCALE_DIV ? E2(DIV_F, p->x, QG_IN_S) : E2(MUL_F, p->x, QG_IN_INV), "scaled");
+int qg_plan_scaled(const qg_spec *sp, qg_plan *p) {
+    return N(sp->scale_op == QG_SCALE_DIV ? E2(DIV_F, p->x, QG_IN_S) : E2(MUL_F, p->x, QG_IN_INV), "scaled");
 }
 
 /* round(t) in the spec's mode, without the sign of a zero fixed. */
 static int round_mode(const qg_spec *sp, qg_plan *p, int t) {
     switch (sp->rounding) {
-    case QG_ROUND_HALF_UP: return E1(FLOOR, named(p, E2(ADD_F, t, named(p, K(0.5f), "half")), "biased"));
+    case QG_ROUND_HALF_UP: return E1(FLOOR, N(E2(ADD_F, t, N(K(0.5f), "half")), "biased"));
     case QG_ROUND_HALF_AWAY: {
         /* trunc(t + copysign(pred(0.5), t)) equals roundf(t) for every
          * non-NaN fp32 t (checked exhaustively). */
-        int nudge = named(p, emit(p, QG_OP_COPYSIGN, named(p, K(0x1.fffffep-2f), "below_half"), t, -1, 0.0f), "nudge");
-        return E1(TRUNC, named(p, E2(ADD_F, t, nudge), "biased"));
+        int nudge = N(qg_plan_emit(p, QG_OP_COPYSIGN, N(K(0x1.fffffep-2f), "below_half"), t, -1, 0.0f), "nudge");
+        return E1(TRUNC, N(E2(ADD_F, t, nudge), "biased"));
     }
     case QG_ROUND_HALF_EVEN:
     default: return E1(ROUND_EVEN, t);
@@ -108,28 +91,28 @@ static int round_mode(const qg_spec *sp, qg_plan *p, int t) {
 
 /* r = round(x / s) in the spec's mode, with -0.0 made +0.0. */
 static int rounded(const qg_spec *sp, qg_plan *p) {
-    int r = named(p, round_mode(sp, p, scaled(sp, p)), "rounded_signed_zero");
-    return named(p, E2(ADD_F, r, named(p, K(0.0f), "zero")), "rounded");
+    int r = N(round_mode(sp, p, qg_plan_scaled(sp, p)), "rounded_signed_zero");
+    return N(E2(ADD_F, r, N(K(0.0f), "zero")), "rounded");
 }
 
 /* clamp(v, lo, hi), the bounds relative to z. */
 static int clamp_to_range(qg_plan *p, int v) {
-    return named(p, E2(MIN_F, named(p, E2(MAX_F, v, QG_IN_LO), "above_lo"), QG_IN_HI), "clamped");
+    return N(E2(MIN_F, N(E2(MAX_F, v, QG_IN_LO), "above_lo"), QG_IN_HI), "clamped");
 }
 
 /* The masks of r clamped to c: r is in range exactly when clamping left it
  * unchanged (a NaN compares unequal whatever min/max made of it); `t` is
  * the value whose NaN-ness counts. */
 static void range_masks(qg_plan *p, int c, int r, int t, int *in_range, int *ordered) {
-    *in_range = named(p, E2(CMP_EQ, c, r), "in_range");
-    *ordered = named(p, E1(ORDERED, t), "not_nan");
+    *in_range = N(E2(CMP_EQ, c, r), "in_range");
+    *ordered = N(E1(ORDERED, t), "not_nan");
 }
 
 /* c = clamp(r, lo, hi), and 0 (q = z) for NaN, with r's masks. */
 static int clamped(qg_plan *p, int r, int *in_range, int *ordered) {
     int c = clamp_to_range(p, r);
     range_masks(p, c, r, r, in_range, ordered);
-    return named(p, emit(p, QG_OP_SELECT_F, *ordered, c, named(p, K(0.0f), "zero"), 0.0f), "clamped_or_zero");
+    return N(SEL(*ordered, c, N(K(0.0f), "zero")), "clamped_or_zero");
 }
 
 /* Removes steps whose values no output needs (the in-range mask of
@@ -159,119 +142,6 @@ static void drop_dead_steps(qg_plan *p) {
     p->nsteps = kept;
     for (int in = 0; in < QG_IN_COUNT; in++)
         p->uses[in] = live[in];
-}
-
-/* ---- fp8 (docs/semantics.md, "fp8") --------------------------------------
- * A magnitude rounds to the format's grid by adding and subtracting a
- * power of two whose ulp is the grid's spacing in the magnitude's binade
- * (never below the subnormal spacing); the code is then the bits of the
- * rounded value rescaled so that its exponent field is the format's. */
-typedef struct fp8_format {
-    int man, bias;
-    float max;        /* largest finite value */
-    float top;        /* 2^(emax + 1): where an overflowing magnitude rounds */
-    float min_normal; /* 2^(1 - bias): the grid is uniform below it */
-    float nan_value;  /* the value the code 0x7F (NaN) would have */
-    float nan_from;   /* decoded magnitudes from here up are NaN codes */
-    bool has_inf;     /* e5m2: 0x7C is inf, the value `top` */
-} fp8_format;
-
-/* A normal code's value, read as if every exponent were finite. */
-static float fp8_raw_value(const fp8_format *f, unsigned code) {
-    const unsigned e = code >> f->man, m = code & ((1u << f->man) - 1u);
-    return ldexpf((float)((1u << f->man) + m), (int)e - f->bias - f->man);
-}
-
-/* The constants the plans use, from the dtype's layout (qg_dtype_float8_layout). */
-static fp8_format fp8_format_of(qg_dtype d) {
-    fp8_format f = {0};
-    qg_dtype_float8_layout(d, &f.man, &f.bias, &f.has_inf);
-    const unsigned top_exp = 0x7Fu >> f.man; /* all ones */
-    const unsigned max_code = f.has_inf ? 0x7Fu - (1u << f.man) : 0x7Eu;
-    f.max = fp8_raw_value(&f, max_code);
-    f.top = ldexpf(1.0f, (int)(max_code >> f.man) + 1 - f.bias);
-    f.min_normal = ldexpf(1.0f, 1 - f.bias);
-    f.nan_value = fp8_raw_value(&f, 0x7F);
-    f.nan_from = fp8_raw_value(&f, f.has_inf ? (top_exp << f.man) + 1u : 0x7Fu); /* the first NaN code */
-    return f;
-}
-
-/* |t| rounded to the grid (top past the largest finite value), and
- * whether it stayed finite. */
-static int fp8_rounded(const fp8_format *f, qg_plan *p, int t, int *fits) {
-    const int a = named(p, E2(COPYSIGN, t, named(p, K(0.0f), "zero")), "magnitude");
-    const int capped = named(p, E2(MIN_F, a, named(p, K(f->top), "top")), "capped");
-    const int binade = named(p, E2(MAX_F, capped, named(p, K(f->min_normal), "min_normal")), "binade_of");
-    const int binade_bits = named(p, E1(BITS_F2I, binade), "binade_bits");
-    const int exponent = named(p, E2(AND_I, binade_bits, named(p, KI(0x7F800000), "exponent_field")), "exponent");
-    const int offset = named(p, KI((23 - f->man) << 23), "grid_offset");
-    const int magic = named(p, E1(BITS_I2F, named(p, E2(ADD_I, exponent, offset), "magic_bits")), "magic");
-    const int r = named(p, E2(SUB_F, named(p, E2(ADD_F, capped, magic), "shifted"), magic), "rounded");
-    *fits = named(p, E2(CMP_LE, r, named(p, K(f->max), "max_finite")), "fits");
-    return r;
-}
-
-static void fp8_quantize(const qg_spec *sp, const fp8_format *f, qg_plan *p) {
-    const int t = scaled(sp, p);
-    int fits;
-    const int r = fp8_rounded(f, p, t, &fits);
-    const float over = sp->saturate ? f->max : f->has_inf ? f->top : f->nan_value;
-    const int v =
-        named(p, emit(p, QG_OP_SELECT_F, fits, r, named(p, K(over), "overflow_value"), 0.0f), "finite_or_over");
-    const int ordered = named(p, E1(ORDERED, t), "not_nan");
-    const int nan_value = named(p, K(f->nan_value), "nan_value");
-    const int code_value = named(p, emit(p, QG_OP_SELECT_F, ordered, v, nan_value, 0.0f), "code_value");
-    const int exp_shift = named(p, K(ldexpf(1.0f, f->bias - 127)), "exponent_shift");
-    const int rescaled =
-        named(p, E1(BITS_F2I, named(p, E2(MUL_F, code_value, exp_shift), "rescaled")), "rescaled_bits");
-    const int mag = named(p, emit_imm(p, QG_OP_SHR_I, rescaled, 23 - f->man), "code_magnitude");
-    const int sign_byte = named(p, emit_imm(p, QG_OP_SHR_I, named(p, E1(BITS_F2I, t), "scaled_bits"), 24), "top_byte");
-    const int sign = named(p, E2(AND_I, sign_byte, named(p, KI(0x80), "sign_bit")), "code_sign");
-    p->out_q = named(p, E2(ADD_I, mag, sign), "quantized");
-}
-
-static void fp8_dequantize(const fp8_format *f, qg_plan *p) {
-    const int mag = named(p, E2(AND_I, QG_IN_Q, named(p, KI(0x7F), "magnitude_bits")), "code_magnitude");
-    const int moved = named(p, emit_imm(p, QG_OP_SHL_I, mag, 23 - f->man), "moved_bits");
-    const int exp_shift = named(p, K(ldexpf(1.0f, 127 - f->bias)), "exponent_shift");
-    const int raw = named(p, E2(MUL_F, named(p, E1(BITS_I2F, moved), "moved"), exp_shift), "magnitude");
-    int m = raw;
-    if (f->has_inf) {
-        const int is_inf = named(p, E2(CMP_GE, raw, named(p, K(f->top), "top")), "inf_code");
-        m = named(p, emit(p, QG_OP_SELECT_F, is_inf, named(p, K(INFINITY), "inf"), raw, 0.0f), "magnitude_or_inf");
-    }
-    const int sign_bits = named(p, emit_imm(p, QG_OP_SHL_I, QG_IN_Q, 24), "sign_bits");
-    const int sign = named(p, E1(BITS_I2F, sign_bits), "code_sign");
-    const int y = named(p, E2(MUL_F, named(p, E2(COPYSIGN, m, sign), "decoded"), QG_IN_S), "y_number");
-    const int is_nan = named(p, E2(CMP_GE, raw, named(p, K(f->nan_from), "nan_from")), "nan_code");
-    p->out_y = named(p, emit(p, QG_OP_SELECT_F, is_nan, named(p, K(NAN), "nan"), y, 0.0f), "y");
-}
-
-static void fp8_fake_quant(const qg_spec *sp, const fp8_format *f, qg_plan *p) {
-    const int t = scaled(sp, p);
-    int fits;
-    const int r = fp8_rounded(f, p, t, &fits);
-    const float over = sp->saturate ? f->max : f->has_inf ? INFINITY : 0.0f; /* e4m3fn: NaN below */
-    const int v =
-        named(p, emit(p, QG_OP_SELECT_F, fits, r, named(p, K(over), "overflow_value"), 0.0f), "finite_or_over");
-    int y = named(p, E2(MUL_F, named(p, E2(COPYSIGN, v, t), "decoded"), QG_IN_S), "y_number");
-    if (!sp->saturate && !f->has_inf)
-        y = named(p, emit(p, QG_OP_SELECT_F, fits, y, named(p, K(NAN), "nan"), 0.0f), "y_or_overflow_nan");
-    const int ordered = named(p, E1(ORDERED, t), "not_nan");
-    p->out_y = named(p, emit(p, QG_OP_SELECT_F, ordered, y, p->x, 0.0f), "y");
-    p->out_mask = sp->saturate ? named(p, E2(AND_M, fits, ordered), "in_range") : ordered;
-}
-
-/* The fp8 plans; false for an op whose plan is the integer one
- * (backward, observe) or the reference (requantize). */
-static bool fp8_plan(const qg_spec *sp, qg_kernel_op op, qg_plan *p) {
-    const fp8_format f = fp8_format_of(sp->dtype);
-    switch (op) {
-    case QG_K_QUANTIZE: fp8_quantize(sp, &f, p); return true;
-    case QG_K_DEQUANTIZE: fp8_dequantize(&f, p); return true;
-    case QG_K_FAKE_QUANT: fp8_fake_quant(sp, &f, p); return true;
-    default: return false;
-    }
 }
 
 static bool needs_more_than_fp32(const qg_spec *sp) {
@@ -356,8 +226,8 @@ static void describe(const qg_spec *sp, qg_plan *p) {
  * NaN-ness is then t's. Two conversions replace an emulated
  * round-to-integral (docs/semantics.md, "Element arithmetic"). */
 static int rounded_by_conversion(const qg_spec *sp, qg_plan *p, int *t) {
-    *t = scaled(sp, p);
-    return named(p, E1(CVT_I2F, named(p, E1(ROUND_CVT, *t), "rounded_int")), "rounded");
+    *t = qg_plan_scaled(sp, p);
+    return N(E1(CVT_I2F, N(E1(ROUND_CVT, *t), "rounded_int")), "rounded");
 }
 
 /* fake_quant's r as fl(fl(t + M) - M), M = 1.5 * 2^23 (QG_RNE_MAGIC_ADD):
@@ -368,12 +238,12 @@ static int rounded_by_conversion(const qg_spec *sp, qg_plan *p, int *t) {
  * same bound as t with the mask 0 (docs/semantics.md, "Element
  * arithmetic"). */
 static int magic_add(qg_plan *p, int v, const char *biased, const char *rounded) {
-    const int m = named(p, K(0x1.8p23f), "round_magic");
-    return named(p, E2(SUB_F, named(p, E2(ADD_F, v, m), biased), m), rounded);
+    const int m = N(K(0x1.8p23f), "round_magic");
+    return N(E2(SUB_F, N(E2(ADD_F, v, m), biased), m), rounded);
 }
 
 static int rounded_by_magic_add(const qg_spec *sp, qg_plan *p, int *t) {
-    *t = scaled(sp, p);
+    *t = qg_plan_scaled(sp, p);
     return magic_add(p, *t, "rounded_biased", "rounded");
 }
 
@@ -390,8 +260,8 @@ static qg_round_even_way round_even_way(const qg_spec *sp, const qg_plan_io *io)
  * conversion where the ISA's rounding conversion is a call. */
 static int rounded_int(const qg_spec *sp, const qg_plan_io *io, qg_plan *p, int c, const char *name) {
     if (!io->round_cvt_by_call || round_even_way(sp, io) != QG_RNE_MAGIC_ADD)
-        return named(p, E1(ROUND_CVT, c), name);
-    return named(p, E1(CVT_F2I, magic_add(p, c, "clamped_biased", "clamped_rounded")), name);
+        return N(E1(ROUND_CVT, c), name);
+    return N(E1(CVT_F2I, magic_add(p, c, "clamped_biased", "clamped_rounded")), name);
 }
 
 /* q - z for a store that adds z with saturation and bounds below by qmin
@@ -399,10 +269,10 @@ static int rounded_int(const qg_spec *sp, const qg_plan_io *io, qg_plan *p, int 
  * or a saturated value (targets/<isa>.json's round_cvt is never "in_range"
  * there), which the store saturates to qmin all the same. */
 static int below_hi_only(const qg_plan_io *io, qg_plan *p, int t, int not_nan) {
-    const int upper = named(p, E2(MIN_F, t, QG_IN_HI), "below_hi");
+    const int upper = N(E2(MIN_F, t, QG_IN_HI), "below_hi");
     if (io->round_cvt_nan_zero) /* NaN stays NaN through the min and converts to 0 */
-        return named(p, E1(ROUND_CVT, upper), "q_minus_z_below_hi");
-    return named(p, E2(MASKZ_I, not_nan, named(p, E1(ROUND_CVT, upper), "rounded_below_hi")), "q_minus_z_below_hi");
+        return N(E1(ROUND_CVT, upper), "q_minus_z_below_hi");
+    return N(E2(MASKZ_I, not_nan, N(E1(ROUND_CVT, upper), "rounded_below_hi")), "q_minus_z_below_hi");
 }
 
 /* The plans of the integer dtypes. */
@@ -419,9 +289,9 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
         }
         int c = clamp_to_range(p, r);
         range_masks(p, c, r, t, &in_range, &ordered);
-        int y = named(p, emit(p, QG_OP_MASKZ_MUL_F, ordered, c, QG_IN_S, 0.0f), "y");
+        int y = N(qg_plan_emit(p, QG_OP_MASKZ_MUL_F, ordered, c, QG_IN_S, 0.0f), "y");
         if (sp->nan_policy == QG_NAN_PROPAGATE)
-            y = named(p, emit(p, QG_OP_SELECT_F, ordered, y, p->x, 0.0f), "y_or_nan");
+            y = N(SEL(ordered, y, p->x), "y_or_nan");
         p->out_y = y;
         p->out_mask = sp->saturate ? in_range : ordered;
         break;
@@ -431,129 +301,48 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
             /* Clamping before rounding is the same for integral bounds, and
              * lets one round-to-nearest-even conversion do both; NaN lanes
              * become 0, so q = z. */
-            int t = scaled(sp, p);
+            int t = qg_plan_scaled(sp, p);
             int c = clamp_to_range(p, t);
-            ordered = named(p, E1(ORDERED, t), "not_nan");
+            ordered = N(E1(ORDERED, t), "not_nan");
             int qi = io->round_cvt_nan_zero /* a NaN t stays NaN through the clamp and converts to 0 */
                          ? rounded_int(sp, io, p, c, "q_minus_z")
-                         : named(p, E2(MASKZ_I, ordered, rounded_int(sp, io, p, c, "rounded")), "q_minus_z");
-            p->out_q = named(p, E2(ADD_I, qi, QG_IN_Z), "quantized");
+                         : N(E2(MASKZ_I, ordered, rounded_int(sp, io, p, c, "rounded")), "q_minus_z");
+            p->out_q = N(E2(ADD_I, qi, QG_IN_Z), "quantized");
             if (io->grouped_store_adds_z)
                 p->out_q_grouped = below_hi_only(io, p, t, ordered);
             break;
         }
         int c = clamped(p, rounded(sp, p), &in_range, &ordered);
-        p->out_q = named(p, E2(ADD_I, named(p, E1(CVT_F2I, c), "q_minus_z"), QG_IN_Z), "quantized");
+        p->out_q = N(E2(ADD_I, N(E1(CVT_F2I, c), "q_minus_z"), QG_IN_Z), "quantized");
         break;
     }
     case QG_K_DEQUANTIZE: {
-        int d = named(p, E1(CVT_I2F, named(p, E2(SUB_I, QG_IN_Q, QG_IN_Z), "q_minus_z")), "q_minus_z_f");
-        p->out_y = named(p, E2(MUL_F, d, QG_IN_S), "y");
+        int d = N(E1(CVT_I2F, N(E2(SUB_I, QG_IN_Q, QG_IN_Z), "q_minus_z")), "q_minus_z_f");
+        p->out_y = N(E2(MUL_F, d, QG_IN_S), "y");
         break;
     }
     case QG_K_FAKE_QUANT_BACKWARD:
-        p->out_y = named(p, E2(MASK_F, QG_IN_MASK, p->dy), "dx"); /* mask ? dy : +0.0 */
+        p->out_y = N(E2(MASK_F, QG_IN_MASK, p->dy), "dx"); /* mask ? dy : +0.0 */
         break;
     case QG_K_OBSERVE: break;
     case QG_K_REQUANTIZE: {
         /* fp32 scheme: y = clamp(round(float(sat(acc + bq)) * m) + z_out),
          * with m in the scale slot and the bounds relative to z_out. */
-        int acc = named(p, E1(CVT_I2F, named(p, E2(SAT_ADD_I, QG_IN_Q, QG_IN_B), "acc_plus_bias")), "acc_f");
-        int t = named(p, E2(MUL_F, acc, QG_IN_S), "scaled");
+        int acc = N(E1(CVT_I2F, N(E2(SAT_ADD_I, QG_IN_Q, QG_IN_B), "acc_plus_bias")), "acc_f");
+        int t = N(E2(MUL_F, acc, QG_IN_S), "scaled");
         if (sp->rounding == QG_ROUND_HALF_EVEN) {
             int c = clamp_to_range(p, t);
-            p->out_q = named(p, E2(ADD_I, rounded_int(sp, io, p, c, "q_minus_z"), QG_IN_Z), "quantized");
+            p->out_q = N(E2(ADD_I, rounded_int(sp, io, p, c, "q_minus_z"), QG_IN_Z), "quantized");
             break;
         }
-        int r = named(p, round_mode(sp, p, t), "rounded");
+        int r = N(round_mode(sp, p, t), "rounded");
         int c = clamp_to_range(p, r);
-        p->out_q = named(p, E2(ADD_I, named(p, E1(CVT_F2I, c), "q_minus_z"), QG_IN_Z), "quantized");
+        p->out_q = N(E2(ADD_I, N(E1(CVT_F2I, c), "q_minus_z"), QG_IN_Z), "quantized");
         break;
     }
     default: return qg_error_set(err, QG_ERR_INVALID, "plan: unknown op %d", (int)op);
     }
     return QG_OK;
-}
-
-/* ---- 16-bit float tensors (docs/semantics.md, "Float types") ------------
- * Codes travel in int32 lanes. Widening is exact; narrowing rounds
- * nearest-even and gives torch's NaN (bfloat16 0x7FC0, float16 0x7E00 with
- * the sign). */
-
-/* bfloat16: the code is the top half of the fp32 bits. */
-static int bf16_widen(qg_plan *p, int code) {
-    return named(p, E1(BITS_I2F, named(p, emit_imm(p, QG_OP_SHL_I, code, 16), "widened_bits")), "widened");
-}
-
-static int bf16_narrow(qg_plan *p, int y, bool maybe_nan) {
-    const int quiet =
-        !maybe_nan
-            ? y
-            : named(p, emit(p, QG_OP_SELECT_F, named(p, E1(ORDERED, y), "not_nan"), y, named(p, K(NAN), "nan"), 0.0f),
-                    "nan_made_quiet");
-    const int bits = named(p, E1(BITS_F2I, quiet), "y_bits");
-    const int odd = named(p, E2(AND_I, emit_imm(p, QG_OP_SHR_I, bits, 16), KI(1)), "kept_lsb");
-    const int biased = named(p, E2(ADD_I, E2(ADD_I, bits, KI(0x7FFF)), odd), "rounded_bits");
-    return named(p, emit_imm(p, QG_OP_SHR_I, biased, 16), "y_code");
-}
-
-/* float16 by integers: the magnitude's bits moved into fp32's exponent
- * range and scaled by 2^112 (exact, subnormals included); codes past the
- * largest finite one are inf and NaN with their payload. */
-static int f16_widen(qg_plan *p, int code) {
-    const int moved = named(p, emit_imm(p, QG_OP_SHL_I, E2(AND_I, code, KI(0x7FFF)), 13), "magnitude_bits");
-    const int scaled_up = named(p, E2(MUL_F, E1(BITS_I2F, moved), K(0x1p112f)), "magnitude");
-    const int special = named(p, E2(CMP_GE, scaled_up, K(65536.0f)), "inf_or_nan");
-    const int inf_nan = named(p, E1(BITS_I2F, E2(ADD_I, moved, KI(0x70000000))), "inf_or_nan_value");
-    const int mag = named(p, emit(p, QG_OP_SELECT_F, special, inf_nan, scaled_up, 0.0f), "widened_magnitude");
-    const int sign = named(p, E1(BITS_I2F, emit_imm(p, QG_OP_SHL_I, code, 16)), "code_sign");
-    return named(p, E2(COPYSIGN, mag, sign), "widened");
-}
-
-/* ... and narrowed: below 2^-14 adding 0.5 rounds the magnitude to the
- * subnormal grid (2^-24) in the fp32 adder; above, the bits are rebiased
- * and rounded to nearest-even on the 13 dropped bits; from 65536 up inf,
- * NaN 0x7E00; then the sign. */
-static int f16_narrow(qg_plan *p, int y, bool maybe_nan) {
-    const int mag = named(p, E2(COPYSIGN, y, K(0.0f)), "magnitude");
-    const int bits = named(p, E1(BITS_F2I, mag), "magnitude_bits");
-    const int odd = named(p, E2(AND_I, emit_imm(p, QG_OP_SHR_I, bits, 13), KI(1)), "kept_lsb");
-    const int rebiased = E2(ADD_I, E2(ADD_I, bits, KI((int32_t)0xC8000FFFu)), odd);
-    const int normal = named(p, E1(BITS_I2F, emit_imm(p, QG_OP_SHR_I, rebiased, 13)), "normal_code");
-    const int sub_bits = E2(SUB_I, E1(BITS_F2I, E2(ADD_F, mag, K(0.5f))), KI(0x3F000000));
-    const int sub = named(p, E1(BITS_I2F, sub_bits), "subnormal_code");
-    const int tiny = named(p, E2(CMP_LE, mag, K(0x1.fffffep-15f)), "subnormal");
-    int code = named(p, emit(p, QG_OP_SELECT_F, tiny, sub, normal, 0.0f), "finite_code");
-    const int over = named(p, E2(CMP_GE, mag, K(65536.0f)), "overflow");
-    code = named(p, emit(p, QG_OP_SELECT_F, over, E1(BITS_I2F, KI(0x7C00)), code, 0.0f), "code_or_inf");
-    if (maybe_nan)
-        code = emit(p, QG_OP_SELECT_F, E1(ORDERED, y), code, E1(BITS_I2F, KI(0x7E00)), 0.0f);
-    const int sign = named(p, emit_imm(p, QG_OP_SHR_I, E2(AND_I, E1(BITS_F2I, y), KI(INT32_MIN)), 16), "code_sign");
-    return named(p, E2(ADD_I, named(p, E1(BITS_F2I, code), "magnitude_code"), sign), "y_code");
-}
-
-/* float16 by the ISA's instructions, a NaN made the quiet one first. */
-static int f16_narrow_instructions(qg_plan *p, int y, bool maybe_nan) {
-    if (!maybe_nan)
-        return named(p, E1(CVT_F2H, y), "y_code");
-    const int nan = named(p, E2(COPYSIGN, named(p, K(NAN), "nan"), y), "quiet_nan");
-    const int quiet =
-        named(p, emit(p, QG_OP_SELECT_F, named(p, E1(ORDERED, y), "not_nan"), y, nan, 0.0f), "nan_made_quiet");
-    return named(p, E1(CVT_F2H, quiet), "y_code");
-}
-
-static int widen(const qg_plan_io *io, qg_plan *p, int code) {
-    if (io->float_type == QG_BFLOAT16)
-        return bf16_widen(p, code);
-    return io->float16_instructions ? named(p, E1(CVT_H2F, code), "widened") : f16_widen(p, code);
-}
-
-/* maybe_nan false: y is never NaN, so the NaN's canonical code needs no
- * steps. */
-static int narrow(const qg_plan_io *io, qg_plan *p, int y, bool maybe_nan) {
-    if (io->float_type == QG_BFLOAT16)
-        return bf16_narrow(p, y, maybe_nan);
-    return io->float16_instructions ? f16_narrow_instructions(p, y, maybe_nan) : f16_narrow(p, y, maybe_nan);
 }
 
 /* Whether the op's float result can be NaN. The integer dtypes' fake_quant
@@ -581,14 +370,14 @@ static void plan_open(qg_plan *p, qg_kernel_op op, const qg_plan_io *io) {
     p->x = QG_IN_X;
     p->dy = QG_IN_DY;
     if (io->float_type != QG_FLOAT32) { /* dead ones are dropped at the end */
-        p->x = named(p, widen(io, p, QG_IN_X), "x_value");
-        p->dy = named(p, widen(io, p, QG_IN_DY), "dy_value");
+        p->x = N(qg_plan_widen(io, p, QG_IN_X), "x_value");
+        p->dy = N(qg_plan_widen(io, p, QG_IN_DY), "dy_value");
     }
 }
 
 static qg_status plan_close(const qg_spec *sp, const qg_plan_io *io, qg_plan *p, qg_error *err) {
     if (io->float_type != QG_FLOAT32 && p->out_y >= 0)
-        p->out_y = narrow(io, p, p->out_y, may_give_nan(sp, p->op));
+        p->out_y = qg_plan_narrow(io, p, p->out_y, may_give_nan(sp, p->op));
     if (p->overflowed)
         return qg_error_set(err, QG_ERR_INVALID, "plan: more than %d steps", QG_PLAN_MAX_STEPS);
     drop_dead_steps(p);
@@ -600,7 +389,7 @@ static qg_status plan_close(const qg_spec *sp, const qg_plan_io *io, qg_plan *p,
 qg_status qg_plan_build_io(const qg_spec *sp, qg_kernel_op op, const qg_plan_io *io, qg_plan *p, qg_error *err) {
     plan_open(p, op, io);
     qg_status st = QG_OK;
-    if (!(qg_dtype_is_float8(sp->dtype) && fp8_plan(sp, op, p)))
+    if (!(qg_dtype_is_float8(sp->dtype) && qg_plan_fp8(sp, op, p)))
         st = integer_plan(sp, op, io, p, err);
     return st ? st : plan_close(sp, io, p, err);
 }
@@ -614,7 +403,7 @@ void qg_plan_build_conversion(const qg_plan_io *io, bool narrow_it, qg_plan *p) 
     const qg_plan_io f32 = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false, false};
     plan_open(p, QG_K_DEQUANTIZE, narrow_it ? &f32 : io);
     if (narrow_it)
-        p->out_q = narrow(io, p, QG_IN_X, true);
+        p->out_q = qg_plan_narrow(io, p, QG_IN_X, true);
     else
         p->out_y = p->x;
     plan_close(NULL, &f32, p, NULL);
