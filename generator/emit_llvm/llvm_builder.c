@@ -348,78 +348,70 @@ LLVMValueRef lx_narrow(lx *x, LLVMValueRef v, LLVMTypeRef to) {
     return x->evl ? vp_cast(x, "trunc", v, to) : LLVMBuildTrunc(x->b, v, to, "");
 }
 
-/* The steps that have a vector-predicated form; NULL for the others (they
- * run on every lane, which is as right, at the cost of a vsetvli). */
-static LLVMValueRef lower_step_vp(lx *x, const qg_step *st, LLVMValueRef a, LLVMValueRef bb, LLVMValueRef c) {
-    switch (st->op) {
-    case QG_OP_ADD_F: return vp2(x, "fadd", a, bb);
-    case QG_OP_SUB_F: return vp2(x, "fsub", a, bb);
-    case QG_OP_MUL_F: return vp2(x, "fmul", a, bb);
-    case QG_OP_DIV_F: return vp2(x, "fdiv", a, bb);
-    case QG_OP_MIN_F: return x->isa->minmax == LX_MINMAX_MINNUM ? vp2(x, "minnum", a, bb) : NULL;
-    case QG_OP_MAX_F: return x->isa->minmax == LX_MINMAX_MINNUM ? vp2(x, "maxnum", a, bb) : NULL;
-    case QG_OP_CMP_GE: return vp_fcmp(x, "oge", a, bb);
-    case QG_OP_CMP_LE: return vp_fcmp(x, "ole", a, bb);
-    case QG_OP_CMP_EQ: return vp_fcmp(x, "oeq", a, bb);
-    case QG_OP_ORDERED: return vp_fcmp(x, "ord", a, a);
-    case QG_OP_AND_M: return vp2(x, "and", a, bb);
-    case QG_OP_SELECT_F: return vp_select(x, a, bb, c);
-    case QG_OP_MASK_F:
-    case QG_OP_MASKZ_I: return vp_select(x, a, bb, zero_like(bb));
-    case QG_OP_MASKZ_MUL_F: return vp_select(x, a, vp2(x, "fmul", bb, c), zero_like(bb));
-    case QG_OP_CVT_I2F: return vp_cast(x, "sitofp", a, x->vf);
-    case QG_OP_ADD_I: return vp2(x, "add", a, bb);
-    case QG_OP_SUB_I: return vp2(x, "sub", a, bb);
-    case QG_OP_AND_I: return vp2(x, "and", a, bb);
-    default: return NULL;
-    }
+/* The steps that are one IR instruction: a binary operator or an ordered
+ * compare, each with its vector-predicated twin (llvm.vp.<vp>, or
+ * llvm.vp.fcmp's condition), which RVV strips use (x->evl set). */
+typedef struct step_rule {
+    LLVMOpcode binary;     /* 0: not a binary operator */
+    LLVMRealPredicate cmp; /* LLVMRealPredicateFalse: not a compare */
+    const char *vp;
+} step_rule;
+
+static const step_rule step_rules[QG_OP_COUNT] = {
+    [QG_OP_ADD_F] = {LLVMFAdd, 0, "fadd"},    [QG_OP_SUB_F] = {LLVMFSub, 0, "fsub"},
+    [QG_OP_MUL_F] = {LLVMFMul, 0, "fmul"},    [QG_OP_DIV_F] = {LLVMFDiv, 0, "fdiv"},
+    [QG_OP_ADD_I] = {LLVMAdd, 0, "add"},      [QG_OP_SUB_I] = {LLVMSub, 0, "sub"},
+    [QG_OP_AND_I] = {LLVMAnd, 0, "and"},      [QG_OP_AND_M] = {LLVMAnd, 0, "and"},
+    [QG_OP_CMP_GE] = {0, LLVMRealOGE, "oge"}, [QG_OP_CMP_LE] = {0, LLVMRealOLE, "ole"},
+    [QG_OP_CMP_EQ] = {0, LLVMRealOEQ, "oeq"}, [QG_OP_ORDERED] = {0, LLVMRealORD, "ord"},
+};
+
+static LLVMValueRef binary(lx *x, LLVMOpcode op, const char *vp, LLVMValueRef a, LLVMValueRef b) {
+    return x->evl ? vp2(x, vp, a, b) : LLVMBuildBinOp(x->b, op, a, b, "");
+}
+
+static LLVMValueRef select_v(lx *x, LLVMValueRef m, LLVMValueRef a, LLVMValueRef b) {
+    return x->evl ? vp_select(x, m, a, b) : LLVMBuildSelect(x->b, m, a, b, "");
+}
+
+/* min/max: llvm.vp.minnum/maxnum where the ISA's min/max are minnum's */
+static LLVMValueRef min_max(lx *x, LLVMValueRef a, LLVMValueRef b, bool is_max) {
+    if (x->evl && x->isa->minmax == LX_MINMAX_MINNUM)
+        return vp2(x, is_max ? "maxnum" : "minnum", a, b);
+    return is_max ? lx_max(x, a, b) : lx_min(x, a, b);
 }
 
 static LLVMValueRef lower_step(lx *x, const qg_step *st, LLVMValueRef *v) {
     LLVMBuilderRef b = x->b;
     LLVMValueRef a = st->a >= 0 ? v[st->a] : NULL, bb = st->b >= 0 ? v[st->b] : NULL, c = st->c >= 0 ? v[st->c] : NULL;
-    LLVMValueRef r = x->evl ? lower_step_vp(x, st, a, bb, c) : NULL;
-    if (r)
-        return r;
+    const step_rule *rule = &step_rules[st->op];
+    if (rule->binary)
+        return binary(x, rule->binary, rule->vp, a, bb);
+    if (rule->cmp) {
+        LLVMValueRef rhs = st->op == QG_OP_ORDERED ? a : bb;
+        return x->evl ? vp_fcmp(x, rule->vp, a, rhs) : LLVMBuildFCmp(b, rule->cmp, a, rhs, "");
+    }
     switch (st->op) {
-    case QG_OP_ADD_F: return LLVMBuildFAdd(b, a, bb, "");
-    case QG_OP_SUB_F: return LLVMBuildFSub(b, a, bb, "");
-    case QG_OP_MUL_F: return LLVMBuildFMul(b, a, bb, "");
-    case QG_OP_DIV_F: return LLVMBuildFDiv(b, a, bb, "");
-    case QG_OP_MIN_F: return lx_min(x, a, bb);
-    case QG_OP_MAX_F: return lx_max(x, a, bb);
+    case QG_OP_MIN_F: return min_max(x, a, bb, false);
+    case QG_OP_MAX_F: return min_max(x, a, bb, true);
     case QG_OP_ROUND_EVEN: return unary(x, "llvm.roundeven", a);
     case QG_OP_FLOOR: return unary(x, "llvm.floor", a);
     case QG_OP_TRUNC: return trunc_f(x, a);
-    case QG_OP_COPYSIGN: {
-        LLVMValueRef args[2] = {a, bb};
-        return lx_intrinsic(x, "llvm.copysign", &x->vf, 1, args, 2);
-    }
+    case QG_OP_COPYSIGN: return lx_intrinsic(x, "llvm.copysign", &x->vf, 1, (LLVMValueRef[]){a, bb}, 2);
     case QG_OP_SPLAT_F: return lx_splat(x, lx_f32(x, st->imm), x->vf);
-    case QG_OP_CMP_GE: return LLVMBuildFCmp(b, LLVMRealOGE, a, bb, "");
-    case QG_OP_CMP_LE: return LLVMBuildFCmp(b, LLVMRealOLE, a, bb, "");
-    case QG_OP_CMP_EQ: return LLVMBuildFCmp(b, LLVMRealOEQ, a, bb, "");
-    case QG_OP_ORDERED: return LLVMBuildFCmp(b, LLVMRealORD, a, a, "");
-    case QG_OP_AND_M: return LLVMBuildAnd(b, a, bb, "");
-    case QG_OP_SELECT_F: return LLVMBuildSelect(b, a, bb, c, "");
-    case QG_OP_MASK_F: return LLVMBuildSelect(b, a, bb, zero_like(bb), "");
-    case QG_OP_MASKZ_MUL_F: return LLVMBuildSelect(b, a, LLVMBuildFMul(b, bb, c, ""), zero_like(bb), "");
+    case QG_OP_SELECT_F: return select_v(x, a, bb, c);
+    case QG_OP_MASK_F:
+    case QG_OP_MASKZ_I: return select_v(x, a, bb, zero_like(bb));
+    case QG_OP_MASKZ_MUL_F: return select_v(x, a, binary(x, LLVMFMul, "fmul", bb, c), zero_like(bb));
     case QG_OP_CVT_F2I:
         /* the operand is integral: any rounding converts it exactly */
         if (x->isa->trunc == LX_TRUNC_NO_RTZ)
             return round_cvt(x, a);
         return LLVMBuildFPToSI(b, a, x->vi, "");
     case QG_OP_ROUND_CVT: return round_cvt(x, a);
-    case QG_OP_MASKZ_I: return LLVMBuildSelect(b, a, bb, zero_like(bb), "");
-    case QG_OP_CVT_I2F: return LLVMBuildSIToFP(b, a, x->vf, "");
-    case QG_OP_ADD_I: return LLVMBuildAdd(b, a, bb, "");
-    case QG_OP_SUB_I: return LLVMBuildSub(b, a, bb, "");
-    case QG_OP_SAT_ADD_I: {
-        LLVMValueRef args[2] = {a, bb};
-        return lx_intrinsic(x, "llvm.sadd.sat", &x->vi, 1, args, 2);
-    }
+    case QG_OP_CVT_I2F: return x->evl ? vp_cast(x, "sitofp", a, x->vf) : LLVMBuildSIToFP(b, a, x->vf, "");
+    case QG_OP_SAT_ADD_I: return lx_intrinsic(x, "llvm.sadd.sat", &x->vi, 1, (LLVMValueRef[]){a, bb}, 2);
     case QG_OP_SPLAT_I: return lx_splat(x, lx_i32(x, st->imm_i), x->vi);
-    case QG_OP_AND_I: return LLVMBuildAnd(b, a, bb, "");
     case QG_OP_SHL_I: return LLVMBuildShl(b, a, lx_splat(x, lx_i32(x, st->imm_i), x->vi), "");
     case QG_OP_SHR_I: return LLVMBuildLShr(b, a, lx_splat(x, lx_i32(x, st->imm_i), x->vi), "");
     case QG_OP_BITS_F2I: return LLVMBuildBitCast(b, a, x->vi, "");
