@@ -217,31 +217,20 @@ void qg_c_entry(emitter *e, const qg_plan *p) {
 }
 
 /* Per-channel parameter table for the channels-last layout, padded to a
- * whole vector with harmless values (scale 1, bounds 0). The fill is out of
- * line: per-call set-up, not the steady state (qgen compare's loop search
- * then sees only the walk); the allocation stays inline so the compiler
- * knows the table is a fresh object the walk's stores cannot reach. */
+ * whole vector, filled by the runtime (qg_chan_table_fill: per-call set-up,
+ * not the steady state). The allocation stays inline so the compiler knows
+ * the table is a fresh object the walk's stores cannot reach. */
 void qg_c_chan_table(emitter *e) {
     const char *n = e->name, *isa = e->tg->name;
     P("typedef struct %s_chan__%s {\n    float *s, *inv, *lo, *hi;\n    int32_t *z;\n} %s_chan__%s;\n\n", n, isa, n,
       isa);
-    P("QG_KS_OUT_OF_LINE void %s_chan_fill__%s(float *f, size_t padded, const qg_qparams *qp) {\n", n, isa);
-    emit_channel_count(e, "    ");
-    S("    int32_t *z = (int32_t *)(f + 4 * padded);\n");
-    S("    for (size_t c = 0; c < padded; c++) {\n");
-    S("        const float s0 = c < C ? qp->scale[c] : 1.0f;\n");
-    S("        const int32_t z0 = c < C ? qp->zero_point[c] : 0;\n");
-    S("        f[c] = s0;\n        f[padded + c] = 1.0f / s0;\n        z[c] = z0;\n");
-    P("        f[2 * padded + c] = c < C ? (float)(%lldLL - (int64_t)z0) : 0.0f;\n", e->lp->qmin);
-    P("        f[3 * padded + c] = c < C ? (float)(%lldLL - (int64_t)z0) : 0.0f;\n", e->lp->qmax);
-    S("    }\n}\n\n");
     P("static int %s_chan_init__%s(%s_chan__%s *cp, const qg_qparams *qp) {\n", n, isa, n, isa);
     emit_channel_count(e, "    ");
     P("    const size_t padded = (C + %d) / %d * %d;\n", e->lanes ? e->lanes - 1 : 0, e->lanes ? e->lanes : 1,
       e->lanes ? e->lanes : 1);
     S("    float *f = malloc(padded * (4 * sizeof(float) + sizeof(int32_t)));\n");
     S("    if (!f)\n        return 0;\n");
-    P("    %s_chan_fill__%s(f, padded, qp);\n", n, isa);
+    P("    qg_chan_table_fill(f, padded, qp, C, %lld, %lld);\n", e->lp->qmin, e->lp->qmax);
     S("    cp->s = f;\n    cp->inv = f + padded;\n    cp->lo = f + 2 * padded;\n    cp->hi = f + 3 * padded;\n");
     S("    cp->z = (int32_t *)(f + 4 * padded);\n");
     S("    return 1;\n}\n\n");

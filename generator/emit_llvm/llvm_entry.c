@@ -169,11 +169,10 @@ static LLVMValueRef padded_channels(lx *x, LLVMValueRef C) {
 }
 
 /* <prefix>_chan_table(qp, C): every channel's parameters in rows of
- * `padded` (C rounded up to whole vectors): s, inv, lo, hi (fp32) and z
- * (int32), the padding with harmless values (scale 1, bounds and z 0) so
- * that a row's vectors load their parameters unmasked; NULL without memory.
- * Out of line, shared by the entries: per-call set-up, not the steady state
- * (qgen compare's loop search then sees only the walk). */
+ * `padded` (C rounded up to whole vectors), filled by the runtime's
+ * qg_chan_table_fill; NULL without memory. Out of line, shared by the
+ * entries: per-call set-up, not the steady state (qgen compare's loop
+ * search then sees only the walk). */
 static LLVMValueRef chan_table_function(lx *x) {
     LLVMValueRef fn;
     lx_resume caller;
@@ -184,36 +183,14 @@ static LLVMValueRef chan_table_function(lx *x) {
     LLVMAddAttributeAtIndex(fn, LLVMAttributeReturnIndex, LLVMCreateEnumAttribute(x->c, noalias, 0));
     LLVMValueRef qp = LLVMGetParam(fn, 0), C = LLVMGetParam(fn, 1);
     LLVMTypeRef sz = x->i64;
-    LLVMValueRef malloc_fn = lx_declare(x, "malloc", x->ptr, &sz, 1);
     LLVMValueRef padded = padded_channels(x, C);
-    LLVMValueRef row_bytes = LLVMBuildMul(x->b, padded, lx_i64(x, 4), "");
-    LLVMValueRef size = LLVMBuildMul(x->b, row_bytes, lx_i64(x, 5), "");
-    LLVMValueRef tbl = lx_call(x, malloc_fn, &size, 1);
-    LLVMBasicBlockRef have = lx_block(x, "table"), none = lx_block(x, "no_table");
-    LLVMBuildCondBr(x->b, LLVMBuildIsNull(x->b, tbl, ""), none, have);
-    LLVMPositionBuilderAtEnd(x->b, none);
-    LLVMBuildRet(x->b, tbl);
-    LLVMPositionBuilderAtEnd(x->b, have);
-    lx_loop fill = lx_loop_open(x, lx_i64(x, 0), "table_fill");
-    LLVMValueRef c = lx_loop_value(x, &fill);
-    lx_loop_test(x, &fill, LLVMBuildICmp(x->b, LLVMIntULT, c, padded, ""));
-    LLVMValueRef real = LLVMBuildICmp(x->b, LLVMIntULT, c, C, "");
-    /* the padding reads channel 0, then its values are replaced */
-    chan_scalars cs = chan_of(x, qp, LLVMBuildSelect(x->b, real, c, lx_i64(x, 0), ""));
-    LLVMValueRef s = LLVMBuildSelect(x->b, real, cs.s, lx_f32(x, 1.0f), "");
-    LLVMValueRef z = LLVMBuildSelect(x->b, real, cs.z, lx_i32(x, 0), "");
-    LLVMValueRef vals[QG_IN_COUNT] = {0};
-    vals[QG_IN_S] = s;
-    vals[QG_IN_INV] = LLVMBuildFDiv(x->b, lx_f32(x, 1.0f), s, "");
-    vals[QG_IN_LO] = LLVMBuildSelect(x->b, real, bound(x, x->lp->qmin, z), lx_f32(x, 0.0f), "");
-    vals[QG_IN_HI] = LLVMBuildSelect(x->b, real, bound(x, x->lp->qmax, z), lx_f32(x, 0.0f), "");
-    vals[QG_IN_Z] = z;
-    for (int r = 0; r < 5; r++) {
-        LLVMValueRef row = lx_gep(x, x->i8, tbl, LLVMBuildMul(x->b, row_bytes, lx_i64(x, r), ""));
-        LLVMBuildStore(x->b, vals[chan_table_rows[r]],
-                       lx_gep(x, chan_table_rows[r] == QG_IN_Z ? x->i32 : x->f32, row, c));
-    }
-    lx_loop_close(x, &fill, lx_i64(x, 1));
+    LLVMValueRef size = LLVMBuildMul(x->b, padded, lx_i64(x, 20), ""); /* four float rows, one int32 */
+    LLVMValueRef tbl = lx_call(x, lx_declare(x, "malloc", x->ptr, &sz, 1), &size, 1);
+    LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, tbl, ""));
+    LLVMTypeRef fill_t[6] = {x->ptr, x->i64, x->ptr, x->i64, x->i64, x->i64};
+    LLVMValueRef fill_args[6] = {tbl, padded, qp, C, lx_i64(x, x->lp->qmin), lx_i64(x, x->lp->qmax)};
+    lx_call(x, lx_declare(x, "qg_chan_table_fill", x->vd, fill_t, 6), fill_args, 6);
+    lx_if_close(x, join);
     LLVMBuildRet(x->b, tbl);
     lx_helper_close(x, &caller);
     return fn;

@@ -94,6 +94,7 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
         void (*fn)(void);
     } syms[] = {
         {"memcpy", (void (*)(void))memcpy},
+        {"qg_chan_table_fill", (void (*)(void))qg_chan_table_fill},
         {"qg_observe_with", (void (*)(void))qg_observe_with},
         {"qg_observe16_with", (void (*)(void))qg_observe16_with},
         {"qg_mask_pack_bits", (void (*)(void))qg_mask_pack_bits},

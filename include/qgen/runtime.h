@@ -91,6 +91,11 @@ uint16_t qg_float_to_f16(float f);
 void qg_float_type_widen(qg_float_type type, const void *in, float *out, size_t n);
 void qg_float_type_narrow(qg_float_type type, const float *in, void *out, size_t n);
 
+/* The channels-last parameter table of a generated kernel: five rows of
+ * `padded` (>= channels) values, s, 1/s, qmin - z and qmax - z as floats,
+ * then z as int32, the rows past `channels` scale 1, bounds and z 0. */
+void qg_chan_table_fill(float *table, size_t padded, const qg_qparams *qp, size_t channels, int64_t qmin, int64_t qmax);
+
 /* Bytes a mask of n elements takes for this spec. */
 size_t qg_mask_bytes(const qg_spec *spec, size_t n);
 
