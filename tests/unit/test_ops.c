@@ -310,8 +310,8 @@ static bool same_sum(double a, double b) { return a == b || (isnan(a) && isnan(b
 static void test_lsq_fast_matches_reference(void) {
     static const char *const specs[] = {
         "{\"name\":\"l\",\"dtype\":\"quint8\"}",
-        "{\"name\":\"l\",\"dtype\":\"qint8\",\"qscheme\":\"per_channel_affine\","
-        "\"observer\":{\"type\":\"per_channel_minmax\"}}",
+        ("{\"name\":\"l\",\"dtype\":\"qint8\",\"qscheme\":\"per_channel_affine\","
+         "\"observer\":{\"type\":\"per_channel_minmax\"}}"),
         "{\"name\":\"l\",\"dtype\":\"quint8\",\"rounding\":\"half_up\"}",
     };
     enum { N = 1031 };
