@@ -17,19 +17,17 @@ static void arg_decl(const emitter *e, const qg_op_info *o, int k, char *out, si
 op_io qg_c_io_of(const emitter *e, const qg_plan *p) {
     const qg_op_info *o = qg_op_info_of(p->op);
     const int in = qg_op_data_in(o), out = qg_op_data_out(o);
+    const qg_elem ein = e->lp->elem_in, eout = e->lp->elem_out;
     /* 16-bit float codes move as quint16 elements; the plan converts them */
-    const bool codes = e->lp->float_io != QG_FLOAT32;
-    const bool in_q = o->args[in].kind == QG_ARG_Q_IN, out_q = o->args[out].kind == QG_ARG_Q_OUT;
-    const bool in_f = o->args[in].kind == QG_ARG_F32_IN;
     op_io io = {.in_name = o->args[in].name,
                 .out_name = o->args[out].name,
-                .in_is_q = in_q || (codes && in_f),
-                .out_is_q = out_q || codes,
-                .in_q = in_q ? qg_kernel_dtype(e->sp) : QG_QUINT16,
-                .out_q = out_q ? qg_kernel_dtype(e->sp) : QG_QUINT16,
-                .in_is_i32 = o->args[in].kind == QG_ARG_ACC_IN,
-                .mask_in = qg_op_arg_index(o, QG_ARG_MASK_IN) >= 0,
-                .mask_out = qg_op_arg_index(o, QG_ARG_MASK_OUT) >= 0};
+                .in_is_q = ein == QG_ELEM_Q || ein == QG_ELEM_CODE16,
+                .out_is_q = eout == QG_ELEM_Q || eout == QG_ELEM_CODE16,
+                .in_q = ein == QG_ELEM_Q ? qg_kernel_dtype(e->sp) : QG_QUINT16,
+                .out_q = eout == QG_ELEM_Q ? qg_kernel_dtype(e->sp) : QG_QUINT16,
+                .in_is_i32 = ein == QG_ELEM_ACC32,
+                .mask_in = e->lp->mask_in != QG_MASK_NONE,
+                .mask_out = e->lp->mask_out != QG_MASK_NONE};
     arg_decl(e, o, in, io.in_decl, sizeof io.in_decl);
     arg_decl(e, o, out, io.out_decl, sizeof io.out_decl);
     return io;

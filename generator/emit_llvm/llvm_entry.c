@@ -377,7 +377,7 @@ qg_status lx_build_kernels(lx *x, qg_error *err) {
         }
         if ((st = prepare(x, op, &plan, &lp, err)))
             return st;
-        io_t io = lx_io_of(x, op);
+        io_t io = lx_io_of(x);
         LLVMValueRef span = lx_build_span(x, &plan, &io, false);
         LLVMValueRef span1 = lp.channels_last_table ? lx_build_span(x, &plan, &io, true) : NULL;
         build_entry(x, &plan, &io, span, span1);
@@ -388,7 +388,7 @@ qg_status lx_build_kernels(lx *x, qg_error *err) {
         } else {
             if ((st = prepare(x, QG_K_REQUANTIZE, &plan, &lp, err)))
                 return st;
-            io_t io = lx_io_of(x, QG_K_REQUANTIZE);
+            io_t io = lx_io_of(x);
             build_requantize_entry(x, &plan, lx_build_span(x, &plan, &io, false));
         }
     }

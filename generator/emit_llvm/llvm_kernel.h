@@ -17,30 +17,22 @@ typedef struct io_t {
     bool mask_in, mask_out;
 } io_t;
 
-static inline io_t lx_io_of(const lx *x, qg_kernel_op op) {
-    const qg_op_info *o = qg_op_info_of(op);
-    const qg_arg_kind in = o->args[qg_op_data_in(o)].kind, out = o->args[qg_op_data_out(o)].kind;
-    const bool codes = x->lp && x->lp->float_io != QG_FLOAT32;
-    const bool in_h = codes && in == QG_ARG_F32_IN, out_h = codes && out == QG_ARG_F32_OUT;
-    io_t io = {in == QG_ARG_Q_IN     ? x->qe
-               : in == QG_ARG_ACC_IN ? x->i32
-               : in_h                ? x->i16
-                                     : x->f32,
-               out == QG_ARG_Q_OUT ? x->qe
-               : out_h             ? x->i16
-                                   : x->f32,
-               in == QG_ARG_Q_IN ? x->qsize
-               : in_h            ? 2
-                                 : 4,
-               out == QG_ARG_Q_OUT ? x->qsize
-               : out_h             ? 2
-                                   : 4,
-               in == QG_ARG_Q_IN,
-               out == QG_ARG_Q_OUT,
-               in_h,
-               out_h,
-               qg_op_arg_index(o, QG_ARG_MASK_IN) >= 0,
-               qg_op_arg_index(o, QG_ARG_MASK_OUT) >= 0};
+/* io_t of the op being built, from its loops' element kinds. */
+static inline io_t lx_io_of(const lx *x) {
+    const qg_elem in = x->lp->elem_in, out = x->lp->elem_out;
+    LLVMTypeRef types[] = {
+        [QG_ELEM_F32] = x->f32, [QG_ELEM_Q] = x->qe, [QG_ELEM_CODE16] = x->i16, [QG_ELEM_ACC32] = x->i32};
+    const unsigned sizes[] = {[QG_ELEM_F32] = 4, [QG_ELEM_Q] = x->qsize, [QG_ELEM_CODE16] = 2, [QG_ELEM_ACC32] = 4};
+    io_t io = {types[in],
+               types[out],
+               sizes[in],
+               sizes[out],
+               in == QG_ELEM_Q,
+               out == QG_ELEM_Q,
+               in == QG_ELEM_CODE16,
+               out == QG_ELEM_CODE16,
+               x->lp->mask_in != QG_MASK_NONE,
+               x->lp->mask_out != QG_MASK_NONE};
     return io;
 }
 

@@ -9,6 +9,15 @@
 #include "../targets/target_table.h"
 #include "kernel_ops.h"
 
+static qg_elem elem_of(qg_arg_kind kind, qg_float_type float_io) {
+    switch (kind) {
+    case QG_ARG_Q_IN:
+    case QG_ARG_Q_OUT: return QG_ELEM_Q;
+    case QG_ARG_ACC_IN: return QG_ELEM_ACC32;
+    default: return float_io == QG_FLOAT32 ? QG_ELEM_F32 : QG_ELEM_CODE16;
+    }
+}
+
 void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kernel_loops *out) {
     const qg_op_info *o = qg_op_info_of(op);
     const qg_target *t = qg_target_of(isa);
@@ -61,6 +70,8 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
     /* observe converts in its min/max span; the drivers move 16-bit codes */
     out->float_io = op != QG_K_REQUANTIZE ? sp->float_type : QG_FLOAT32;
     const int data_in = qg_op_data_in(o);
+    out->elem_in = elem_of(o->args[data_in].kind, out->float_io);
+    out->elem_out = data_out >= 0 ? elem_of(o->args[data_out].kind, out->float_io) : QG_ELEM_NONE;
     out->align_out = narrow_out ? false : data_out >= 0;
     const bool wide = out->align_out || o->args[data_in].kind != QG_ARG_Q_IN; /* float or int32 tensor */
     out->align_bytes = (unsigned)t->lanes * (out->float_io == QG_FLOAT32 ? 4u : 2u);

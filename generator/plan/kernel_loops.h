@@ -25,6 +25,15 @@ typedef enum qg_param_source {
     QG_PARAMS_REQUANT, /* m = fl(fl(s_in * s_w[c]) / s_out), bias_q[c] (0 when absent), z_out */
 } qg_param_source;
 
+/* What a data tensor holds per element, as a span reads or writes it. */
+typedef enum qg_elem {
+    QG_ELEM_NONE,   /* no such tensor (observe has no output) */
+    QG_ELEM_F32,    /* floats */
+    QG_ELEM_Q,      /* the kernel's dtype (qg_kernel_dtype) */
+    QG_ELEM_CODE16, /* 16-bit float codes (float_io), converted inside the plan */
+    QG_ELEM_ACC32,  /* requantize's int32 accumulators */
+} qg_elem;
+
 /* A gradient mask as the entry point takes or gives it. */
 typedef enum qg_mask_io { QG_MASK_NONE, QG_MASK_BYTES, QG_MASK_BITS } qg_mask_io;
 
@@ -41,7 +50,8 @@ typedef struct qg_kernel_loops {
      * and write them: a 16-bit one is converted inside the plan
      * (qg_plan_io). */
     qg_float_type float_io;
-    bool channels_last_table; /* channels > 1: inner == 1 walks vectors across channels of a parameter table */
+    qg_elem elem_in, elem_out; /* the op's data input and output (qg_op_data_in/out) */
+    bool channels_last_table;  /* channels > 1: inner == 1 walks vectors across channels of a parameter table */
     qg_param_source params;
     float fixed_scale; /* QG_PARAMS_FIXED */
     int32_t fixed_zero_point;
