@@ -3,7 +3,8 @@
  * register on every target the runtime builds for). dx is that
  * reference's to the bit; the sums ds and dz are taken in per-lane double
  * accumulators, an order the page's tolerance for them allows. Rounding
- * modes other than half_even take the reference's element loop. */
+ * modes other than half_even, and the tails, take the reference's element
+ * arithmetic (qg_lsq_element). */
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -21,8 +22,8 @@ typedef double v2d __attribute__((vector_size(16)));
 
 /* One run of elements sharing a channel's parameters. */
 typedef struct lsq_run {
+    const qg_spec *sp;
     float s, inv, z, qmin, qmax, g;
-    qg_rounding rounding;
 } lsq_run;
 
 static v4f splat(float v) { return (v4f){v, v, v, v}; }
@@ -39,21 +40,6 @@ static v4f round_even4(v4f t) {
     const v4f two23 = splat(8388608.0f);
     const v4f r = (v4f)((v4i)((a + two23) - two23) | sign);
     return select4(a >= two23, t, r);
-}
-
-/* One element, as qg_ref_lsq_backward writes it; returns dx. */
-static float element(const lsq_run *r, float xi, float d, double *ds, double *dz) {
-    const float xq = qg_round_mode(r->rounding, r->z + xi * r->inv);
-    const bool below = xq < r->qmin;
-    const bool above = xq > r->qmax;
-    if (below || above) {
-        *dz += (double)(d * -1.0f * r->s * r->g);
-        *ds += (double)(d * ((below ? r->qmin : r->qmax) - r->z) * r->g);
-        return 0.0f;
-    }
-    const float xfq = (xq - r->z) * r->s;
-    *ds += (double)(d * (xfq - xi) * r->inv * r->g);
-    return d;
 }
 
 /* acc[0] += the low two lanes in double, acc[1] += the high two. GCC
@@ -87,7 +73,8 @@ __attribute__((always_inline)) static inline void block4(const lsq_run *r, const
     memcpy(&d, dy, sizeof d);
     const v4f z = splat(r->z), s = splat(r->s), inv = splat(r->inv), g = splat(r->g);
     const v4f xq = round_even4(z + xv * inv);
-    const v4i below = xq<splat(r->qmin), above = xq> splat(r->qmax), out = below | above;
+    const v4i below = xq < splat(r->qmin);
+    const v4i out = below | (xq > splat(r->qmax));
     const v4f grad = select4(out, splat(0.0f), d);
     memcpy(dx, &grad, sizeof grad);
     const v4f bound = select4(below, splat(r->qmin), splat(r->qmax));
@@ -100,7 +87,7 @@ __attribute__((always_inline)) static inline void block4(const lsq_run *r, const
 static void run_backward(const lsq_run *r, const float *x, const float *dy, float *dx, size_t len, double *ds,
                          double *dz) {
     size_t i = 0;
-    if (r->rounding == QG_ROUND_HALF_EVEN) {
+    if (r->sp->rounding == QG_ROUND_HALF_EVEN) {
         v2d ds_acc[2] = {{0}}, dz_acc[2] = {{0}};
         for (; i + 4 <= len; i += 4)
             block4(r, x + i, dy + i, dx + i, ds_acc, dz_acc);
@@ -108,7 +95,7 @@ static void run_backward(const lsq_run *r, const float *x, const float *dy, floa
         *dz += lanes_sum(dz_acc);
     }
     for (; i < len; i++)
-        dx[i] = element(r, x[i], dy[i], ds, dz);
+        dx[i] = qg_lsq_element(r->sp, r->s, r->inv, r->z, r->g, x[i], dy[i], ds, dz);
 }
 
 void qg_lsq_backward(const qg_spec *sp, const float *x, const float *dy, size_t n, const float *scale,
@@ -119,13 +106,13 @@ void qg_lsq_backward(const qg_spec *sp, const float *x, const float *dy, size_t 
     for (size_t c = 0; c < C; c++)
         out->ds[c] = out->dz[c] = 0.0;
     for (size_t c = 0, base = 0; base < n; c = c + 1 == C ? 0 : c + 1, base += run_len) {
-        const lsq_run r = {.s = scale[c],
+        const lsq_run r = {.sp = sp,
+                           .s = scale[c],
                            .inv = 1.0f / scale[c],
                            .z = qg_lsq_zero_point(sp, zero_point_f[c], true),
                            .qmin = (float)sp->quant_min,
                            .qmax = (float)sp->quant_max,
-                           .g = g,
-                           .rounding = sp->rounding};
+                           .g = g};
         const size_t len = n - base < run_len ? n - base : run_len;
         run_backward(&r, x + base, dy + base, out->dx + base, len, &out->ds[c], &out->dz[c]);
     }

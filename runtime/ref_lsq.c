@@ -35,23 +35,12 @@ void qg_ref_lsq_forward(const qg_spec *sp, const float *x, float *y, size_t n, c
 void qg_ref_lsq_backward(const qg_spec *sp, const float *x, const float *dy, size_t n, const float *scale,
                          const float *zero_point_f, size_t channels, size_t inner, float g, qg_lsq_grads *out) {
     QG_NEED_OR_RETURN(sp && scale && zero_point_f && out && out->dx && out->ds && out->dz && ((x && dy) || n == 0));
-    const float qmin = (float)sp->quant_min, qmax = (float)sp->quant_max;
     for (size_t c = 0; c < channels; c++)
         out->ds[c] = out->dz[c] = 0.0;
     for (size_t i = 0; i < n; i++) {
         size_t c = qg_channel_of(i, inner ? inner : 1, channels);
         const float s = scale[c], inv = 1.0f / s;
         const float z = qg_lsq_zero_point(sp, zero_point_f[c], true);
-        const float xi = x[i], d = dy[i];
-        const float xq = qg_round_mode(sp->rounding, z + xi * inv);
-        const bool below = xq<qmin, above = xq> qmax;
-        out->dx[i] = below || above ? 0.0f : d;
-        if (below || above) {
-            out->dz[c] += (double)(d * -1.0f * s * g);
-            out->ds[c] += (double)(d * ((below ? qmin : qmax) - z) * g);
-        } else {
-            const float xfq = (xq - z) * s;
-            out->ds[c] += (double)(d * (xfq - xi) * inv * g);
-        }
+        out->dx[i] = qg_lsq_element(sp, s, inv, z, g, x[i], dy[i], &out->ds[c], &out->dz[c]);
     }
 }

@@ -45,6 +45,25 @@ static inline qg_chan qg_chan_of(const qg_spec *sp, const qg_qparams *qp, size_t
  * to even again. */
 float qg_lsq_zero_point(const qg_spec *sp, float zf, bool backward);
 
+/* One element of the LSQ backward (docs/semantics.md, "LSQ") with its run's
+ * s, inv = 1 / s and backward zero point z: adds its ds and dz terms and
+ * returns dx. The reference and qg_lsq_backward's tails both run it. */
+static inline float qg_lsq_element(const qg_spec *sp, float s, float inv, float z, float g, float xi, float d,
+                                   double *ds, double *dz) {
+    const float qmin = (float)sp->quant_min, qmax = (float)sp->quant_max;
+    const float xq = qg_round_mode(sp->rounding, z + xi * inv);
+    const bool below = xq < qmin;
+    const bool above = xq > qmax;
+    if (below || above) {
+        *dz += (double)(d * -1.0f * s * g);
+        *ds += (double)(d * ((below ? qmin : qmax) - z) * g);
+        return 0.0f;
+    }
+    const float xfq = (xq - z) * s;
+    *ds += (double)(d * (xfq - xi) * inv * g);
+    return d;
+}
+
 static inline size_t qg_channel_of(size_t i, size_t inner, size_t channels) {
     return channels <= 1 ? 0 : (i / inner) % channels;
 }
