@@ -18,6 +18,7 @@
 
 #include "../emit_llvm/emit_llvm.h"
 #include "../util/fs_util.h"
+#include "../plan/kernel_loops.h"
 #include "../targets/target_table.h"
 #include "../validate/validate_c.h"
 #include "compare_driver_src.h"
@@ -124,6 +125,18 @@ static void estimate(ctx *c, const arch_t *a, const qg_loop *loop, qg_compare_ro
     }
 }
 
+/* The channel count of a row that runs the channels-last rows function
+ * (per-channel specs but per-group ones, plan-served ops with parameters);
+ * 0 for any other. */
+static size_t rows_channels(const qg_spec *sp, const qg_compare_row *row) {
+    if (row->op == QG_K_OBSERVE || row->op == QG_K_REQUANTIZE || qg_plan_by_reference(sp, row->op))
+        return 0;
+    qg_kernel_loops lp;
+    qg_kernel_loops_of(sp, row->isa, row->op, &lp);
+    const bool rows = lp.channels_last_table && !lp.group_driver && lp.params != QG_PARAMS_NONE;
+    return rows ? lp.channels : 0;
+}
+
 static void analyse(ctx *c, qg_compare_row *row) {
     const arch_t *a = qg_cmp_arch_of(row->isa);
     const char *name = c->sp->name, *isa = qg_isa_name(row->isa), *op = qg_kernel_op_name(row->op);
@@ -137,7 +150,7 @@ static void analyse(ctx *c, qg_compare_row *row) {
         snprintf(obj, sizeof obj, "%s/%s_%s.o", dir, name, isa);
     }
     /* the entry and the helpers it may call (inlined or not) */
-    enum { NF = 6 };
+    enum { NF = 8 };
     char f[NF][QG_NAME_MAX + 64];
     snprintf(f[0], sizeof f[0], "%s_%s__%s", name, op, isa);
     /* per-group and 4-bit specs: the entry hands its blocks to the runtime's driver */
@@ -153,6 +166,12 @@ static void analyse(ctx *c, qg_compare_row *row) {
     }
     /* the span's loops where an alignment head wraps them (docs/c-backend.md) */
     snprintf(f[5], sizeof f[5], "%s_%s_span_run", name, op);
+    /* a per-channel spec runs channels-last here (compare_driver.c): its
+     * rows function (C: NAME_<op>_rows__<isa>, LLVM: NAME_<op>_rows) is
+     * all the loop search reads */
+    const size_t channels = rows_channels(c->sp, row);
+    snprintf(f[6], sizeof f[6], "%s_%s_rows__%s", name, op, isa);
+    snprintf(f[7], sizeof f[7], "%s_%s_rows", name, op);
     long bytes = -1;
     for (int k = 0; k < NF; k++) {
         long s = qg_cmp_symbol_size(obj, f[k]);
@@ -175,9 +194,12 @@ static void analyse(ctx *c, qg_compare_row *row) {
         return;
     text[0] = '\n';
     text[got + 1] = 0;
-    const char *fns[NF] = {f[0], f[1], f[2], f[3], f[4], f[5]};
+    const char *fns[NF] = {f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]};
     qg_loop loop;
-    qg_loop_find(text, fns, NF, a->arch, &loop);
+    if (channels)
+        qg_loop_find(text, fns + 6, 2, a->arch, &loop);
+    else
+        qg_loop_find(text, fns, 6, a->arch, &loop);
     free(text);
     row->loop_found = loop.found;
     const bool forwards = qg_plan_by_reference(c->sp, row->op);
@@ -191,6 +213,13 @@ static void analyse(ctx *c, qg_compare_row *row) {
     memcpy(row->mix, loop.mix, sizeof row->mix);
     row->mix[QG_MIX_LOADS] = row->mix[QG_MIX_STORES] = -1; /* from llvm-mca's MayLoad/MayStore, below */
     row->elements_per_iteration = qg_llvm_elements_per_iteration(row->isa, row->op, qg_cmp_compare_bits(row->isa));
+    if (channels) {
+        /* a whole row of C channels where the compiler unrolled its columns,
+         * else one column: a vector (or strip) of them */
+        const int vector = row->elements_per_iteration / qg_target_of(row->isa)->unroll;
+        row->elements_per_iteration =
+            loop.nests ? (int)(channels < (size_t)vector ? channels : (size_t)vector) : (int)channels;
+    }
     estimate(c, a, &loop, row);
     qg_loop_free(&loop);
 }

@@ -89,6 +89,10 @@ typedef struct qg_loop {
     int instructions;
     int work; /* its arithmetic, conversion and shuffle instructions */
     int mix[QG_MIX_COUNT];
+    /* a loop with work lies inside another in the function searched: the
+     * compiler kept a channels-last row's column loop (the loop found is a
+     * column, not a whole row) */
+    bool nests;
 } qg_loop;
 void qg_loop_find(const char *asm_text, const char *const *functions, size_t nfunctions, const char *arch,
                   qg_loop *loop);

@@ -412,6 +412,11 @@ static void loops_of(const line *lines, size_t n, const char *arch, qg_loop *loo
         loop->work = L->work[best];
         memcpy(loop->mix, L->mix[best], sizeof loop->mix);
         loop->found = true;
+        loop->nests = false;
+        for (int l = 0; l < L->n; l++)
+            for (int m = 0; m < L->n; m++)
+                loop->nests |=
+                    L->work[l] > 0 && L->work[m] > 0 && L->header[m] != L->header[l] && has(L->body[l], L->header[m]);
     }
     free(b);
     free(L);

@@ -54,69 +54,67 @@ void qg_c_entry_open(emitter *e, qg_kernel_op op) {
     S(" {\n");
 }
 
-/* One row of the channels-last walk: `m` channels from element `row`, each
- * vector with its parameters from the padded table. */
+/* The parameter vectors of the columns from j, from the padded table. */
+static void emit_chan_params(emitter *e, const qg_plan *p, const char *ind) {
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
+        if (!p->uses[in])
+            continue;
+        char ptr[32];
+        snprintf(ptr, sizeof ptr, "chan_%s + j", qg_c_input_names[in]);
+        P("%sconst %s %s = ", ind, qg_c_kind_type(e, p->kind[in]), qg_c_input_names[in]);
+        spell(e, in == QG_IN_Z ? e->is->load_i : e->is->load_f, ptr, NULL, NULL);
+        S(";\n");
+    }
+}
+
+/* One whole vector (a strip on scalable ISAs) of `count` lanes at element
+ * `at`: the body directly, with the parameter vectors above. */
+static void emit_chan_vector(emitter *e, const qg_plan *p, const op_io *io, const char *at, const char *count,
+                             const char *ind) {
+    char ptr[160], in[320], mexpr[320] = "";
+    snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at);
+    qg_c_load_expr(e, io, ptr, in, sizeof in);
+    qg_c_body_call(e, p, in, mexpr, "0", ind, false);
+    snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at);
+    qg_c_store(e, io, ptr, "r0", ind);
+    if (io->mask_out)
+        qg_c_mask_store_full(e, at, count, "m0", ind);
+}
+
+/* One row of the channels-last walk: `m` channels from element `row`.
+ * Fixed-width vectors go whole, then one partial through the span's tail
+ * alone (NAME_<op>_span_part; a whole row of a constant channel count that fills its vectors has
+ * none); scalable ones go in strips. */
 static void emit_channels_last_row(emitter *e, const qg_plan *p, const op_io *io, const char *row, const char *m,
                                    const char *ind) {
-    const char *op = qg_kernel_op_name(p->op);
-    const char *mask_arg = io->mask_in || io->mask_out ? ", mask" : "";
     char in4[64], at[64];
     snprintf(in4, sizeof in4, "%s    ", ind);
     snprintf(at, sizeof at, "%s + j", row);
     if (e->scalable) {
         P("%sfor (size_t j = 0; j < %s;) {\n", ind, m);
         qg_c_strip_open(e, "j", m, in4);
-    } else {
-        P("%sfor (size_t j = 0; j < %s; j += %d) {\n", ind, m, e->lanes);
+        emit_chan_params(e, p, in4);
+        emit_chan_vector(e, p, io, at, e->is->strip_count, in4);
+        P("%sj += %s;\n%s}\n", in4, e->is->strip_step, ind);
+        return;
     }
-    for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
-        if (!p->uses[in])
-            continue;
-        char ptr[32];
-        snprintf(ptr, sizeof ptr, "cp.%s + j", qg_c_input_names[in]);
-        P("%sconst %s %s = ", in4, qg_c_kind_type(e, p->kind[in]), qg_c_input_names[in]);
-        spell(e, in == QG_IN_Z ? e->is->load_i : e->is->load_f, ptr, NULL, NULL);
-        S(";\n");
-    }
-    if (e->scalable) {
-        /* one strip, with the vectors above: the body directly */
-        char ptr[160], in[320], mexpr[320] = "";
-        snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at);
-        qg_c_load_expr(e, io, ptr, in, sizeof in);
-        qg_c_body_call(e, p, in, mexpr, "0", in4, false);
-        snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at);
-        qg_c_store(e, io, ptr, "r0", in4);
-        if (io->mask_out)
-            qg_c_mask_store_full(e, at, e->is->strip_count, "m0", in4);
-        P("%sj += %s;\n", in4, e->is->strip_step);
-    } else {
-        P("%s%s_%s_span(%s, %s%s, %s, %s - j < %d ? %s - j : %d", in4, e->name, op, io->in_name, io->out_name, mask_arg,
-          at, m, e->lanes, m, e->lanes);
-        for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
-            if (p->uses[in])
-                P(", %s", qg_c_input_names[in]);
-        S(");\n");
-    }
+    const int L = e->lanes;
+    P("%ssize_t j = 0;\n", ind);
+    P("%sfor (; j + %d <= %s; j += %d) {\n", ind, L, m, L);
+    emit_chan_params(e, p, in4);
+    emit_chan_vector(e, p, io, at, e->lanes_str, in4);
     P("%s}\n", ind);
-}
-
-/* Whole rows first, where the column count is C (a constant when the spec
- * fixes it, so the compiler unrolls the columns and keeps their parameters
- * in registers across rows), then the last partial row. */
-static void emit_channels_last(emitter *e, const qg_plan *p, const op_io *io) {
-    P("        %s_chan__%s cp;\n", e->name, e->tg->name);
-    P("        if (%s_chan_init__%s(&cp, qp)) {\n", e->name, e->tg->name);
-    S("            size_t row = 0;\n");
-    S("            for (; row + C <= n; row += C) {\n");
-    emit_channels_last_row(e, p, io, "row", "C", "                ");
-    S("            }\n");
-    S("            if (row < n) {\n");
-    S("                const size_t m = n - row;\n");
-    emit_channels_last_row(e, p, io, "row", "m", "                ");
-    S("            }\n");
-    P("            %s_chan_free__%s(&cp);\n", e->name, e->tg->name);
-    S("            return;\n        }\n");
-    S("        /* out of memory for the parameter table: one element per run */\n");
+    if (!e->lp->tail || (strcmp(m, "C") == 0 && e->lp->channels && e->lp->channels % (size_t)L == 0))
+        return;
+    const char *mask_arg = io->mask_in || io->mask_out ? ", mask" : "";
+    P("%sif (j < %s) {\n", ind, m);
+    emit_chan_params(e, p, in4);
+    P("%s%s_%s_span_part(%s, %s%s, %s, %s - j", in4, e->name, qg_kernel_op_name(p->op), io->in_name, io->out_name,
+      mask_arg, at, m);
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
+        if (p->uses[in])
+            P(", %s", qg_c_input_names[in]);
+    P(");\n%s}\n", ind);
 }
 
 /* The channel count of the walk: the spec's, or the caller's qparams'. */
@@ -125,6 +123,60 @@ static void emit_channel_count(emitter *e, const char *indent) {
         P("%sconst size_t C = %zu;\n", indent, e->lp->channels);
     else
         P("%sconst size_t C = qp->channels;\n", indent);
+}
+
+/* The entry's arguments but its qparams, named or declared. */
+static void emit_rows_args(emitter *e, const qg_op_info *o, const char *float_t) {
+    for (int k = 0, first = 1; k < o->nargs; k++) {
+        if (o->args[k].kind == QG_ARG_QPARAMS)
+            continue;
+        S(first ? "" : ", ");
+        first = 0;
+        float_t ? qg_c_arg_decl(e->t, o, k, e->name, float_t, true) : (void)P("%s", o->args[k].name);
+    }
+}
+
+/* NAME_<op>_rows__<isa>: the channels-last walk (inner == 1), out of line
+ * so that qgen compare's loop search reads it alone (docs/compare.md).
+ * Whole rows first, where the column count is C (a constant when the spec
+ * fixes it, so the compiler unrolls the columns), then the last partial
+ * row. The table's rows are restrict arguments, as the entry's fresh
+ * allocation made them, so the columns' parameters stay in registers
+ * across rows. */
+static void emit_rows_function(emitter *e, const qg_plan *p, const op_io *io, const char *float_t) {
+    const qg_op_info *o = qg_op_info_of(p->op);
+    P("static __attribute__((noinline)) void %s_%s_rows__%s(", e->name, o->name, e->tg->name);
+    emit_rows_args(e, o, float_t);
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
+        if (p->uses[in])
+            P(", const %s *restrict chan_%s", in == QG_IN_Z ? "int32_t" : "float", qg_c_input_names[in]);
+    S(e->lp->channels ? ") {\n" : ", const size_t C) {\n");
+    if (e->lp->channels)
+        P("    const size_t C = %zu;\n", e->lp->channels);
+    S("    size_t row = 0;\n");
+    S("    for (; row + C <= n; row += C) {\n");
+    emit_channels_last_row(e, p, io, "row", "C", "        ");
+    S("    }\n");
+    S("    if (row < n) {\n");
+    S("        const size_t m = n - row;\n");
+    emit_channels_last_row(e, p, io, "row", "m", "        ");
+    S("    }\n}\n\n");
+}
+
+/* The entry's channels-last branch: the table, its rows, the table freed. */
+static void emit_channels_last(emitter *e, const qg_plan *p) {
+    const qg_op_info *o = qg_op_info_of(p->op);
+    P("        %s_chan__%s cp;\n", e->name, e->tg->name);
+    P("        if (%s_chan_init__%s(&cp, qp)) {\n", e->name, e->tg->name);
+    P("            %s_%s_rows__%s(", e->name, o->name, e->tg->name);
+    emit_rows_args(e, o, NULL);
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
+        if (p->uses[in])
+            P(", cp.%s", qg_c_input_names[in]);
+    S(e->lp->channels ? ");\n" : ", C);\n");
+    P("            %s_chan_free__%s(&cp);\n", e->name, e->tg->name);
+    S("            return;\n        }\n");
+    S("        /* out of memory for the parameter table: one element per run */\n");
 }
 
 /* Opens NAME_<op><infix>__<isa>: the entry itself, or (infix given) a static
@@ -189,7 +241,7 @@ static void emit_walk(emitter *e, const qg_plan *p) {
     S("    const size_t inner = qp->inner;\n");
     if (e->lp->channels_last_table) {
         S("    if (inner == 1) {\n");
-        emit_channels_last(e, p, &io);
+        emit_channels_last(e, p);
         S("    }\n");
     }
     S("    const size_t run_len = inner ? inner : 1;\n");
@@ -211,6 +263,12 @@ void qg_c_entry(emitter *e, const qg_plan *p) {
     const qg_op_info *o = qg_op_info_of(p->op);
     qg_entry_chain ch;
     qg_entry_chain_of(e->lp, &ch);
+    if (qg_c_has_rows(e)) {
+        const op_io io = qg_c_io_of(e, p);
+        /* the walk's float tensors: the entry's, or a driver link's (qg_c_open_link) */
+        const char *float_t = !ch.walk[0] ? qg_c_float_t(e->sp) : e->lp->float_io == QG_FLOAT32 ? "float" : "uint16_t";
+        emit_rows_function(e, p, &io, float_t);
+    }
     qg_c_open_link(e, o, ch.walk);
     emit_walk(e, p);
     qg_c_forwarders(e, o, &ch);

@@ -52,6 +52,9 @@ void qg_c_mask_store_full(emitter *e, const char *at, const char *count, const c
 void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, const char *indent);
 void qg_c_strip_open(emitter *e, const char *at, const char *end, const char *indent);
 void qg_c_span(emitter *e, const qg_plan *p);
+/* Whether the op's entry walks channels-last rows (NAME_<op>_rows__<isa>)
+ * and, with partial vectors, has a NAME_<op>_span_part. */
+bool qg_c_has_rows(const emitter *e);
 
 /* c_entry.c: entries and the layout walk */
 void qg_c_entry_open(emitter *e, qg_kernel_op op);

@@ -356,4 +356,16 @@ void qg_c_span(emitter *e, const qg_plan *p) {
     S("}\n\n");
     if (e->lp->align_head)
         emit_align_head(e, p, &io);
+    if (qg_c_has_rows(e) && e->lp->tail) {
+        /* NAME_<op>_span_part: one partial vector, the tail alone, for the
+         * channels-last rows' last columns (no span loops around it) */
+        span_open(e, p, &io, "_part");
+        S("    const size_t i = 0;\n");
+        e->lp->tail_buffered ? emit_buffered_tail(e, p, &io) : emit_masked_tail(e, p, &io);
+        S("}\n\n");
+    }
+}
+
+bool qg_c_has_rows(const emitter *e) {
+    return e->lp->channels_last_table && e->lp->params != QG_PARAMS_NONE && e->lp->walk != QG_WALK_WHOLE;
 }
