@@ -81,6 +81,18 @@ static void emit_chan_vector(emitter *e, const qg_plan *p, const op_io *io, cons
         qg_c_mask_store_full(e, at, count, "m0", ind);
 }
 
+/* The partial vector of the columns from j to m: the span's tail alone. */
+static void emit_chan_part(emitter *e, const qg_plan *p, const op_io *io, const char *at, const char *m,
+                           const char *ind) {
+    const char *mask_arg = io->mask_in || io->mask_out ? ", mask" : "";
+    P("%s%s_%s_span_part(%s, %s%s, %s, %s - j", ind, e->name, qg_kernel_op_name(p->op), io->in_name, io->out_name,
+      mask_arg, at, m);
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
+        if (p->uses[in])
+            P(", %s", qg_c_input_names[in]);
+    S(");\n");
+}
+
 /* One row of the channels-last walk: `m` channels from element `row`.
  * Fixed-width vectors go whole, then one partial through the span's tail
  * alone (NAME_<op>_span_part; a whole row of a constant channel count that fills its vectors has
@@ -99,6 +111,21 @@ static void emit_channels_last_row(emitter *e, const qg_plan *p, const op_io *io
         return;
     }
     const int L = e->lanes;
+    const size_t C = e->lp->channels;
+    if (strcmp(m, "C") == 0 && C && C / (size_t)L <= 16) {
+        /* a row of a constant channel count: its columns one after another,
+         * whatever the compiler's unroller decides about a loop */
+        for (size_t k = 0; k < C; k += (size_t)L) {
+            P("%s{\n%s    const size_t j = %zu;\n", ind, ind, k);
+            emit_chan_params(e, p, in4);
+            if (k + (size_t)L <= C)
+                emit_chan_vector(e, p, io, at, e->lanes_str, in4);
+            else
+                emit_chan_part(e, p, io, at, m, in4);
+            P("%s}\n", ind);
+        }
+        return;
+    }
     P("%ssize_t j = 0;\n", ind);
     P("%sfor (; j + %d <= %s; j += %d) {\n", ind, L, m, L);
     emit_chan_params(e, p, in4);
@@ -106,15 +133,10 @@ static void emit_channels_last_row(emitter *e, const qg_plan *p, const op_io *io
     P("%s}\n", ind);
     if (!e->lp->tail || (strcmp(m, "C") == 0 && e->lp->channels && e->lp->channels % (size_t)L == 0))
         return;
-    const char *mask_arg = io->mask_in || io->mask_out ? ", mask" : "";
     P("%sif (j < %s) {\n", ind, m);
     emit_chan_params(e, p, in4);
-    P("%s%s_%s_span_part(%s, %s%s, %s, %s - j", in4, e->name, qg_kernel_op_name(p->op), io->in_name, io->out_name,
-      mask_arg, at, m);
-    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
-        if (p->uses[in])
-            P(", %s", qg_c_input_names[in]);
-    P(");\n%s}\n", ind);
+    emit_chan_part(e, p, io, at, m, in4);
+    P("%s}\n", ind);
 }
 
 /* The channel count of the walk: the spec's, or the caller's qparams'. */

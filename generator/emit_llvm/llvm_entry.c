@@ -134,6 +134,19 @@ static void channels_last_vector(lx *x, const qg_plan *p, LLVMValueRef span, LLV
 static void channels_last_row(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out,
                               LLVMValueRef mask, LLVMValueRef *row_ptr, LLVMValueRef r0, LLVMValueRef m) {
     LLVMValueRef vl = lx_vl(x);
+    const unsigned long long cm = LLVMIsAConstantInt(m) ? LLVMConstIntGetZExtValue(m) : 0;
+    const unsigned L = (unsigned)x->isa->lanes;
+    if (!x->isa->scalable && cm && cm / L <= 16) {
+        /* a row of a constant channel count: its columns one after another,
+         * whatever LLVM's unroller decides about a loop */
+        unsigned long long k = 0;
+        for (; k + L <= cm; k += L)
+            channels_last_vector(x, p, span, in, out, mask, row_ptr, r0, lx_i64(x, (long long)k), vl);
+        if (k < cm)
+            channels_last_vector(x, p, span, in, out, mask, row_ptr, r0, lx_i64(x, (long long)k),
+                                 lx_i64(x, (long long)(cm - k)));
+        return;
+    }
     lx_loop col = lx_loop_open(x, lx_i64(x, 0), "columns");
     LLVMValueRef j = lx_loop_value(x, &col);
     if (x->isa->scalable) {
