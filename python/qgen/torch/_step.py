@@ -3,6 +3,7 @@ the JIT kernels and runtime observer of one channel count, and buffers
 moved between torch and the runtime."""
 
 import ctypes
+import itertools
 
 import torch
 from torch.ao import quantization as tq
@@ -68,12 +69,16 @@ def spec_fields(obs, channels, train_qparams="observer", float_type="float32"):
     return fields
 
 
+_TOKENS = itertools.count(1)
+
+
 class Step:
     """One module's kernels and runtime observer for one spec, with the
     module's state as the runtime last saw it: `stamp` names the torch
-    buffers (address and version) the runtime observer holds, so a step
-    pushes them again only when something else wrote them (load_state_dict,
-    an optimizer, a user)."""
+    buffers (address and version) the runtime observer holds, and `token`
+    marks the scale buffer this step wrote last, so a step pushes them
+    again only when something else wrote them (load_state_dict, an
+    optimizer, a user, another step of the same module)."""
 
     def __init__(self, fields):
         self.fields = fields
@@ -86,6 +91,7 @@ class Step:
         self.mn, self.mx = torch.empty(C), torch.empty(C)
         self.s, self.z = torch.empty(C), torch.empty(C, dtype=torch.int32)
         self.stamp = None
+        self.token = next(_TOKENS)  # marks the buffers this step wrote last (pull)
         self._observe = None
 
     @staticmethod
@@ -107,7 +113,7 @@ class Step:
         """Pushes the module's buffers into the runtime observer when
         something other than this step wrote them since."""
         buffers = (obs.min_val, obs.max_val, scale, zero_point)
-        if self.stamp != self.stamp_of(buffers):
+        if self.stamp != self.stamp_of(buffers) or getattr(scale, "_qgen_writer", None) != self.token:
             self.push(*buffers)
 
     def observe(self, x, inner):
@@ -122,29 +128,47 @@ class Step:
         _lib.check(_lib.lib().qg_observer_qparams(self.obs, self.s.data_ptr(), self.z.data_ptr(), None,
                                                   ctypes.byref(self.err)), self.err)
 
-    def fused(self, x, y, mask, inner, observe_on, fake_quant_on):
+    def fused(self, x, y, mask, inner, observe_on, fake_quant_on, scale=None, zero_point=None):
         """qg_fused_train_step_with on the JIT kernels (docs/semantics.md,
         "The fused training step"): y and mask may be x and None when fake
-        quant is off. The new qparams land in self.s and self.z."""
+        quant is off. The new qparams land in the module's `scale` and
+        `zero_point` buffers where the runtime may write them in place
+        (in_place), else in self.s and self.z for pull to copy."""
         L = _lib.lib()
         L.qg_observer_enable(self.obs, observe_on, fake_quant_on)
         k = self.kernels._k
+        C = self.fields["channel_len"]
+        s = scale if scale is not None and in_place(scale, C, torch.float32) else self.s
+        z = zero_point if zero_point is not None and in_place(zero_point, C, torch.int32) else self.z
         step = L.qg_fused_train_step_with if self.fields["float_type"] == "float32" else L.qg_fused_train_step16_with
         _lib.check(step(self.obs, k.observe, k.fake_quant, x.data_ptr(), y.data_ptr(),
-                        mask.data_ptr() if mask is not None else None, x.numel(), inner, self.s.data_ptr(),
-                        self.z.data_ptr(), ctypes.byref(self.err)), self.err)
+                        mask.data_ptr() if mask is not None else None, x.numel(), inner, s.data_ptr(),
+                        z.data_ptr(), ctypes.byref(self.err)), self.err)
 
-    def pull(self, obs, scale, zero_point, observed):
+    def pull(self, obs, scale, zero_point, observed, by_fused=True):
         """The runtime's values back into the module's buffers (min/max only
-        when the step observed), and the stamp of what it now holds."""
+        when the step observed), and the stamp of what it now holds. Buffers
+        the runtime can write in place take its values through their own
+        memory (with `by_fused`, fused wrote scale and zero_point there
+        already); the others are copied from self.mn, self.mx, self.s and
+        self.z."""
+        C = self.fields["channel_len"]
         with torch.no_grad():
             if observed:
-                _lib.lib().qg_observer_minmax(self.obs, self.mn.data_ptr(), self.mx.data_ptr())
-                store(obs.min_val, self.mn)
-                store(obs.max_val, self.mx)
-            store(scale, self.s)
-            store(zero_point, self.z)
+                if in_place(obs.min_val, C, torch.float32) and in_place(obs.max_val, C, torch.float32):
+                    _lib.lib().qg_observer_minmax(self.obs, obs.min_val.data_ptr(), obs.max_val.data_ptr())
+                else:
+                    _lib.lib().qg_observer_minmax(self.obs, self.mn.data_ptr(), self.mx.data_ptr())
+                    store(obs.min_val, self.mn)
+                    store(obs.max_val, self.mx)
+            if not (by_fused and in_place(scale, C, torch.float32)):
+                store(scale, self.s)
+            if not (by_fused and in_place(zero_point, C, torch.int32)):
+                store(zero_point, self.z)
         self.stamp = self.stamp_of((obs.min_val, obs.max_val, scale, zero_point))
+        # in-place writes leave versions as they were: another step of the
+        # same module (horizon's fused and separate ones) learns of them here
+        scale._qgen_writer = self.token
 
     def __reduce__(self):  # deepcopy and pickle build a fresh one: the state is in torch's buffers
         return (Step, (self.fields,))
@@ -177,6 +201,15 @@ def per_channel_values(t, channels, fill, dtype):
     if t.numel() == 1:
         return t.expand(channels).contiguous().clone()
     raise ValueError(f"buffer: {t.numel()} values; expected {channels} (one per channel) or 1")
+
+
+def in_place(t, channels, dtype):
+    """Whether the runtime may write torch buffer t's values through its
+    own memory: `channels` contiguous CPU values of `dtype` (a buffer not
+    yet sized, or of another type, goes through store). Such writes leave
+    the buffer's version as it was, as the stamp expects of values the
+    runtime holds."""
+    return t.dtype == dtype and t.numel() == channels and t.device.type == "cpu" and t.is_contiguous()
 
 
 def store(dst, src):

@@ -25,7 +25,7 @@ class _TrainStep:
         observe_on = self.observer_enabled.item() == 1
         y = torch.empty_like(x)
         mask = torch.empty((x.numel() + 7) // 8, dtype=torch.uint8)  # packed (spec_fields)
-        step.fused(x, y, mask, inner, observe_on, self.fake_quant_enabled.item() == 1)
+        step.fused(x, y, mask, inner, observe_on, self.fake_quant_enabled.item() == 1, self.scale, self.zero_point)
         step.pull(obs, self.scale, self.zero_point, observe_on)
         return y, mask, step.kernels
 

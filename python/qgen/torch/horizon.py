@@ -141,14 +141,14 @@ class FakeQuantize(tq.FakeQuantizeBase):
         if self.fast_training:
             if y is not None:
                 mask = torch.empty((x.numel() + 7) // 8 if self.compat_mask else x.numel(), dtype=torch.uint8)
-            step.fused(x, x if y is None else y, mask, inner, observe_on, y is not None)
+            step.fused(x, x if y is None else y, mask, inner, observe_on, y is not None, self.scale, self.zero_point)
         else:
             if observe_on:
                 step.observe(x, inner)
                 step.qparams()
             if y is not None:
                 mask = step.kernels.fake_quant(x, step.s, step.z, inner=inner, out=y)[1]
-        step.pull(obs, self.scale, self.zero_point, observe_on)
+        step.pull(obs, self.scale, self.zero_point, observe_on, self.fast_training)
         return mask, step.kernels
 
     # ---- the module -------------------------------------------------------
