@@ -92,6 +92,7 @@ class Step:
         self.s, self.z = torch.empty(C), torch.empty(C, dtype=torch.int32)
         self.stamp = None
         self.token = next(_TOKENS)  # marks the buffers this step wrote last (pull)
+        self.direct = (False, False, False)  # in_place of (min/max, scale, zero_point), as of the stamp
         self._observe = None
 
     @staticmethod
@@ -115,6 +116,14 @@ class Step:
         buffers = (obs.min_val, obs.max_val, scale, zero_point)
         if self.stamp != self.stamp_of(buffers) or getattr(scale, "_qgen_writer", None) != self.token:
             self.push(*buffers)
+            self.direct = self.direct_of(*buffers)
+
+    def direct_of(self, min_val, max_val, scale, zero_point):
+        """Which buffers the runtime writes in place (in_place); they keep
+        that while their stamp stands (a resize or a new tensor changes it)."""
+        C = self.fields["channel_len"]
+        return (in_place(min_val, C, torch.float32) and in_place(max_val, C, torch.float32),
+                in_place(scale, C, torch.float32), in_place(zero_point, C, torch.int32))
 
     def observe(self, x, inner):
         """The generated observe kernel on x (the runtime observer's min/max)."""
@@ -137,9 +146,8 @@ class Step:
         L = _lib.lib()
         L.qg_observer_enable(self.obs, observe_on, fake_quant_on)
         k = self.kernels._k
-        C = self.fields["channel_len"]
-        s = scale if scale is not None and in_place(scale, C, torch.float32) else self.s
-        z = zero_point if zero_point is not None and in_place(zero_point, C, torch.int32) else self.z
+        s = scale if scale is not None and self.direct[1] else self.s
+        z = zero_point if zero_point is not None and self.direct[2] else self.z
         step = L.qg_fused_train_step_with if self.fields["float_type"] == "float32" else L.qg_fused_train_step16_with
         _lib.check(step(self.obs, k.observe, k.fake_quant, x.data_ptr(), y.data_ptr(),
                         mask.data_ptr() if mask is not None else None, x.numel(), inner, s.data_ptr(),
@@ -152,20 +160,23 @@ class Step:
         memory (with `by_fused`, fused wrote scale and zero_point there
         already); the others are copied from self.mn, self.mx, self.s and
         self.z."""
-        C = self.fields["channel_len"]
+        direct = self.direct
         with torch.no_grad():
             if observed:
-                if in_place(obs.min_val, C, torch.float32) and in_place(obs.max_val, C, torch.float32):
+                if direct[0]:
                     _lib.lib().qg_observer_minmax(self.obs, obs.min_val.data_ptr(), obs.max_val.data_ptr())
                 else:
                     _lib.lib().qg_observer_minmax(self.obs, self.mn.data_ptr(), self.mx.data_ptr())
                     store(obs.min_val, self.mn)
                     store(obs.max_val, self.mx)
-            if not (by_fused and in_place(scale, C, torch.float32)):
+            if not (by_fused and direct[1]):
                 store(scale, self.s)
-            if not (by_fused and in_place(zero_point, C, torch.int32)):
+            if not (by_fused and direct[2]):
                 store(zero_point, self.z)
-        self.stamp = self.stamp_of((obs.min_val, obs.max_val, scale, zero_point))
+        buffers = (obs.min_val, obs.max_val, scale, zero_point)
+        self.stamp = self.stamp_of(buffers)
+        if not all(direct):  # a copy may have sized a buffer that can now be written in place
+            self.direct = self.direct_of(*buffers)
         # in-place writes leave versions as they were: another step of the
         # same module (horizon's fused and separate ones) learns of them here
         scale._qgen_writer = self.token
