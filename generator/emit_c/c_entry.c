@@ -112,9 +112,8 @@ static void emit_channels_last_row(emitter *e, const qg_plan *p, const op_io *io
     }
     const int L = e->lanes;
     const size_t C = e->lp->channels;
-    if (strcmp(m, "C") == 0 && C && C / (size_t)L <= 16) {
-        /* a row of a constant channel count: its columns one after another,
-         * whatever the compiler's unroller decides about a loop */
+    if (strcmp(m, "C") == 0 && e->lp->row_written_out) {
+        /* a whole row, its columns one after another (kernel_loops.h) */
         for (size_t k = 0; k < C; k += (size_t)L) {
             P("%s{\n%s    const size_t j = %zu;\n", ind, ind, k);
             emit_chan_params(e, p, in4);

@@ -136,9 +136,8 @@ static void channels_last_row(lx *x, const qg_plan *p, LLVMValueRef span, LLVMVa
     LLVMValueRef vl = lx_vl(x);
     const unsigned long long cm = LLVMIsAConstantInt(m) ? LLVMConstIntGetZExtValue(m) : 0;
     const unsigned L = (unsigned)x->isa->lanes;
-    if (!x->isa->scalable && cm && cm / L <= 16) {
-        /* a row of a constant channel count: its columns one after another,
-         * whatever LLVM's unroller decides about a loop */
+    if (x->lp->row_written_out && cm) {
+        /* a whole row, its columns one after another (kernel_loops.h) */
         unsigned long long k = 0;
         for (; k + L <= cm; k += L)
             channels_last_vector(x, p, span, in, out, mask, row_ptr, r0, lx_i64(x, (long long)k), vl);

@@ -46,6 +46,7 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
         out->group_driver = grouped;
     }
     out->lanes = t->lanes;
+    out->row_written_out = out->channels_last_table && t->lanes && out->channels && out->channels / t->lanes <= 16;
     out->unroll = t->unroll;
     out->tail = t->lanes != 1;
     out->tail_buffered = out->tail && strcmp(t->tail, "buffered") == 0;

@@ -52,6 +52,8 @@ typedef struct qg_kernel_loops {
     qg_float_type float_io;
     qg_elem elem_in, elem_out; /* the op's data input and output (qg_op_data_in/out) */
     bool channels_last_table;  /* channels > 1: inner == 1 walks vectors across channels of a parameter table */
+    bool row_written_out;      /* ... whose whole rows (a constant C, at most 16 fixed-width vectors) are
+                                  written out column by column, not left to a compiler's unroller */
     qg_param_source params;
     float fixed_scale; /* QG_PARAMS_FIXED */
     int32_t fixed_zero_point;
