@@ -16,6 +16,8 @@ packages=(
   qemu-user
   # reference and benchmark peers
   python3 python3-numpy python3-torch libxnnpack-dev libpthreadpool-dev
+  # torch's C++ headers and CMake package, for torch.ops.qgen (python/torch_ops)
+  libtorch-dev g++
   # ONNX models for the ONNX Runtime conformance tests (the runtime itself: npm, below)
   python3-onnx
   # qgen compare's html report, rendered in a headless browser by the tests

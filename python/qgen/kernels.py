@@ -97,6 +97,7 @@ class Kernels:
         out, err = ctypes.POINTER(_lib.Kernels)(), _lib.Error()
         _lib.check(L.qg_jit_compile(jit, self.spec._ptr, 0, ctypes.byref(out), ctypes.byref(err)), err)
         self._k = out.contents
+        self.address = ctypes.addressof(self._k)  # the JIT's qg_kernels, alive while the process is
         self.isa = _lib.isas()[self._k.isa]
         self.q_dtype = _Q_NUMPY[self.spec["dtype"]]
         self._torch_dtype = None

@@ -4,6 +4,7 @@ a QAT run through prepare_qat. Everything is compared with torch.equal
 (bit-identical), on random data of varied scale and offset."""
 
 import copy
+import os
 import unittest
 
 import numpy as np
@@ -117,6 +118,8 @@ def run_pair(test, ref_mod, our_mod, shapes, steps, gen, toggles=()):
 
 
 class ModulesAgainstTorchModules(unittest.TestCase):
+    op_path = True
+
     def pairs(self, version):
         for backend in BACKENDS:
             ref, ours = tq.get_default_qat_qconfig(backend, version), qtorch.get_default_qat_qconfig(backend, version)
@@ -220,6 +223,44 @@ class ModulesAgainstTorchModules(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "qscheme: torch.per_channel_affine_float_qparams"):
             qtorch.FakeQuantize(observer=tq.PerChannelMinMaxObserver, qscheme=torch.per_channel_affine_float_qparams,
                                 ch_axis=0)(torch.ones(2, 3))
+        weight = qtorch.get_default_qat_qconfig("fbgemm").weight()
+        weight(torch.ones(3, 2))  # the buffers take 3 channels; torch's module refuses 4 channels after that too
+        with self.assertRaisesRegex(ValueError, r"min_val: 3 values; expected 4 \(one per channel\) or 1"):
+            weight(torch.ones(4, 2))
+        mod(torch.arange(4.0))
+        before = copy.deepcopy(mod.state_dict())
+        with self.assertRaisesRegex(qgen.QgenError, "NaN"):
+            mod(torch.tensor([1.0, float("nan"), 2.0]))
+        for key, v in before.items():
+            self.assertTrue(torch.equal(v, mod.state_dict()[key]), f"{key} kept after a refused batch")
+        twin = qtorch.get_default_qat_qconfig("fbgemm").activation()
+        twin.load_state_dict(before)
+        x = torch.arange(-3.0, 5.0) * 7
+        self.assertTrue(torch.equal(mod(x), twin(x)), "the step after a refused batch")
+        for key, v in twin.state_dict().items():
+            self.assertTrue(torch.equal(v, mod.state_dict()[key]), f"{key} after the step that followed")
+
+    def test_step_path(self):
+        """The step runs through torch.ops.qgen where the build made it
+        (QGEN_EXPECT_TORCH_OPS, set by the build's test), else in Python."""
+        expect = os.environ.get("QGEN_EXPECT_TORCH_OPS")
+        if expect is None:
+            self.fail("QGEN_EXPECT_TORCH_OPS: not set; expected 1 or 0 (set by ctest)")
+        self.assertEqual(qtorch._ops.available, expect == "1" and self.op_path)
+
+
+class ModulesOnThePythonPath(ModulesAgainstTorchModules):
+    """The same tests with torch.ops.qgen set aside: the Python path, which
+    serves hosts built without libtorch-dev."""
+
+    op_path = False
+
+    def setUp(self):
+        self.saved = qtorch._ops.available
+        qtorch._ops.available = False
+
+    def tearDown(self):
+        qtorch._ops.available = self.saved
 
 
 class OtherModules(unittest.TestCase):

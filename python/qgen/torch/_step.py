@@ -103,10 +103,10 @@ class Step:
         """torch's buffers into the runtime observer (per_channel_values'
         broadcast of buffers not yet sized)."""
         C = self.fields["channel_len"]
-        self.mn.copy_(per_channel_values(min_val, C, float("inf"), torch.float32))
-        self.mx.copy_(per_channel_values(max_val, C, float("-inf"), torch.float32))
-        self.s.copy_(per_channel_values(scale, C, 1.0, torch.float32))
-        self.z.copy_(per_channel_values(zero_point, C, 0, torch.int32))
+        self.mn.copy_(per_channel_values(min_val, C, float("inf"), torch.float32, "min_val"))
+        self.mx.copy_(per_channel_values(max_val, C, float("-inf"), torch.float32, "max_val"))
+        self.s.copy_(per_channel_values(scale, C, 1.0, torch.float32, "scale"))
+        self.z.copy_(per_channel_values(zero_point, C, 0, torch.int32, "zero_point"))
         _lib.check(_lib.lib().qg_observer_restore(self.obs, self.mn.data_ptr(), self.mx.data_ptr(), self.s.data_ptr(),
                                                   self.z.data_ptr(), ctypes.byref(self.err)), self.err)
 
@@ -201,7 +201,7 @@ def layout_of(x, per_channel, ch_axis):
     return layout(tuple(x.shape), per_channel, ch_axis, what="X")
 
 
-def per_channel_values(t, channels, fill, dtype):
+def per_channel_values(t, channels, fill, dtype, name="buffer"):
     """A buffer's values as `channels` contiguous CPU values; an empty or
     single-valued buffer (before the first step) is broadcast."""
     t = t.detach().reshape(-1).to(dtype)
@@ -211,7 +211,7 @@ def per_channel_values(t, channels, fill, dtype):
         return torch.full((channels,), fill, dtype=dtype)
     if t.numel() == 1:
         return t.expand(channels).contiguous().clone()
-    raise ValueError(f"buffer: {t.numel()} values; expected {channels} (one per channel) or 1")
+    raise ValueError(f"{name}: {t.numel()} values; expected {channels} (one per channel) or 1")
 
 
 def in_place(t, channels, dtype):

@@ -6,7 +6,7 @@ import torch
 from torch.ao import quantization as tq
 
 from ..kernels import Kernels
-from . import _step
+from . import _ops, _step
 
 
 class _TrainStep:
@@ -16,11 +16,18 @@ class _TrainStep:
 
     _qgen_train_qparams = "observer"
 
-    def _qgen_run(self, x):
+    def _qgen_step(self, x):
+        """(step, channels, inner) for x: the Step of x's channel count and
+        float type."""
         obs = self.activation_post_process
         C, inner = _step.layout_of(x, self.is_per_channel, self.ch_axis)
         ft = _step.FLOAT_TYPES[x.dtype]
         step = _step.cached_step(self, (C, ft), lambda: _step.spec_fields(obs, C, self._qgen_train_qparams, ft))
+        return step, C, inner
+
+    def _qgen_run(self, x):
+        obs = self.activation_post_process
+        step, C, inner = self._qgen_step(x)
         step.sync(obs, self.scale, self.zero_point)
         observe_on = self.observer_enabled.item() == 1
         y = torch.empty_like(x)
@@ -29,8 +36,21 @@ class _TrainStep:
         step.pull(obs, self.scale, self.zero_point, observe_on)
         return y, mask, step.kernels
 
+    def _qgen_op(self, x):
+        """The step as torch.ops.qgen.train_step, which pushes the buffers
+        into the runtime observer on every call: the Step's stamp is
+        cleared so that a Python-path step after it pushes too."""
+        obs = self.activation_post_process
+        step, C, inner = self._qgen_step(x)
+        step.stamp = None
+        return _ops.train_step(x, obs.min_val, obs.max_val, self.scale, self.zero_point, step.obs.value,
+                               step.kernels.address, C, inner, self.observer_enabled.item() == 1,
+                               self.fake_quant_enabled.item() == 1)
+
     def forward(self, X):
         _step.check_input(X)
+        if _ops.available:
+            return self._qgen_op(X.contiguous())
         return _step.MaskedFakeQuant.apply(X.contiguous(), self._qgen_run)
 
 
