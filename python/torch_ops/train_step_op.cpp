@@ -1,14 +1,15 @@
-// torch.ops.qgen.train_step: one forward of qgen.torch's FakeQuantize and
-// FusedMovingAvgObsFakeQuantize as a single torch operator, so that a
-// module's step costs one dispatcher call instead of a Python autograd
-// Function and a dozen ctypes calls (docs/python.md, "The torch operator").
+// torch.ops.qgen.train_step (and train_step_, in place): one forward of
+// qgen.torch's FakeQuantize, FusedMovingAvgObsFakeQuantize and Horizon's
+// fused FakeQuantize as a single torch operator, so that a module's step
+// costs one dispatcher call instead of a Python autograd Function and a
+// dozen ctypes calls (docs/python.md, "The torch operator").
 //
 // Each call puts the module's buffers into the runtime observer, runs the
 // fused training step on the JIT kernels (docs/semantics.md, "The fused
 // training step") and writes min/max, scale and zero point back, with
 // torch's shapes (a per-channel buffer not yet sized takes the channel
 // count). The gradient is the generated backward kernel on the step's
-// packed mask. Errors come back as RuntimeError("qgen:<kind>:<message>"),
+// mask. Errors come back as RuntimeError("qgen:<kind>:<message>"),
 // which qgen.torch raises as QgenError (kind a qg_status name) or as the
 // Python exception the kind names.
 #include <ATen/ATen.h>
@@ -81,59 +82,64 @@ template <typename T> void store(at::Tensor dst, const std::vector<T> &values, a
     dst.copy_(src.view(dst.sizes()));
 }
 
-struct Buffers {
+// What one call works on besides X: the module's buffers (written with
+// the new state), the runtime observer, the JIT's kernels and the switches.
+struct Step {
     at::Tensor min_val, max_val, scale, zero_point;
+    qg_observer *obs;
+    const qg_kernels *k;
+    int64_t channels, inner;
+    bool observe_on, fake_quant_on, packed_mask, in_place;
 };
 
-// The step itself: y and the packed mask of x; the buffers take the new
-// state. Nothing is written when the runtime refuses the batch.
-std::pair<at::Tensor, at::Tensor> run_step(const at::Tensor &x, Buffers &b, qg_observer *obs, const qg_kernels *k,
-                                           int64_t channels, int64_t inner, bool observe_on, bool fake_quant_on) {
+// The step itself: y (x itself with in_place) and the mask of x, packed
+// or one byte per element; the buffers take the new state. Nothing is
+// written when the runtime refuses the batch.
+std::pair<at::Tensor, at::Tensor> run_step(const at::Tensor &x, const Step &a) {
     const float inf = INFINITY;
-    std::vector<float> mn = channel_values<float>(b.min_val, channels, inf, at::kFloat, "min_val");
-    std::vector<float> mx = channel_values<float>(b.max_val, channels, -inf, at::kFloat, "max_val");
-    std::vector<float> s = channel_values<float>(b.scale, channels, 1.0f, at::kFloat, "scale");
-    std::vector<int32_t> z = channel_values<int32_t>(b.zero_point, channels, 0, at::kInt, "zero_point");
+    std::vector<float> mn = channel_values<float>(a.min_val, a.channels, inf, at::kFloat, "min_val");
+    std::vector<float> mx = channel_values<float>(a.max_val, a.channels, -inf, at::kFloat, "max_val");
+    std::vector<float> s = channel_values<float>(a.scale, a.channels, 1.0f, at::kFloat, "scale");
+    std::vector<int32_t> z = channel_values<int32_t>(a.zero_point, a.channels, 0, at::kInt, "zero_point");
     qg_error err{};
-    check(qg_observer_restore(obs, mn.data(), mx.data(), s.data(), z.data(), &err), err);
-    qg_observer_enable(obs, observe_on, fake_quant_on);
+    check(qg_observer_restore(a.obs, mn.data(), mx.data(), s.data(), z.data(), &err), err);
+    qg_observer_enable(a.obs, a.observe_on, a.fake_quant_on);
 
-    const size_t n = static_cast<size_t>(x.numel());
-    at::Tensor y = at::empty_like(x, at::MemoryFormat::Contiguous);
-    at::Tensor mask = at::empty({static_cast<int64_t>((n + 7) / 8)}, x.options().dtype(at::kByte));
+    const size_t n = static_cast<size_t>(x.numel()), inner = static_cast<size_t>(a.inner);
+    at::Tensor y = a.in_place ? x : at::empty_like(x, at::MemoryFormat::Contiguous);
+    const int64_t mask_bytes = static_cast<int64_t>(a.packed_mask ? (n + 7) / 8 : n);
+    at::Tensor mask = at::empty({mask_bytes}, x.options().dtype(at::kByte));
     uint8_t *m = mask.data_ptr<uint8_t>();
+    const qg_kernels *k = a.k;
     qg_status st;
     if (x.scalar_type() == at::kFloat)
-        st = qg_fused_train_step_with(obs, k->observe, k->fake_quant, x.data_ptr<float>(), y.data_ptr<float>(), m, n,
-                                      static_cast<size_t>(inner), s.data(), z.data(), &err);
+        st = qg_fused_train_step_with(a.obs, k->observe, k->fake_quant, x.data_ptr<float>(), y.data_ptr<float>(), m, n,
+                                      inner, s.data(), z.data(), &err);
     else
-        st = qg_fused_train_step16_with(
-            obs, k->u16.observe, k->u16.fake_quant, static_cast<const uint16_t *>(x.data_ptr()),
-            static_cast<uint16_t *>(y.data_ptr()), m, n, static_cast<size_t>(inner), s.data(), z.data(), &err);
+        st = qg_fused_train_step16_with(a.obs, k->u16.observe, k->u16.fake_quant,
+                                        static_cast<const uint16_t *>(x.data_ptr()),
+                                        static_cast<uint16_t *>(y.data_ptr()), m, n, inner, s.data(), z.data(), &err);
     check(st, err);
 
-    if (observe_on) {
-        qg_observer_minmax(obs, mn.data(), mx.data());
-        store(b.min_val, mn, at::kFloat);
-        store(b.max_val, mx, at::kFloat);
+    if (a.observe_on) {
+        qg_observer_minmax(a.obs, mn.data(), mx.data());
+        store(a.min_val, mn, at::kFloat);
+        store(a.max_val, mx, at::kFloat);
     }
-    store(b.scale, s, at::kFloat);
-    store(b.zero_point, z, at::kInt);
+    store(a.scale, s, at::kFloat);
+    store(a.zero_point, z, at::kInt);
     return {y, mask};
 }
 
-// y = fake_quant(x) for autograd; the module's buffers ride along as
-// inputs without gradients.
+// y = fake_quant(x) for autograd; the module's buffers ride along in the
+// Step, without gradients.
 struct TrainStep : public torch::autograd::Function<TrainStep> {
-    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x, at::Tensor min_val, at::Tensor max_val,
-                              at::Tensor scale, at::Tensor zero_point, int64_t observer, int64_t kernels,
-                              int64_t channels, int64_t inner, bool observe_on, bool fake_quant_on) {
-        Buffers b{min_val, max_val, scale, zero_point};
-        const auto *k = reinterpret_cast<const qg_kernels *>(kernels);
-        auto [y, mask] =
-            run_step(x, b, reinterpret_cast<qg_observer *>(observer), k, channels, inner, observe_on, fake_quant_on);
+    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x, const Step &a) {
+        auto [y, mask] = run_step(x, a);
         ctx->save_for_backward({mask});
-        ctx->saved_data["kernels"] = kernels;
+        ctx->saved_data["kernels"] = reinterpret_cast<int64_t>(a.k);
+        if (a.in_place)
+            ctx->mark_dirty({x});
         return y;
     }
 
@@ -148,28 +154,69 @@ struct TrainStep : public torch::autograd::Function<TrainStep> {
         else
             k->u16.fake_quant_backward(static_cast<const uint16_t *>(dy.data_ptr()), mask.data_ptr<uint8_t>(),
                                        static_cast<uint16_t *>(dx.data_ptr()), n);
-        at::Tensor none;
-        return {dx, none, none, none, none, none, none, none, none, none, none};
+        return {dx, at::Tensor()};
     }
 };
 
-at::Tensor train_step(const at::Tensor &x, at::Tensor min_val, at::Tensor max_val, at::Tensor scale,
-                      at::Tensor zero_point, int64_t observer, int64_t kernels, int64_t channels, int64_t inner,
-                      bool observe_on, bool fake_quant_on) {
+at::Tensor train_step_into(const at::Tensor &x, const Step &a) {
     if (!x.device().is_cpu() || !x.is_contiguous())
         fail("ValueError", "X: expected a contiguous CPU tensor");
     const at::ScalarType t = x.scalar_type();
     if (t != at::kFloat && t != at::kHalf && t != at::kBFloat16)
         fail("TypeError", "X: expected float32, float16 or bfloat16");
-    return TrainStep::apply(x, min_val, max_val, scale, zero_point, observer, kernels, channels, inner, observe_on,
-                            fake_quant_on);
+    return TrainStep::apply(x, a);
+}
+
+at::Tensor train_step(const at::Tensor &x, at::Tensor min_val, at::Tensor max_val, at::Tensor scale,
+                      at::Tensor zero_point, int64_t observer, int64_t kernels, int64_t channels, int64_t inner,
+                      bool observe_on, bool fake_quant_on, bool packed_mask) {
+    const Step a{min_val,
+                 max_val,
+                 scale,
+                 zero_point,
+                 reinterpret_cast<qg_observer *>(observer),
+                 reinterpret_cast<const qg_kernels *>(kernels),
+                 channels,
+                 inner,
+                 observe_on,
+                 fake_quant_on,
+                 packed_mask,
+                 false};
+    return train_step_into(x, a);
+}
+
+// The same with y written over x (Horizon's in_place), as torch spells an
+// in-place op: the trailing underscore, x returned.
+at::Tensor train_step_(at::Tensor x, at::Tensor min_val, at::Tensor max_val, at::Tensor scale, at::Tensor zero_point,
+                       int64_t observer, int64_t kernels, int64_t channels, int64_t inner, bool observe_on,
+                       bool fake_quant_on, bool packed_mask) {
+    const Step a{min_val,
+                 max_val,
+                 scale,
+                 zero_point,
+                 reinterpret_cast<qg_observer *>(observer),
+                 reinterpret_cast<const qg_kernels *>(kernels),
+                 channels,
+                 inner,
+                 observe_on,
+                 fake_quant_on,
+                 packed_mask,
+                 true};
+    return train_step_into(x, a);
 }
 
 } // namespace
 
+#define QGEN_STEP_ARGS                                                                                                 \
+    "Tensor(a!) min_val, Tensor(b!) max_val, Tensor(c!) scale, Tensor(d!) zero_point, int observer, int kernels, "     \
+    "int channels, int inner, bool observe_on, bool fake_quant_on, bool packed_mask"
+
 TORCH_LIBRARY(qgen, m) {
-    m.def("train_step(Tensor x, Tensor(a!) min_val, Tensor(b!) max_val, Tensor(c!) scale, Tensor(d!) zero_point, "
-          "int observer, int kernels, int channels, int inner, bool observe_on, bool fake_quant_on) -> Tensor");
+    m.def("train_step(Tensor x, " QGEN_STEP_ARGS ") -> Tensor");
+    m.def("train_step_(Tensor(e!) x, " QGEN_STEP_ARGS ") -> Tensor(e!)");
 }
 
-TORCH_LIBRARY_IMPL(qgen, CompositeImplicitAutograd, m) { m.impl("train_step", train_step); }
+TORCH_LIBRARY_IMPL(qgen, CompositeImplicitAutograd, m) {
+    m.impl("train_step", train_step);
+    m.impl("train_step_", train_step_);
+}

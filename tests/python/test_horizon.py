@@ -196,5 +196,17 @@ class ModuleBehaviour(unittest.TestCase):
             self.assertIn(word, str(ctx.exception))
 
 
+class OnThePythonPath(AgainstTranscription):
+    """The same tests with torch.ops.qgen set aside (the path of builds
+    without libtorch-dev)."""
+
+    def setUp(self):
+        self.saved = qtorch._ops.available
+        qtorch._ops.available = False
+
+    def tearDown(self):
+        qtorch._ops.available = self.saved
+
+
 if __name__ == "__main__":
     unittest.main()

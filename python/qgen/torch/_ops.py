@@ -1,6 +1,6 @@
 """torch.ops.qgen (python/torch_ops): the module step as one torch operator,
 where the build made libqgen_torch_ops.so beside this file (it needs
-libtorch-dev). `train_step` is None without it, or with QGEN_TORCH_OPS=0
+libtorch-dev). `available` is False without it, or with QGEN_TORCH_OPS=0
 in the environment; qgen.torch then takes its Python path, with the same
 numbers (docs/python.md, "The torch operator")."""
 
@@ -20,19 +20,20 @@ def _load():
         return None
     _lib.lib()  # libqgen first, from the path the package knows, so the operator links to that one
     torch.ops.load_library(str(path))
-    return torch.ops.qgen.train_step
+    return torch.ops.qgen
 
 
-_train_step = _load()
-available = _train_step is not None
+_qgen = _load()
+available = _qgen is not None
 
 
-def train_step(*args):
-    """torch.ops.qgen.train_step(*args), with the operator's
-    "qgen:<kind>:<message>" errors raised as QgenError (kind a qg_status
-    name) or as the Python exception named."""
+def train_step(*args, in_place=False):
+    """torch.ops.qgen.train_step(*args) (train_step_ with `in_place`: y
+    written over X), with the operator's "qgen:<kind>:<message>" errors
+    raised as QgenError (kind a qg_status name) or as the Python exception
+    named."""
     try:
-        return _train_step(*args)
+        return _qgen.train_step_(*args) if in_place else _qgen.train_step(*args)
     except RuntimeError as e:
         text = str(e)
         if not text.startswith("qgen:"):

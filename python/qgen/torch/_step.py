@@ -181,6 +181,13 @@ class Step:
         # same module (horizon's fused and separate ones) learns of them here
         scale._qgen_writer = self.token
 
+    def before_operator(self, scale):
+        """torch.ops.qgen.train_step pushes the buffers itself and writes
+        them in place: no Step (this one or another of the module) may take
+        the stamp or the scale mark it leaves as its own."""
+        self.stamp = None
+        scale._qgen_writer = None
+
     def __reduce__(self):  # deepcopy and pickle build a fresh one: the state is in torch's buffers
         return (Step, (self.fields,))
 

@@ -38,14 +38,13 @@ class _TrainStep:
 
     def _qgen_op(self, x):
         """The step as torch.ops.qgen.train_step, which pushes the buffers
-        into the runtime observer on every call: the Step's stamp is
-        cleared so that a Python-path step after it pushes too."""
+        into the runtime observer on every call (Step.before_operator)."""
         obs = self.activation_post_process
         step, C, inner = self._qgen_step(x)
-        step.stamp = None
+        step.before_operator(self.scale)
         return _ops.train_step(x, obs.min_val, obs.max_val, self.scale, self.zero_point, step.obs.value,
                                step.kernels.address, C, inner, self.observer_enabled.item() == 1,
-                               self.fake_quant_enabled.item() == 1)
+                               self.fake_quant_enabled.item() == 1, True)
 
     def forward(self, X):
         _step.check_input(X)
@@ -91,6 +90,6 @@ class FixedQParamsFakeQuantize(tq.FixedQParamsFakeQuantize):
 
     def forward(self, X):
         _step.check_input(X)
-        if self.fake_quant_enabled[0] != 1:
+        if self.fake_quant_enabled.item() != 1:
             return X
         return _step.MaskedFakeQuant.apply(X.contiguous(), self._qgen_run)

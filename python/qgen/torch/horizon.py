@@ -10,7 +10,7 @@ the same."""
 import torch
 from torch.ao import quantization as tq
 
-from . import _step
+from . import _ops, _step
 from .observer import MovingAverageMinMaxObserver
 
 _RANGES = {"qint8": (-128, 127), "qint16": (-32768, 32767)}
@@ -126,17 +126,20 @@ class FakeQuantize(tq.FakeQuantizeBase):
             raise ValueError(f"channel_len: {self.channel_len}; the input has {C} channels along axis {self.ch_axis}")
         return inner
 
+    def _qgen_step(self):
+        # one runtime observer per way of stepping: each is pushed the
+        # buffers when the other (or anything else) changed them
+        return _step.cached_step(self, "fused" if self.fast_training else "separate", self._qgen_fields)
+
     def _qgen_run(self, x, y=None):
         """(mask, kernels): observes x and takes new qparams when the
         observer is on; with y, also y = fake_quant(x) and the mask for
         backward (else the mask is None)."""
         inner = self._qgen_layout(x)
-        # one runtime observer per way of stepping: each is pushed the
-        # buffers when the other (or anything else) changed them
-        step = _step.cached_step(self, "fused" if self.fast_training else "separate", self._qgen_fields)
+        step = self._qgen_step()
         obs = self.activation_post_process
         step.sync(obs, self.scale, self.zero_point)
-        observe_on = self.observer_enabled[0] == 1
+        observe_on = self.observer_enabled.item() == 1
         mask = None
         if self.fast_training:
             if y is not None:
@@ -153,12 +156,25 @@ class FakeQuantize(tq.FakeQuantizeBase):
 
     # ---- the module -------------------------------------------------------
 
+    def _qgen_op(self, X):
+        """The fused step as torch.ops.qgen.train_step (train_step_ in
+        place), which pushes the buffers every call (Step.before_operator)."""
+        inner = self._qgen_layout(X)
+        step = self._qgen_step()
+        step.before_operator(self.scale)
+        obs = self.activation_post_process
+        return _ops.train_step(X, obs.min_val, obs.max_val, self.scale, self.zero_point, step.obs.value,
+                               step.kernels.address, self.channel_len, inner, self.observer_enabled.item() == 1, True,
+                               self.compat_mask, in_place=self.in_place)
+
     def forward(self, X):
         _step.check_input(X, (torch.float32,))
-        if self.fake_quant_enabled[0] != 1:
-            if self.observer_enabled[0] == 1:  # the observer and qparams move, the data passes
+        if self.fake_quant_enabled.item() != 1:
+            if self.observer_enabled.item() == 1:  # the observer and qparams move, the data passes
                 self._qgen_run(X.detach().contiguous())
             return X
+        if _ops.available and self.fast_training and X.is_contiguous():
+            return self._qgen_op(X)
         return _HorizonFakeQuant.apply(X, self._qgen_run, self.in_place)
 
     def calculate_qparams(self):

@@ -80,14 +80,14 @@ class LearnableFakeQuantize(tl._LearnableFakeQuantize):
     def forward(self, X):
         _step.check_input(X, (torch.float32,))
         # the static branch is torch's: the observer, then its qparams
-        if self.static_enabled[0] == 1:
+        if self.static_enabled.item() == 1:
             self.activation_post_process(X.detach())
             _scale, _zero_point = self.activation_post_process.calculate_qparams()
             self.scale.data.copy_(_scale.to(self.scale.device))
             self.zero_point.data.copy_(_zero_point.to(self.zero_point.device))
         else:
             self.scale.data.clamp_(min=self.eps.item())
-        if self.fake_quant_enabled[0] != 1:
+        if self.fake_quant_enabled.item() != 1:
             return X
         if self.qscheme in (torch.per_channel_symmetric, torch.per_tensor_symmetric):
             self.zero_point.data.zero_()
