@@ -5,6 +5,8 @@ forward + backward of each fake-quant module on 1M activations and a
 examples/torch-qat. Prints a markdown table of medians and ratios.
 
 usage: PYTHONPATH=<build>/python bench/torch_bench.py [--quick]
+(QGEN_TORCH_OPS=0 in the environment: qgen.torch's Python path instead of
+torch.ops.qgen)
 
 glibc gives large tensors back to the kernel when they are freed, so every
 fresh 4 MB output faults its pages in again; set MALLOC_MMAP_THRESHOLD_ and
@@ -85,6 +87,11 @@ def module_rows():
         ("FakeQuantize, float16 activation (version 0)", act,
          tq.get_default_qat_qconfig("fbgemm", 0).activation, qt.get_default_qat_qconfig("fbgemm", 0).activation,
          torch.float16),
+        # small tensors: what a step costs besides its kernels
+        ("FusedMovingAvgObsFakeQuantize, activation (default QAT)", (1024,),
+         tq.get_default_qat_qconfig("fbgemm").activation, qt.get_default_qat_qconfig("fbgemm").activation),
+        ("horizon FakeQuantize qint8, activation (torch: its formula in torch ops)", (1024,),
+         HorizonFormulaInTorch, horizon.FakeQuantize),
     ]
     steps = [(c[0], fwd_bwd(c[2](), c[1], *c[4:]), fwd_bwd(c[3](), c[1], *c[4:])) for c in cases]
     for _ in range(2):  # warm up: JIT kernels, the heap at its working size
@@ -139,7 +146,8 @@ def qat_row():
 def main():
     env = ", ".join(f"{k}={os.environ[k]}" for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "LD_PRELOAD")
                     if k in os.environ) or "glibc malloc defaults"
-    print(f"torch {torch.__version__}, one thread, medians of {RUNS} runs; allocator: {env}\n")
+    path = "torch.ops.qgen" if qt._ops.available else "the Python path"
+    print(f"torch {torch.__version__}, one thread, medians of {RUNS} runs; allocator: {env}; qgen.torch's step: {path}\n")
     print("| module (forward + backward) | torch Gelem/s | qgen Gelem/s | qgen / torch |")
     print("| --- | ---: | ---: | ---: |")
     for name, g_ref, g_our, ratio in module_rows() + [histogram_row()]:
