@@ -4,7 +4,8 @@
  * reference's to the bit; the sums ds and dz are taken in per-lane double
  * accumulators, an order the page's tolerance for them allows. Rounding
  * modes other than half_even, and the tails, take the reference's element
- * arithmetic (qg_lsq_element). */
+ * arithmetic (qg_lsq_element); on x86 with AVX2 the whole vectors of
+ * eight take lsq_backward_x86.c's loop first. */
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -19,12 +20,6 @@ typedef float v4f __attribute__((vector_size(16)));
 typedef int32_t v4i __attribute__((vector_size(16)));
 typedef float v2f __attribute__((vector_size(8)));
 typedef double v2d __attribute__((vector_size(16)));
-
-/* One run of elements sharing a channel's parameters. */
-typedef struct lsq_run {
-    const qg_spec *sp;
-    float s, inv, z, qmin, qmax, g;
-} lsq_run;
 
 static v4f splat(float v) { return (v4f){v, v, v, v}; }
 
@@ -66,8 +61,8 @@ static double lanes_sum(const v2d *acc) { return (acc[0][0] + acc[1][0]) + (acc[
 /* Four elements: dx stored, the ds and dz terms added per lane
  * (out-of-range lanes add 0 to ds_in's select, in-range ones 0 to dz). */
 /* inlined: a call per four elements would pass the accumulators through memory */
-__attribute__((always_inline)) static inline void block4(const lsq_run *r, const float *x, const float *dy, float *dx,
-                                                         v2d ds[2], v2d dz[2]) {
+__attribute__((always_inline)) static inline void block4(const qg_lsq_params *r, const float *x, const float *dy,
+                                                         float *dx, v2d ds[2], v2d dz[2]) {
     v4f xv, d;
     memcpy(&xv, x, sizeof xv);
     memcpy(&d, dy, sizeof d);
@@ -84,10 +79,27 @@ __attribute__((always_inline)) static inline void block4(const lsq_run *r, const
     add_halves(dz, select4(out, d * splat(-1.0f) * s * g, splat(0.0f)));
 }
 
-static void run_backward(const lsq_run *r, const float *x, const float *dy, float *dx, size_t len, double *ds,
-                         double *dz) {
+/* A loop over a run's whole wide vectors (lsq_backward_x86.c): returns how
+ * many elements it took. */
+typedef size_t (*lsq_wide_fn)(const qg_lsq_params *p, const float *x, const float *dy, float *dx, size_t len,
+                              double *ds, double *dz);
+
+static lsq_wide_fn wide_loop(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return qg_cpu_has(QG_ISA_AVX2) ? qg_x86_lsq_run : NULL;
+#else
+    return NULL;
+#endif
+}
+
+/* One run: the wide loop where there is one, then four lanes, then the
+ * reference's element arithmetic. */
+static void run_backward(const qg_spec *sp, const qg_lsq_params *r, lsq_wide_fn wide, const float *x, const float *dy,
+                         float *dx, size_t len, double *ds, double *dz) {
     size_t i = 0;
-    if (r->sp->rounding == QG_ROUND_HALF_EVEN) {
+    if (sp->rounding == QG_ROUND_HALF_EVEN) {
+        if (wide)
+            i = wide(r, x, dy, dx, len, ds, dz);
         v2d ds_acc[2] = {{0}}, dz_acc[2] = {{0}};
         for (; i + 4 <= len; i += 4)
             block4(r, x + i, dy + i, dx + i, ds_acc, dz_acc);
@@ -95,7 +107,7 @@ static void run_backward(const lsq_run *r, const float *x, const float *dy, floa
         *dz += lanes_sum(dz_acc);
     }
     for (; i < len; i++)
-        dx[i] = qg_lsq_element(r->sp, r->s, r->inv, r->z, r->g, x[i], dy[i], ds, dz);
+        dx[i] = qg_lsq_element(sp, r->s, r->inv, r->z, r->g, x[i], dy[i], ds, dz);
 }
 
 void qg_lsq_backward(const qg_spec *sp, const float *x, const float *dy, size_t n, const float *scale,
@@ -103,17 +115,17 @@ void qg_lsq_backward(const qg_spec *sp, const float *x, const float *dy, size_t 
     QG_NEED_OR_RETURN(sp && scale && zero_point_f && out && out->dx && out->ds && out->dz && ((x && dy) || n == 0));
     const size_t C = channels ? channels : 1;
     const size_t run_len = C == 1 ? n : inner ? inner : 1;
+    const lsq_wide_fn wide = wide_loop();
     for (size_t c = 0; c < C; c++)
         out->ds[c] = out->dz[c] = 0.0;
     for (size_t c = 0, base = 0; base < n; c = c + 1 == C ? 0 : c + 1, base += run_len) {
-        const lsq_run r = {.sp = sp,
-                           .s = scale[c],
-                           .inv = 1.0f / scale[c],
-                           .z = qg_lsq_zero_point(sp, zero_point_f[c], true),
-                           .qmin = (float)sp->quant_min,
-                           .qmax = (float)sp->quant_max,
-                           .g = g};
+        const qg_lsq_params r = {.s = scale[c],
+                                 .inv = 1.0f / scale[c],
+                                 .z = qg_lsq_zero_point(sp, zero_point_f[c], true),
+                                 .qmin = (float)sp->quant_min,
+                                 .qmax = (float)sp->quant_max,
+                                 .g = g};
         const size_t len = n - base < run_len ? n - base : run_len;
-        run_backward(&r, x + base, dy + base, out->dx + base, len, &out->ds[c], &out->dz[c]);
+        run_backward(sp, &r, wide, x + base, dy + base, out->dx + base, len, &out->ds[c], &out->dz[c]);
     }
 }

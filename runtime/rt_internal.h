@@ -64,6 +64,20 @@ static inline float qg_lsq_element(const qg_spec *sp, float s, float inv, float 
     return d;
 }
 
+/* One run of LSQ backward elements sharing a channel's parameters
+ * (lsq_backward.c): scale, its inverse, the backward zero point, the
+ * range and the gradient scale g. */
+typedef struct qg_lsq_params {
+    float s, inv, z, qmin, qmax, g;
+} qg_lsq_params;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* lsq_backward_x86.c, for CPUs with AVX2 and half-even rounding: the
+ * run's whole vectors (the length it returns), ds and dz added to. */
+size_t qg_x86_lsq_run(const qg_lsq_params *p, const float *x, const float *dy, float *dx, size_t len, double *ds,
+                      double *dz);
+#endif
+
 static inline size_t qg_channel_of(size_t i, size_t inner, size_t channels) {
     return channels <= 1 ? 0 : (i / inner) % channels;
 }
