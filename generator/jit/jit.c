@@ -2,9 +2,10 @@
  * an object (or read from the disk cache), linked into the process by ORC's
  * LLJIT, and handed out as a table of function pointers.
  *
- * Symbols of a pack are named after its cache key (qgj<key>_<op>__<isa>),
- * so packs of specs sharing a name never collide, and the cached object is
- * valid in any process. The runtime functions the kernels call are defined
+ * Symbols of a pack are named after its cache key and op
+ * (qgj<key>o<op>_<op>__<isa>: each op is an object of its own, compiled in
+ * parallel, pack_objects.c), so packs of specs sharing a name never
+ * collide, and the cached objects are valid in any process. The runtime functions the kernels call are defined
  * as absolute symbols (the host links libqgen_rt statically, so they are
  * not in its dynamic symbol table); libc and libm come from the process. */
 #define _POSIX_C_SOURCE 200809L
@@ -26,6 +27,7 @@
 #include "../plan/kernel_plan.h"
 #include "../spec/spec_internal.h"
 #include "object_cache.h"
+#include "pack_objects.h"
 #include "qgen/kernel_support.h"
 #include "arg_check.h"
 
@@ -221,7 +223,7 @@ static qg_status key_of(const qg_spec *sp, const qg_llvm_target *t, unsigned ops
     return QG_OK;
 }
 
-/* Compiled, or from the disk cache: the object of one pack. */
+/* Compiled, or from the disk cache: the objects of one pack. */
 static qg_status object_of(qg_jit *j, const qg_spec *sp, const qg_llvm_target *t, const char *key, const char *prefix,
                            unsigned ops, qg_llvm_blob *obj, qg_error *err) {
     if (j->cache_dir[0]) {
@@ -233,7 +235,7 @@ static qg_status object_of(qg_jit *j, const qg_spec *sp, const qg_llvm_target *t
         if (r == QG_CACHE_CORRUPT)
             j->stats.corrupt_entries++;
     }
-    qg_status st = qg_llvm_compile(sp, t, prefix, ops, QG_LLVM_JIT_OBJ, obj, err);
+    qg_status st = qg_pack_compile(sp, t, prefix, ops, obj, err);
     if (st)
         return st;
     j->stats.compiled++;
@@ -253,9 +255,9 @@ static qg_status lookup(qg_jit *j, const char *prefix, const char *op, qg_isa is
     return QG_OK;
 }
 
-/* Links the pack's object and fills its table. */
-static qg_status link_pack(qg_jit *j, pack *p, const char *prefix, qg_llvm_blob *obj, qg_error *err) {
-    char spec_sym[64];
+/* Links one op's object: its spec symbol, then the object. */
+static qg_status link_object(qg_jit *j, pack *p, const char *prefix, const qg_pack_object *o, qg_error *err) {
+    char spec_sym[80];
     snprintf(spec_sym, sizeof spec_sym, "%s_spec", prefix);
     LLVMOrcCSymbolMapPair pair = {
         LLVMOrcLLJITMangleAndIntern(j->lljit, spec_sym),
@@ -263,16 +265,36 @@ static qg_status link_pack(qg_jit *j, pack *p, const char *prefix, qg_llvm_blob 
     LLVMErrorRef e = LLVMOrcJITDylibDefine(j->jd, LLVMOrcAbsoluteSymbols(&pair, 1));
     if (e)
         return llvm_failure(err, "defining the spec symbol", e);
-    LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(obj->data, obj->size, prefix);
+    LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(o->data, o->size, prefix);
     if ((e = LLVMOrcLLJITAddObjectFile(j->lljit, j->jd, buf)))
         return llvm_failure(err, "adding the object", e);
+    return QG_OK;
+}
+
+/* Links the pack's objects and fills its table. */
+static qg_status link_pack(qg_jit *j, pack *p, const char *prefix, qg_llvm_blob *obj, qg_error *err) {
     void *fns[QG_K_OP_COUNT] = {0};
-    for (int op = 0; op < QG_K_OP_COUNT; op++) {
-        qg_status st;
-        if ((p->ops & (1u << op)) &&
-            (st = lookup(j, prefix, qg_kernel_op_name((qg_kernel_op)op), p->k.isa, &fns[op], err)))
+    unsigned linked = 0;
+    size_t offset = 0;
+    for (bool more = true;;) {
+        qg_pack_object o;
+        qg_status st = qg_pack_next(obj, &offset, &o, &more, err);
+        if (st)
             return st;
+        if (!more)
+            break;
+        char op_prefix[64];
+        qg_pack_op_prefix(prefix, o.op, op_prefix, sizeof op_prefix);
+        if (!(p->ops & (1u << o.op)) || (linked & (1u << o.op)))
+            return qg_error_set(err, QG_ERR_FORMAT, "jit: the pack's entry holds op %d, which it does not ask for",
+                                o.op);
+        if ((st = link_object(j, p, op_prefix, &o, err)) ||
+            (st = lookup(j, op_prefix, qg_kernel_op_name((qg_kernel_op)o.op), p->k.isa, &fns[o.op], err)))
+            return st;
+        linked |= 1u << o.op;
     }
+    if (linked != p->ops)
+        return qg_error_set(err, QG_ERR_FORMAT, "jit: the pack's entry holds ops 0x%x of 0x%x", linked, p->ops);
     /* object pointers to function pointers: POSIX guarantees they convert */
     memcpy(&p->k.quantize, &fns[QG_K_QUANTIZE], sizeof(void *));
     memcpy(&p->k.dequantize, &fns[QG_K_DEQUANTIZE], sizeof(void *));

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../test_util.h"
+#include "jit/pack_objects.h"
 #include "qgen/jit.h"
 
 static char root[256];
@@ -313,6 +314,74 @@ static void test_memory_hits(void) {
     qg_jit_destroy(j);
 }
 
+/* The bytes of the one cache entry a fresh JIT writes for act's full pack
+ * into dir, with QGEN_JIT_THREADS set to `threads` (NULL: unset). */
+static size_t entry_bytes(const char *dir, const char *threads, char *buf, size_t cap) {
+    if (threads)
+        setenv("QGEN_JIT_THREADS", threads, 1);
+    else
+        unsetenv("QGEN_JIT_THREADS");
+    qg_jit_stats st;
+    compile_act_with_cache(dir, &st);
+    unsetenv("QGEN_JIT_THREADS");
+    CU_ASSERT_EQUAL(st.compiled, 1);
+    char entry[600] = "";
+    CU_ASSERT_EQUAL(entries(dir, entry, sizeof entry), 1);
+    FILE *f = fopen(entry, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    const size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    CU_ASSERT_TRUE(n > 0 && n < cap);
+    return n;
+}
+
+static void test_threads_compile_same_bytes(void) {
+    static char one[1 << 20], many[1 << 20], two[1 << 20];
+    const size_t n1 = entry_bytes(path_in("threads1"), "1", one, sizeof one);
+    const size_t n2 = entry_bytes(path_in("threads2"), "2", two, sizeof two);
+    const size_t nd = entry_bytes(path_in("threads_default"), NULL, many, sizeof many);
+    CU_ASSERT_TRUE(n1 == n2 && n1 == nd);
+    CU_ASSERT_EQUAL(memcmp(one, two, n1), 0);
+    CU_ASSERT_EQUAL(memcmp(one, many, n1), 0);
+}
+
+/* The pack blob's layout: 4 bytes of op, 8 of size, the object. */
+static size_t put_object(char *p, uint32_t op, uint64_t size, const char *bytes) {
+    memcpy(p, &op, 4);
+    memcpy(p + 4, &size, 8);
+    memcpy(p + 12, bytes, (size_t)size);
+    return 12 + (size_t)size;
+}
+
+static void test_pack_layout(void) {
+    char buf[64];
+    size_t n = put_object(buf, 2, 3, "abc");
+    n += put_object(buf + n, 4, 0, "");
+    qg_llvm_blob blob = {buf, n};
+    size_t off = 0;
+    bool more;
+    qg_pack_object o;
+    qg_error err;
+    CU_ASSERT_TRUE(qg_pack_next(&blob, &off, &o, &more, &err) == QG_OK && more && o.op == 2 && o.size == 3 &&
+                   memcmp(o.data, "abc", 3) == 0);
+    CU_ASSERT_TRUE(qg_pack_next(&blob, &off, &o, &more, &err) == QG_OK && more && o.op == 4 && o.size == 0);
+    CU_ASSERT_TRUE(qg_pack_next(&blob, &off, &o, &more, &err) == QG_OK && !more);
+    /* cut inside a header, a size past the end, an op past the table */
+    qg_llvm_blob cut = {buf, 7};
+    off = 0;
+    CU_ASSERT_EQUAL(qg_pack_next(&cut, &off, &o, &more, &err), QG_ERR_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "cut short"));
+    qg_llvm_blob short_body = {buf, 14};
+    off = 0;
+    CU_ASSERT_EQUAL(qg_pack_next(&short_body, &off, &o, &more, &err), QG_ERR_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "past the entry"));
+    put_object(buf, 99, 0, "");
+    qg_llvm_blob bad_op = {buf, 12};
+    off = 0;
+    CU_ASSERT_EQUAL(qg_pack_next(&bad_op, &off, &o, &more, &err), QG_ERR_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "op 99"));
+}
+
 int main(int argc, char **argv) {
     snprintf(root, sizeof root, "%s", argc > 1 ? argv[1] : "/tmp/qgen-test-jit");
     char cmd[600];
@@ -327,6 +396,8 @@ int main(int argc, char **argv) {
         {"two processes, one spec, one cache", test_two_processes},
         {"threads compiling one spec get one pack", test_threads},
         {"in-process hits: the same spec only", test_memory_hits},
+        {"a pack's entry: the same bytes on one thread, two or one per CPU", test_threads_compile_same_bytes},
+        {"a pack's objects in one entry: layout and refusals", test_pack_layout},
     };
     return QG_RUN("jit", tests);
 }
