@@ -167,6 +167,10 @@ at::Tensor train_step_into(const at::Tensor &x, const Step &a) {
     return TrainStep::apply(x, a);
 }
 
+// train_step (InPlace false) and train_step_ (true: y written over x, for
+// Horizon's in_place; torch spells an in-place op with the trailing
+// underscore and returns x).
+template <bool InPlace>
 at::Tensor train_step(const at::Tensor &x, at::Tensor min_val, at::Tensor max_val, at::Tensor scale,
                       at::Tensor zero_point, int64_t observer, int64_t kernels, int64_t channels, int64_t inner,
                       bool observe_on, bool fake_quant_on, bool packed_mask) {
@@ -181,27 +185,7 @@ at::Tensor train_step(const at::Tensor &x, at::Tensor min_val, at::Tensor max_va
                  observe_on,
                  fake_quant_on,
                  packed_mask,
-                 false};
-    return train_step_into(x, a);
-}
-
-// The same with y written over x (Horizon's in_place), as torch spells an
-// in-place op: the trailing underscore, x returned.
-at::Tensor train_step_(at::Tensor x, at::Tensor min_val, at::Tensor max_val, at::Tensor scale, at::Tensor zero_point,
-                       int64_t observer, int64_t kernels, int64_t channels, int64_t inner, bool observe_on,
-                       bool fake_quant_on, bool packed_mask) {
-    const Step a{min_val,
-                 max_val,
-                 scale,
-                 zero_point,
-                 reinterpret_cast<qg_observer *>(observer),
-                 reinterpret_cast<const qg_kernels *>(kernels),
-                 channels,
-                 inner,
-                 observe_on,
-                 fake_quant_on,
-                 packed_mask,
-                 true};
+                 InPlace};
     return train_step_into(x, a);
 }
 
@@ -217,6 +201,6 @@ TORCH_LIBRARY(qgen, m) {
 }
 
 TORCH_LIBRARY_IMPL(qgen, CompositeImplicitAutograd, m) {
-    m.impl("train_step", train_step);
-    m.impl("train_step_", train_step_);
+    m.impl("train_step", train_step<false>);
+    m.impl("train_step_", train_step<true>);
 }
