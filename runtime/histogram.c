@@ -3,17 +3,52 @@
  * gets the exact fp32 range, or with observer.histc_int the range truncated
  * by int() as torch 1.13's forward passes it (docs/semantics.md, "Observers"). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arg_check.h"
 #include "observer_internal.h"
 
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+
+/* Element e's bin, for lo <= e <= hi: fl(fl(fl(e - lo) * bins) / fl(hi - lo))
+ * truncated, the last bin taking hi. A range that overflows fp32 (data
+ * near +-FLT_MAX) makes that NaN or out of bounds; converting such a value
+ * to an integer is undefined (x86 and RISC-V disagree), so it is clamped
+ * in fp32 first, NaN going to bin 0. */
+static int bin_of(float e, float lo, float hi, int bins) {
+    const float where = (e - lo) * (float)bins / (hi - lo);
+    const int pos = where >= 0.0f ? (where < (float)bins ? (int)where : bins) : 0;
+    return pos == bins ? bins - 1 : pos;
+}
+
+/* bin_of for four elements, counted into four sub-histograms of bins
+ * counts each, one per lane (elements of one bin in a row then add to
+ * different counters instead of waiting on each other's stores);
+ * out-of-range elements are skipped. */
+static void count4(const float *x, float lo, float hi, int bins, uint32_t *sub) {
+    v4f e;
+    memcpy(&e, x, sizeof e);
+    const float fb = (float)bins;
+    const v4f where = (e - lo) * fb / (hi - lo);
+    const v4i in_range = (e >= lo) & (e <= hi);
+    const v4i below = where < fb; /* lanes of all ones where true: selects by and/or */
+    const v4i below_end = (below & (v4i)where) | (~below & (v4i)(v4f){fb, fb, fb, fb});
+    const v4f clamped = (v4f)((where >= 0.0f) & below_end); /* NaN and negatives: 0.0f */
+    const v4i pos = __builtin_convertvector(clamped, v4i);
+    for (int k = 0; k < 4; k++)
+        sub[(size_t)k * (size_t)bins + (size_t)(pos[k] == bins ? bins - 1 : pos[k])] -= in_range[k]; /* -(-1) */
+}
+
 /* torch.histc (linear interpolation, no local search): counts x in
  * [lo, hi] into bins. Equal bounds take the batch's own min and max
- * (x_min, x_max) instead, and widen to [lo-1, hi+1] if those are equal too. */
-static void histc(const float *x, size_t n, double lo_d, double hi_d, float x_min, float x_max, int bins, float *out) {
-    memset(out, 0, (size_t)bins * sizeof(float));
+ * (x_min, x_max) instead, and widen to [lo-1, hi+1] if those are equal too.
+ * torch adds 1.0f per element to a float bin, which stops growing at 2^24;
+ * integer counts clamped there give the same floats. */
+static qg_status histc(const float *x, size_t n, double lo_d, double hi_d, float x_min, float x_max, int bins,
+                       float *out) {
     if (lo_d == hi_d && n > 0) {
         lo_d = x_min;
         hi_d = x_max;
@@ -23,19 +58,33 @@ static void histc(const float *x, size_t n, double lo_d, double hi_d, float x_mi
         hi_d += 1.0;
     }
     const float lo = (float)lo_d, hi = (float)hi_d;
-    for (size_t i = 0; i < n; i++) {
-        float e = x[i];
-        if (!(e >= lo && e <= hi))
-            continue;
-        float where = (e - lo) * (float)bins / (hi - lo);
-        /* A range that overflows fp32 (data near +-FLT_MAX) makes `where`
-         * NaN or out of bounds; converting that to an integer is undefined
-         * (x86 and RISC-V disagree), so clamp in fp32 first. */
-        int64_t pos = where >= 0.0f ? (where < (float)bins ? (int64_t)where : bins) : 0;
-        if (pos == bins)
-            pos -= 1;
-        out[pos] += 1.0f;
+    uint64_t *total = calloc((size_t)bins, sizeof *total);
+    uint32_t *sub = malloc(4 * (size_t)bins * sizeof *sub);
+    if (!total || !sub) {
+        free(total);
+        free(sub);
+        return QG_ERR_NOMEM;
     }
+    const size_t chunk = (size_t)1 << 30; /* four lanes of uint32 counts never overflow */
+    for (size_t base = 0; base < n; base += chunk) {
+        const size_t len = n - base < chunk ? n - base : chunk;
+        memset(sub, 0, 4 * (size_t)bins * sizeof *sub);
+        size_t i = 0;
+        for (; i + 4 <= len; i += 4)
+            count4(x + base + i, lo, hi, bins, sub);
+        for (; i < len; i++) {
+            const float e = x[base + i];
+            if (e >= lo && e <= hi)
+                sub[bin_of(e, lo, hi, bins)]++;
+        }
+        for (int b = 0; b < bins; b++)
+            total[b] += (uint64_t)sub[b] + sub[bins + b] + sub[2 * bins + b] + sub[3 * bins + b];
+    }
+    for (int b = 0; b < bins; b++)
+        out[b] = (float)(total[b] < (1u << 24) ? total[b] : (1u << 24));
+    free(total);
+    free(sub);
+    return QG_OK;
 }
 
 /* A histc bound as the spec asks for it: exact, or Python's int() (toward zero). */
@@ -71,16 +120,19 @@ qg_status qg_observer_restore_histogram(qg_observer *o, const float *hist, float
 
 static double dst_nbins_of(const qg_spec *sp) { return ldexp(1.0, (int)(8 * qg_dtype_size(sp->dtype))); }
 
-void qg_hist_update(qg_observer *o, const float *x, size_t n, float new_min, float new_max) {
+qg_status qg_hist_update(qg_observer *o, const float *x, size_t n, float new_min, float new_max) {
     const int bins = o->spec.observer.bins;
     const int up = o->spec.observer.upsample_rate;
     float min_val = o->min[0], max_val = o->max[0];
     bool uninit = min_val == INFINITY && max_val == -INFINITY;
     if (uninit || min_val == max_val) {
-        o->min[0] = new_min;
-        o->max[0] = new_max;
-        histc(x, n, histc_bound(o, new_min), histc_bound(o, new_max), new_min, new_max, bins, o->hist);
-        return;
+        const qg_status st =
+            histc(x, n, histc_bound(o, new_min), histc_bound(o, new_max), new_min, new_max, bins, o->hist);
+        if (st == QG_OK) { /* histc writes o->hist only once it has counted */
+            o->min[0] = new_min;
+            o->max[0] = new_max;
+        }
+        return st;
     }
     float cmin = new_min < min_val ? new_min : min_val;
     float cmax = new_max > max_val ? new_max : max_val;
@@ -96,9 +148,10 @@ void qg_hist_update(qg_observer *o, const float *x, size_t n, float new_min, flo
     int64_t start = start_f >= 0.0f ? (start_f < 0x1p50f ? (int64_t)start_f : ((int64_t)1 << 50)) : 0;
 
     float *combined = malloc((size_t)bins * sizeof(float));
-    if (!combined)
-        return;
-    histc(x, n, histc_bound(o, cmin), histc_bound(o, cmax), new_min, new_max, bins, combined);
+    if (!combined || histc(x, n, histc_bound(o, cmin), histc_bound(o, cmax), new_min, new_max, bins, combined)) {
+        free(combined);
+        return QG_ERR_NOMEM;
+    }
     if (cmin == min_val && cmax == max_val) {
         for (int b = 0; b < bins; b++)
             combined[b] += o->hist[b];
@@ -111,7 +164,7 @@ void qg_hist_update(qg_observer *o, const float *x, size_t n, float new_min, flo
         double *prefix = malloc(((size_t)bins + 1) * sizeof(double));
         if (!prefix) {
             free(combined);
-            return;
+            return QG_ERR_NOMEM;
         }
         prefix[0] = 0.0;
         for (int j = 0; j < bins; j++)
@@ -134,6 +187,7 @@ void qg_hist_update(qg_observer *o, const float *x, size_t n, float new_min, flo
     free(combined);
     o->min[0] = cmin;
     o->max[0] = cmax;
+    return QG_OK;
 }
 
 /* torch's div(a, b, rounding_mode='floor') for floats. */

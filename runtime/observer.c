@@ -132,14 +132,14 @@ qg_status qg_observer_update(qg_observer *o, const float *x, size_t n, size_t in
     qg_observer_type t = o->spec.observer.type;
     if (t == QG_OBS_FIXED_QPARAMS || t == QG_OBS_PLACEHOLDER || n == 0)
         return QG_OK;
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i]))
-            return qg_error_set(err, QG_ERR_INVALID,
-                                "observed data: %s at element %zu; expected finite values (observer state kept)",
-                                isnan(x[i]) ? "NaN"
-                                : x[i] > 0  ? "inf"
-                                            : "-inf",
-                                i);
+    const size_t bad = qg_first_nonfinite(x, n);
+    if (bad < n)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "observed data: %s at element %zu; expected finite values (observer state kept)",
+                            isnan(x[bad]) ? "NaN"
+                            : x[bad] > 0  ? "inf"
+                                          : "-inf",
+                            bad);
     if (o->channels > 1 || is_per_channel_observer(t)) {
         if (inner == 0 || n % (inner * o->channels) != 0)
             return qg_error_set(
@@ -167,19 +167,17 @@ qg_status qg_observer_update(qg_observer *o, const float *x, size_t n, size_t in
         free(cmin);
         free(cmax);
     } else {
-        float lo = x[0], hi = x[0];
-        for (size_t i = 1; i < n; i++) {
-            lo = x[i] < lo ? x[i] : lo;
-            hi = x[i] > hi ? x[i] : hi;
-        }
+        float lo, hi;
+        qg_minmax_finite(x, n, &lo, &hi);
         if (t == QG_OBS_HISTOGRAM && !isfinite(hi - lo))
             return qg_error_set(err, QG_ERR_INVALID,
                                 "observed data: min %g and max %g span more than float32 holds; expected a range "
                                 "below 3.4e38 for the histogram (observer state kept)",
                                 (double)lo, (double)hi);
-        if (t == QG_OBS_HISTOGRAM)
-            qg_hist_update(o, x, n, lo, hi);
-        else
+        if (t == QG_OBS_HISTOGRAM) {
+            if (qg_hist_update(o, x, n, lo, hi) != QG_OK)
+                return qg_error_set(err, QG_ERR_NOMEM, "observer: out of memory (observer state kept)");
+        } else
             fold(o, 0, lo, hi);
     }
     o->batches++;

@@ -69,7 +69,7 @@ qg_status qg_observer_update_typed(qg_observer *obs, const void *x, size_t n, si
     } while (0)
 
 /* Histogram observer (histogram.c). */
-void qg_hist_update(qg_observer *obs, const float *x, size_t n, float batch_min, float batch_max);
+qg_status qg_hist_update(qg_observer *obs, const float *x, size_t n, float batch_min, float batch_max);
 void qg_hist_search(const qg_observer *obs, float *new_min, float *new_max);
 
 #endif

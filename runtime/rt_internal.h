@@ -64,6 +64,12 @@ static inline float qg_lsq_element(const qg_spec *sp, float s, float inv, float 
     return d;
 }
 
+/* scan_minmax.c: the index of x's first non-finite element (n if none);
+ * min and max of n >= 1 finite values as the element loop from x[0]
+ * gives them (the first of equal extremes, which shows for zeros). */
+size_t qg_first_nonfinite(const float *x, size_t n);
+void qg_minmax_finite(const float *x, size_t n, float *lo, float *hi);
+
 /* One run of LSQ backward elements sharing a channel's parameters
  * (lsq_backward.c): scale, its inverse, the backward zero point, the
  * range and the gradient scale g. */

@@ -240,6 +240,90 @@ static void test_observers(void) {
     qg_observer_destroy(o);
 }
 
+/* min and max as the element loop from x[0] gives them (the first of equal
+ * extremes), in bits. */
+static void loop_minmax(const float *x, size_t n, float *lo, float *hi) {
+    *lo = *hi = x[0];
+    for (size_t i = 1; i < n; i++) {
+        *lo = x[i] < *lo ? x[i] : *lo;
+        *hi = x[i] > *hi ? x[i] : *hi;
+    }
+}
+
+static void test_observer_scans(void) {
+    qg_spec mm = spec_of("{\"name\":\"m\",\"observer\":{\"type\":\"minmax\"}}");
+    qg_error err;
+    qg_observer *o;
+    CU_ASSERT_EQUAL_FATAL(qg_observer_create(&mm, &o, &err), QG_OK);
+    enum { N = 41 };
+    float x[N];
+    int failures = 0;
+    /* every length around the four-lane scan, a non-finite value at every place */
+    const float bad[] = {NAN, INFINITY, -INFINITY};
+    for (size_t n = 1; n <= N; n++) {
+        for (size_t p = 0; p < n; p++) {
+            for (int b = 0; b < 3; b++) {
+                for (size_t i = 0; i < n; i++)
+                    x[i] = (float)i - 7.5f;
+                x[p] = bad[b];
+                if (p + 1 < n)
+                    x[n - 1] = NAN; /* a later one must not be the one reported */
+                char want[32];
+                snprintf(want, sizeof want, "element %zu;", p);
+                failures += qg_observer_update(o, x, n, 1, &err) != QG_ERR_INVALID || !strstr(err.message, want);
+            }
+        }
+    }
+    /* extremes of zero: the first zero's sign, wherever it falls among the
+     * lanes (a histogram observer keeps its first batch's min/max as they
+     * are; min/max observers make zeros +0.0) */
+    qg_observer_destroy(o);
+    qg_spec hist = spec_of("{\"name\":\"h\",\"observer\":{\"type\":\"histogram\",\"bins\":16}}");
+    CU_ASSERT_EQUAL_FATAL(qg_observer_create(&hist, &o, &err), QG_OK);
+    float counts[16];
+    unsigned seed = 3;
+    for (size_t n = 1; n <= N; n++) {
+        for (int trial = 0; trial < 40; trial++) {
+            const int sign = trial % 2 ? 1 : -1; /* all >= 0 (min 0) or all <= 0 (max 0) */
+            for (size_t i = 0; i < n; i++) {
+                seed = seed * 1103515245u + 12345u;
+                const unsigned r = (seed >> 16) % 8;
+                x[i] = r < 3 ? (r == 0 ? 0.0f : -0.0f) : (float)sign * (float)(r + trial % 5);
+            }
+            float lo, hi, want_lo, want_hi;
+            loop_minmax(x, n, &want_lo, &want_hi);
+            qg_observer_reset(o);
+            failures += qg_observer_update(o, x, n, 1, &err) != QG_OK;
+            qg_observer_histogram(o, counts, &lo, &hi);
+            failures += memcmp(&lo, &want_lo, sizeof lo) != 0 || memcmp(&hi, &want_hi, sizeof hi) != 0;
+        }
+    }
+    CU_ASSERT_EQUAL(failures, 0);
+    qg_observer_destroy(o);
+}
+
+/* torch.histc adds 1.0f per element to a float bin, which stops at 2^24:
+ * a bin of 2^24 + 3 elements reads 2^24, as it does in torch. */
+static void test_histogram_bin_saturates(void) {
+    const size_t n = ((size_t)1 << 24) + 4;
+    float *x = malloc(n * sizeof *x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = 1.0f;
+    x[n / 2] = 2.0f;
+    qg_spec hist = spec_of("{\"name\":\"h\",\"observer\":{\"type\":\"histogram\",\"bins\":4}}");
+    qg_error err;
+    qg_observer *o;
+    CU_ASSERT_EQUAL_FATAL(qg_observer_create(&hist, &o, &err), QG_OK);
+    CU_ASSERT_EQUAL(qg_observer_update(o, x, n, 1, &err), QG_OK);
+    float counts[4], lo, hi;
+    qg_observer_histogram(o, counts, &lo, &hi);
+    CU_ASSERT_TRUE(lo == 1.0f && hi == 2.0f);
+    CU_ASSERT_TRUE(counts[0] == 16777216.0f && counts[1] == 0.0f && counts[2] == 0.0f && counts[3] == 1.0f);
+    qg_observer_destroy(o);
+    free(x);
+}
+
 static void test_histogram_basics(void) {
     qg_error err;
     qg_observer *o;
@@ -481,6 +565,8 @@ int main(void) {
         {"observers", test_observers},
         {"histogram observer", test_histogram_basics},
         {"fused training step", test_fused_step},
+        {"observer scans: the first non-finite element, zero extremes' signs", test_observer_scans},
+        {"histogram bins stop at 2^24, as torch's float bins", test_histogram_bin_saturates},
         {"LSQ backward", test_lsq_cases},
         {"LSQ backward at speed against the reference", test_lsq_fast_matches_reference},
         {"requantize and bias", test_requantize_and_bias},
