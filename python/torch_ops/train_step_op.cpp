@@ -8,8 +8,8 @@
 // fused training step on the JIT kernels (docs/semantics.md, "The fused
 // training step") and writes min/max, scale and zero point back, with
 // torch's shapes (a per-channel buffer not yet sized takes the channel
-// count). The gradient is the generated backward kernel on the step's
-// mask. Errors come back as RuntimeError("qgen:<kind>:<message>"),
+// count); an empty X changes nothing, as in torch's modules. The gradient
+// is the generated backward kernel on the step's mask. Errors come back as RuntimeError("qgen:<kind>:<message>"),
 // which qgen.torch raises as QgenError (kind a qg_status name) or as the
 // Python exception the kind names.
 #include <ATen/ATen.h>
@@ -96,6 +96,8 @@ struct Step {
 // or one byte per element; the buffers take the new state. Nothing is
 // written when the runtime refuses the batch.
 std::pair<at::Tensor, at::Tensor> run_step(const at::Tensor &x, const Step &a) {
+    if (x.numel() == 0) /* torch's modules leave their state as it was */
+        return {a.in_place ? x : at::empty_like(x), at::empty({0}, x.options().dtype(at::kByte))};
     const float inf = INFINITY;
     std::vector<float> mn = channel_values<float>(a.min_val, a.channels, inf, at::kFloat, "min_val");
     std::vector<float> mx = channel_values<float>(a.max_val, a.channels, -inf, at::kFloat, "max_val");
@@ -149,6 +151,8 @@ struct TrainStep : public torch::autograd::Function<TrainStep> {
         const at::Tensor dy = grads[0].contiguous();
         at::Tensor dx = at::empty_like(dy, at::MemoryFormat::Contiguous);
         const size_t n = static_cast<size_t>(dy.numel());
+        if (n == 0)
+            return {dx, at::Tensor()};
         if (dy.scalar_type() == at::kFloat)
             k->fake_quant_backward(dy.data_ptr<float>(), mask.data_ptr<uint8_t>(), dx.data_ptr<float>(), n);
         else

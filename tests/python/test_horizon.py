@@ -152,6 +152,20 @@ class ModuleBehaviour(unittest.TestCase):
                 "fake_quant_enabled", "observer_enabled", "scale", "zero_point", "activation_post_process.eps",
                 "activation_post_process.min_val", "activation_post_process.max_val"])
 
+    def test_empty_input(self):
+        """An empty batch: y empty (X itself in place), the state as it was."""
+        gen = torch.Generator().manual_seed(5)
+        for in_place in (False, True):
+            fq = horizon.FakeQuantize(in_place=in_place)
+            fq(data(gen, (64,)))
+            before = copy.deepcopy(fq.state_dict())
+            x = torch.empty(3, 0)
+            y = fq(x)
+            self.assertEqual(tuple(y.shape), (3, 0))
+            self.assertEqual(y is x, in_place)
+            for key, v in before.items():
+                self.assertTrue(torch.equal(v, fq.state_dict()[key]), key)
+
     def test_switches(self):
         gen = torch.Generator().manual_seed(4)
         fq = horizon.FakeQuantize()

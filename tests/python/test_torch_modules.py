@@ -240,6 +240,43 @@ class ModulesAgainstTorchModules(unittest.TestCase):
         for key, v in twin.state_dict().items():
             self.assertTrue(torch.equal(v, mod.state_dict()[key]), f"{key} after the step that followed")
 
+    def test_empty_input(self):
+        """An empty X gives an empty y and leaves the state as it was, as in
+        torch's modules, after a first batch and (default QAT modules)
+        before it. Torch's version 0 per-channel FakeQuantize raises on an
+        empty first batch (one scale for its channels); qgen's returns the
+        empty y there too."""
+        gen = torch.Generator().manual_seed(9)
+        empty = torch.empty(4, 0, 3)
+        for version in (1, 0):
+            for backend, role, ref_f, our_f in self.pairs(version):
+                if backend != "fbgemm":
+                    continue
+                with self.subTest(role=role, version=version):
+                    ref_mod, our_mod = ref_f(), our_f()
+                    first = [empty] if version == 1 else []
+                    if version == 0:
+                        self.assertEqual(tuple(our_mod(empty).shape), tuple(empty.shape))
+                    for x in first + [data(gen, (4, 2, 3), 1), empty, data(gen, (4, 2, 3), 2)]:
+                        xa, xb = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+                        ya, yb = ref_mod(xa), our_mod(xb)
+                        ya.sum().backward()
+                        yb.sum().backward()
+                        self.assertTrue(torch.equal(ya, yb) and torch.equal(xa.grad, xb.grad))
+                        for key, v in ref_mod.state_dict().items():
+                            self.assertTrue(torch.equal(v, our_mod.state_dict()[key]), key)
+        if qtorch._ops.available:  # the operator itself, called with an empty X
+            mod = qtorch.get_default_qat_qconfig("fbgemm").activation()
+            mod(torch.arange(4.0))
+            before = copy.deepcopy(mod.state_dict())
+            step, C, inner = mod._qgen_step(torch.arange(4.0))
+            obs = mod.activation_post_process
+            y = qtorch._ops.train_step(torch.empty(0), obs.min_val, obs.max_val, mod.scale, mod.zero_point,
+                                       step.obs.value, step.kernels.address, C, inner, True, True, True)
+            self.assertEqual(tuple(y.shape), (0,))
+            for key, v in before.items():
+                self.assertTrue(torch.equal(v, mod.state_dict()[key]), key)
+
     def test_step_path(self):
         """The step runs through torch.ops.qgen where the build made it
         (QGEN_EXPECT_TORCH_OPS, set by the build's test), else in Python."""

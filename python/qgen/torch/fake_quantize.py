@@ -48,6 +48,8 @@ class _TrainStep:
 
     def forward(self, X):
         _step.check_input(X)
+        if X.numel() == 0:  # torch's modules leave their state as it was and return an empty y
+            return X.clone()
         if _ops.available:
             return self._qgen_op(X.contiguous())
         return _step.MaskedFakeQuant.apply(X.contiguous(), self._qgen_run)

@@ -169,6 +169,8 @@ class FakeQuantize(tq.FakeQuantizeBase):
 
     def forward(self, X):
         _step.check_input(X, (torch.float32,))
+        if X.numel() == 0:  # as torch's modules: the state as it was, y empty (X itself in place)
+            return X if self.in_place else X.clone()
         if self.fake_quant_enabled.item() != 1:
             if self.observer_enabled.item() == 1:  # the observer and qparams move, the data passes
                 self._qgen_run(X.detach().contiguous())
