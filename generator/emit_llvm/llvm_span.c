@@ -9,6 +9,25 @@
 
 static bool packs_four(const lx *x) { return x->lp->group_store && x->isa->narrow4 != LX_NARROW4_NONE; }
 
+/* One vector of q (int32 lanes already in the q type's range) narrowed for
+ * its store. AVX2 lowers a plain truncation to byte shuffles (two pshufb
+ * and an unpack after the lane extract); clamped to the type's range first,
+ * which changes no value here, it becomes the two saturating packs the C
+ * backend's store helper uses. */
+static LLVMValueRef narrow_q(lx *x, LLVMValueRef r) {
+    const unsigned bits = LLVMGetIntTypeWidth(LLVMGetElementType(x->vq));
+    if (x->isa->narrow4 == LX_NARROW4_X86_256 && !x->evl && bits < 32) {
+        const bool is_signed = lx_is_signed_q(x);
+        const long long lo = is_signed ? -(1LL << (bits - 1)) : 0;
+        const long long hi = is_signed ? (1LL << (bits - 1)) - 1 : (1LL << bits) - 1;
+        LLVMTypeRef t = LLVMTypeOf(r);
+        LLVMValueRef above[2] = {r, lx_splat(x, lx_i32(x, lo), t)};
+        LLVMValueRef below[2] = {lx_intrinsic(x, "llvm.smax", &t, 1, above, 2), lx_splat(x, lx_i32(x, hi), t)};
+        r = lx_intrinsic(x, "llvm.smin", &t, 1, below, 2);
+    }
+    return lx_narrow(x, r, x->vq);
+}
+
 /* Two vectors' lanes side by side (a vector of twice the lanes). */
 static LLVMValueRef concat(lx *x, LLVMValueRef a, LLVMValueRef b) {
     const unsigned n = LLVMGetVectorSize(LLVMTypeOf(a));
@@ -162,8 +181,11 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
     if (deferred)
         *deferred = x->lp->group_store_adds_z && grouped ? grouped : r;
     else
-        lx_store(x, io->out_q || io->out_h ? lx_narrow(x, r, io->out_q ? x->vq : x->vh) : r, io->out_t, io->out_size,
-                 s->out, at, active, count);
+        lx_store(x,
+                 io->out_q   ? narrow_q(x, r)
+                 : io->out_h ? lx_narrow(x, r, x->vh)
+                             : r,
+                 io->out_t, io->out_size, s->out, at, active, count);
     if (io->mask_out && mask_deferred) {
         *mask_deferred = mres;
     } else if (io->mask_out) {
