@@ -1,5 +1,7 @@
 /* Which ISAs this CPU (and its OS) can run: cpuid and xgetbv on x86, the
  * auxiliary vector's HWCAP on aarch64 and riscv64. */
+#include <stdatomic.h>
+
 #include "qgen/runtime.h"
 #include "rt_internal.h"
 
@@ -22,11 +24,6 @@ static bool x86_avx_usable(unsigned *ecx1) {
     return osxsave && avx && (xgetbv0() & 0x6) == 0x6;
 }
 
-bool qg_x86_has_f16c(void) {
-    unsigned c;
-    return x86_avx_usable(&c) && (c & (1u << 29));
-}
-
 static bool x86_has(qg_isa isa) {
     unsigned int a, b, c, d;
     if (!x86_avx_usable(&c))
@@ -47,7 +44,7 @@ static bool x86_has(qg_isa isa) {
 #include <sys/auxv.h>
 #endif
 
-bool qg_cpu_has(qg_isa isa) {
+static bool cpu_has(qg_isa isa) {
     if (isa == QG_ISA_SCALAR)
         return true;
 #if defined(__x86_64__) || defined(__i386__)
@@ -62,4 +59,19 @@ bool qg_cpu_has(qg_isa isa) {
 #else
     return false;
 #endif
+}
+
+/* Asked once per ISA: cpuid traps to the hypervisor on a virtual machine
+ * (microseconds), and the runtime asks on calls that are themselves short.
+ * Racing first calls store the same answer. */
+bool qg_cpu_has(qg_isa isa) {
+    static atomic_schar known[QG_ISA_COUNT]; /* 0: not asked yet, 1: no, 2: yes */
+    if ((unsigned)isa >= QG_ISA_COUNT)
+        return false;
+    signed char k = atomic_load_explicit(&known[isa], memory_order_relaxed);
+    if (k == 0) {
+        k = cpu_has(isa) ? 2 : 1;
+        atomic_store_explicit(&known[isa], k, memory_order_relaxed);
+    }
+    return k == 2;
 }

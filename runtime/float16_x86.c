@@ -8,17 +8,9 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#include <stdatomic.h>
 
-bool qg_x86_convert_ok(void) {
-    static atomic_int known = -1; /* racing first calls store the same answer */
-    int k = atomic_load_explicit(&known, memory_order_relaxed);
-    if (k < 0) {
-        k = qg_x86_has_f16c() && qg_cpu_has(QG_ISA_AVX2);
-        atomic_store_explicit(&known, k, memory_order_relaxed);
-    }
-    return k;
-}
+/* AVX2 as the kernels' dispatcher counts it includes F16C (cpu.c). */
+bool qg_x86_convert_ok(void) { return qg_cpu_has(QG_ISA_AVX2); }
 
 #define X86 __attribute__((target("avx2,f16c")))
 

@@ -224,7 +224,6 @@ static inline float qg_fp8_dequant_elem(const qg_spec *sp, const qg_chan *ch, ui
  * converts a prefix of whole vectors and returns its length; the caller
  * finishes the rest. qg_x86_convert_ok says whether the CPU runs them. */
 #if defined(__x86_64__) && defined(__GNUC__)
-bool qg_x86_has_f16c(void); /* cpu.c: F16C, with AVX usable */
 bool qg_x86_convert_ok(void);
 size_t qg_x86_f16_widen(const uint16_t *h, float *out, size_t n);
 size_t qg_x86_f16_narrow(const float *in, uint16_t *h, size_t n);

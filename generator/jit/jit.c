@@ -5,9 +5,10 @@
  * Symbols of a pack are named after its cache key and op
  * (qgj<key>o<op>_<op>__<isa>: each op is an object of its own, compiled in
  * parallel, pack_objects.c), so packs of specs sharing a name never
- * collide, and the cached objects are valid in any process. The runtime functions the kernels call are defined
- * as absolute symbols (the host links libqgen_rt statically, so they are
- * not in its dynamic symbol table); libc and libm come from the process. */
+ * collide, and the cached objects are valid in any process. The runtime
+ * functions the kernels call are defined as absolute symbols (the host
+ * links libqgen_rt statically, so they are not in its dynamic symbol
+ * table); libc and libm come from the process. */
 #define _POSIX_C_SOURCE 200809L
 #include "qgen/jit.h"
 

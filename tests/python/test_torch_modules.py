@@ -94,6 +94,17 @@ class KernelsAgainstTorchOps(unittest.TestCase):
                           "observer": {"type": "per_channel_minmax"}}).fake_quant(torch.zeros(3, 2), [1.0] * 4, [0] * 4)
 
 
+def assert_nan_refused(test, module):
+    """A batch with a NaN raises QgenError naming it and leaves every
+    state_dict entry as it was; returns that state."""
+    before = copy.deepcopy(module.state_dict())
+    with test.assertRaisesRegex(qgen.QgenError, "NaN"):
+        module(torch.tensor([1.0, float("nan"), 2.0]))
+    for key, v in before.items():
+        test.assertTrue(torch.equal(v, module.state_dict()[key]), f"{key} kept after a refused batch")
+    return before
+
+
 def run_pair(test, ref_mod, our_mod, shapes, steps, gen, toggles=()):
     """Same inputs through both modules; outputs, gradients and every
     state_dict entry equal after each step."""
@@ -228,11 +239,7 @@ class ModulesAgainstTorchModules(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"min_val: 3 values; expected 4 \(one per channel\) or 1"):
             weight(torch.ones(4, 2))
         mod(torch.arange(4.0))
-        before = copy.deepcopy(mod.state_dict())
-        with self.assertRaisesRegex(qgen.QgenError, "NaN"):
-            mod(torch.tensor([1.0, float("nan"), 2.0]))
-        for key, v in before.items():
-            self.assertTrue(torch.equal(v, mod.state_dict()[key]), f"{key} kept after a refused batch")
+        before = assert_nan_refused(self, mod)
         twin = qtorch.get_default_qat_qconfig("fbgemm").activation()
         twin.load_state_dict(before)
         x = torch.arange(-3.0, 5.0) * 7
@@ -279,11 +286,20 @@ class ModulesAgainstTorchModules(unittest.TestCase):
 
     def test_step_path(self):
         """The step runs through torch.ops.qgen where the build made it
-        (QGEN_EXPECT_TORCH_OPS, set by the build's test), else in Python."""
+        (QGEN_EXPECT_TORCH_OPS, set by the build's test) and this class
+        does not set it aside; else in Python."""
         expect = os.environ.get("QGEN_EXPECT_TORCH_OPS")
         if expect is None:
             self.fail("QGEN_EXPECT_TORCH_OPS: not set; expected 1 or 0 (set by ctest)")
-        self.assertEqual(qtorch._ops.available, expect == "1" and self.op_path)
+        self.assertEqual(qtorch._ops._qgen is not None, expect == "1", "torch.ops.qgen loaded")
+        calls = []
+        operator = qtorch._ops.train_step
+        qtorch._ops.train_step = lambda *args, **kw: calls.append(1) or operator(*args, **kw)
+        try:
+            qtorch.get_default_qat_qconfig("fbgemm").activation()(torch.arange(4.0))
+        finally:
+            qtorch._ops.train_step = operator
+        self.assertEqual(len(calls), 1 if expect == "1" and self.op_path else 0)
 
 
 class ModulesOnThePythonPath(ModulesAgainstTorchModules):
@@ -357,11 +373,7 @@ class OtherModules(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "X: dtype torch.float16; expected torch.float32"):
             obs(torch.zeros(3, dtype=torch.float16))
         obs(torch.arange(4.0))
-        before = copy.deepcopy(obs.state_dict())
-        with self.assertRaisesRegex(qgen.QgenError, "NaN"):
-            obs(torch.tensor([1.0, float("nan"), 2.0]))
-        for key, v in before.items():
-            self.assertTrue(torch.equal(v, obs.state_dict()[key]), f"{key} kept after a refused batch")
+        assert_nan_refused(self, obs)
 
     def test_fixed_qparams(self):
         gen = torch.Generator().manual_seed(8)
