@@ -125,7 +125,7 @@ function(qgen_write_target_rows dir file)
   set(text "/* Generated from targets/ by cmake/QGenIsaTable.cmake at configure time. */\n")
   string(APPEND text "#define QG_TARGET_ROWS \\\n")
   set(strings summary arch lmul tail guard clang_target gcc_target needs cflags llvm_features llvm_minmax llvm_round_cvt llvm_trunc llvm_narrow4
-      llvm_mask_bytes llvm_mask_bits float16_convert round_cvt minmax_nan round_even mca_cpus qemu_cpu)
+      llvm_mask_bytes llvm_mask_bits float16_convert round_cvt minmax_nan nan_check round_even mca_cpus qemu_cpu)
   foreach(isa ${QGEN_ISAS})
     string(TOUPPER "${isa}" ISA)
     string(APPEND text "    [QG_ISA_${ISA}] = {.isa = QG_ISA_${ISA}, .name = \"${isa}\"")

@@ -107,6 +107,8 @@ void qg_c_body(emitter *e, const qg_plan *p) {
         P(", %s *mask_out", e->is->vm);
     if (p->out_q_grouped >= 0)
         P(", %s *grouped_out", e->is->vi);
+    if (p->out_ordered >= 0)
+        P(", %s *ordered_out, %s *nan_out", qg_c_kind_type(e, p->kind[p->out_ordered]), e->is->vf);
     if (body_uses_strip(e, p))
         P(", %s %s", e->is->strip_type, e->is->strip_name);
     S(") {\n");
@@ -135,51 +137,66 @@ void qg_c_body(emitter *e, const qg_plan *p) {
         P("    *mask_out = %s;\n", names[p->out_mask]);
     if (p->out_q_grouped >= 0)
         P("    if (grouped_out)\n        *grouped_out = %s;\n", names[p->out_q_grouped]);
+    if (p->out_ordered >= 0)
+        P("    if (ordered_out) {\n        *ordered_out = %s;\n        *nan_out = %s;\n    }\n", names[p->out_ordered],
+          names[p->nan_value]);
     P("    return %s;\n}\n\n", names[p->out_q >= 0 ? p->out_q : p->out_y]);
 }
 
-/* The call of the body on one vector whose data input is `in_expr` and
- * whose mask input is `mask_expr`; declares r<tag> and (for masks) m<tag>,
- * or with `grouped` g<tag>, the q - z of quantize's grouped store, instead
- * of r<tag>.
- * The loads are named first (x<tag>, m_in<tag>) so that the call reads as
- * the formula. */
-void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const char *mask_expr, const char *tag,
-                    const char *indent, bool grouped) {
+/* NAME_<op>_body(inputs of vector <tag>[, mask_out][, grouped_out][, ordered_out, nan_out]) */
+static void body_args(emitter *e, const qg_plan *p, const char *tag, const char *grouped_out, const char *ordered_out) {
     const qg_plan_input data = qg_op_info_of(p->op)->data;
-    char in_name[24], mask_name[24], res[16], mres[16];
-    snprintf(in_name, sizeof in_name, "%s%s", qg_c_input_names[data], tag);
-    snprintf(mask_name, sizeof mask_name, "m_in%s", tag);
-    snprintf(res, sizeof res, "r%s", tag);
-    snprintf(mres, sizeof mres, "m%s", tag);
-    P("%sconst %s %s = %s;\n", indent, qg_c_kind_type(e, p->kind[data]), in_name, in_expr);
-    if (p->uses[QG_IN_MASK])
-        P("%sconst %s %s = %s;\n", indent, e->is->vm, mask_name, mask_expr);
-    if (p->out_mask >= 0)
-        P("%s%s %s;\n", indent, e->is->vm, mres);
-    grouped = grouped && p->out_q_grouped >= 0;
-    if (grouped)
-        P("%s%s g%s;\n%s", indent, e->is->vi, tag, indent);
-    else
-        P("%sconst %s %s = ", indent, qg_c_kind_type(e, p->kind[p->out_q >= 0 ? p->out_q : p->out_y]), res);
     P("%s_%s_body(", e->name, qg_kernel_op_name(p->op));
     bool first = true;
     for (int in = 0; in < QG_IN_COUNT; in++) {
         if (!p->uses[in])
             continue;
-        const char *arg = in == QG_IN_MASK ? mask_name : is_param(in) ? qg_c_input_names[in] : in_name;
-        P("%s%s", first ? "" : ", ", arg);
+        if (is_param(in))
+            P("%s%s", first ? "" : ", ", qg_c_input_names[in]);
+        else
+            P("%s%s%s", first ? "" : ", ", in == QG_IN_MASK ? "m_in" : qg_c_input_names[data], tag);
         first = false;
     }
     if (p->out_mask >= 0)
-        P(", &%s", mres);
-    if (grouped)
-        P(", &g%s", tag);
-    else if (p->out_q_grouped >= 0)
-        S(", NULL");
+        P(", &m%s", tag);
+    if (p->out_q_grouped >= 0)
+        P(", %s", grouped_out);
+    if (p->out_ordered >= 0)
+        ordered_out ? P(", &%s, &nan%s", ordered_out, tag) : S(", NULL, NULL");
     if (body_uses_strip(e, p))
         P(", %s", e->is->strip_name);
     S(");\n");
+}
+
+/* The call of the body on one vector whose data input is `in_expr` and
+ * whose mask input is `mask_expr`, declaring what `form` keeps (and for
+ * masks m<tag>). The loads are named first (x<tag>, m_in<tag>) so that the
+ * call reads as the formula. */
+void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const char *mask_expr, const char *tag,
+                    const char *indent, body_form form) {
+    const qg_plan_input data = qg_op_info_of(p->op)->data;
+    P("%sconst %s %s%s = %s;\n", indent, qg_c_kind_type(e, p->kind[data]), qg_c_input_names[data], tag, in_expr);
+    if (p->uses[QG_IN_MASK])
+        P("%sconst %s m_in%s = %s;\n", indent, e->is->vm, tag, mask_expr);
+    if (p->out_mask >= 0)
+        P("%s%s m%s;\n", indent, e->is->vm, tag);
+    const bool grouped = form != BODY_RESULT && p->out_q_grouped >= 0;
+    char kept[16], grouped_out[24];
+    snprintf(kept, sizeof kept, "%c%s", grouped ? 'g' : 'r', tag);
+    snprintf(grouped_out, sizeof grouped_out, "%s%s", grouped && form == BODY_GROUPED ? "&" : "",
+             grouped && form == BODY_GROUPED ? kept : "NULL");
+    const int result = p->out_q >= 0 ? p->out_q : p->out_y;
+    if (form == BODY_ORDERED) {
+        P("%s%s %s;\n%s%s nan%s;\n%s", indent, qg_c_kind_type(e, p->kind[p->out_ordered]), kept, indent, e->is->vf, tag,
+          indent);
+        body_args(e, p, tag, grouped_out, kept);
+        return;
+    }
+    if (grouped)
+        P("%s%s %s;\n%s", indent, e->is->vi, kept, indent);
+    else
+        P("%sconst %s %s = ", indent, qg_c_kind_type(e, p->kind[result]), kept);
+    body_args(e, p, tag, grouped_out, NULL);
 }
 
 /* The call of a body whose one input is its data input, as an expression. */

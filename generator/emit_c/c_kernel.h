@@ -41,8 +41,13 @@ typedef struct op_io {
 /* c_body.c: the body and its call */
 void qg_c_float_literal(float f, char *out, size_t cap);
 void qg_c_body(emitter *e, const qg_plan *p);
+/* What a call of the body keeps: r<tag>, its result; g<tag>, quantize's
+ * q - z for the grouped store; or, in a main loop that tests for NaN once
+ * (qg_plan.out_ordered), r<tag> or g<tag> as they are without NaN lanes,
+ * and nan<tag>, the value tested. */
+typedef enum body_form { BODY_RESULT, BODY_GROUPED, BODY_ORDERED } body_form;
 void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const char *mask_expr, const char *tag,
-                    const char *indent, bool grouped);
+                    const char *indent, body_form form);
 void qg_c_body_call_expr(emitter *e, const qg_plan *p, const char *arg, char *out, size_t cap);
 
 /* c_span.c: loads, stores, spans */

@@ -93,10 +93,12 @@ void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, c
 }
 
 /* One full vector at element base + i + off; with skip_store the result
- * stays in r<k> for a multi-vector store, with mask4 (group_mask) its mask
- * bits come from and go to the four vectors' 16 (mbits, m<k>). */
-static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, int k, const char *off_expr,
-                                const char *indent, bool skip_store, bool mask4) {
+ * stays in r<k> (g<k>) for a multi-vector store or for after the main
+ * loop's NaN test (`ordered`: the result as it is without NaN lanes), with
+ * mask4 (group_mask) its mask bits come from and go to the four vectors'
+ * 16 (mbits, m<k>). */
+static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, const char *tag, const char *off_expr,
+                                const char *indent, bool skip_store, bool mask4, bool ordered) {
     char at[96], ptr[128], in[320], mexpr[320] = "", res[16], mres[16];
     snprintf(at, sizeof at, "base + i%s", off_expr);
     snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at);
@@ -105,7 +107,7 @@ static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, i
     snprintf(count, sizeof count, "%s", e->scalable ? e->is->strip_count : e->lanes_str);
     if (io->mask_in && mask4) { /* group_mask: this vector's bits of the four read at once */
         char bits[32];
-        snprintf(bits, sizeof bits, "(mbits >> %d)", k * e->lanes);
+        snprintf(bits, sizeof bits, "(mbits >> %d)", (tag[0] - '0') * e->lanes);
         qg_text tmp = {0};
         qg_text_spell(&tmp, e->is->bits_to_mask, bits, NULL, NULL);
         snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
@@ -113,9 +115,12 @@ static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, i
     } else if (io->mask_in) {
         mask_in_expr(e, at, count, mexpr, sizeof mexpr);
     }
-    snprintf(res, sizeof res, "r%d", k);
-    snprintf(mres, sizeof mres, "m%d", k);
-    qg_c_body_call(e, p, in, mexpr, res + 1, indent, skip_store && e->lp->group_store_adds_z);
+    snprintf(res, sizeof res, "r%s", tag);
+    snprintf(mres, sizeof mres, "m%s", tag);
+    qg_c_body_call(e, p, in, mexpr, res + 1, indent,
+                   ordered                                   ? BODY_ORDERED
+                   : skip_store && e->lp->group_store_adds_z ? BODY_GROUPED
+                                                             : BODY_RESULT);
     snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at);
     if (!skip_store)
         qg_c_store(e, io, ptr, res, indent);
@@ -123,9 +128,8 @@ static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, i
         qg_c_mask_store_full(e, at, count, mres, indent);
 }
 
-static void emit_full_vector(emitter *e, const qg_plan *p, const op_io *io, int k, const char *off_expr,
-                             const char *indent) {
-    emit_full_vector_ex(e, p, io, k, off_expr, indent, false, false);
+static void emit_full_vector(emitter *e, const qg_plan *p, const op_io *io, const char *off_expr, const char *indent) {
+    emit_full_vector_ex(e, p, io, "0", off_expr, indent, false, false, false);
 }
 
 static void emit_span_params(emitter *e, const qg_plan *p) {
@@ -199,7 +203,7 @@ static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
             qg_text_free(&tmp);
         }
     }
-    qg_c_body_call(e, p, in, mexpr, "t", "        ", false);
+    qg_c_body_call(e, p, in, mexpr, "t", "        ", BODY_RESULT);
     qg_c_store(e, &io, "outb", "rt", "        ");
     P("        memcpy(%s + base + i, outb, r * sizeof outb[0]);\n", io.out_name);
     if (io.mask_out)
@@ -248,7 +252,7 @@ static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
             snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
         qg_text_free(&tmp);
     }
-    qg_c_body_call(e, p, in, mexpr, "t", "        ", false);
+    qg_c_body_call(e, p, in, mexpr, "t", "        ", BODY_RESULT);
     snprintf(ptr, sizeof ptr, "%s + base + i", io->out_name);
     if (store_tail) {
         S("        ");
@@ -264,9 +268,9 @@ static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
     S("    }\n");
 }
 
-/* static inline void NAME_<op>_span<suffix>(in, out, [mask,] base, len, params...) { */
-static void span_open(emitter *e, const qg_plan *p, const op_io *io, const char *suffix) {
-    P("static inline void %s_%s_span%s(%s, %s%s, size_t base, size_t len", e->name, qg_kernel_op_name(p->op), suffix,
+/* <storage> void NAME_<op>_span<suffix>(in, out, [mask,] base, len, params...) { */
+static void span_open_as(emitter *e, const qg_plan *p, const op_io *io, const char *storage, const char *suffix) {
+    P("%s void %s_%s_span%s(%s, %s%s, size_t base, size_t len", storage, e->name, qg_kernel_op_name(p->op), suffix,
       io->in_decl, io->out_decl,
       io->mask_in    ? ", const uint8_t *mask"
       : io->mask_out ? ", uint8_t *mask"
@@ -275,10 +279,15 @@ static void span_open(emitter *e, const qg_plan *p, const op_io *io, const char 
     S(") {\n");
 }
 
-/* NAME_<op>_span_run(in, out, [mask,] base, len, params...); */
-static void span_run_call(emitter *e, const qg_plan *p, const op_io *io, const char *len) {
-    P("    %s_%s_span_run(%s, %s%s, base, %s", e->name, qg_kernel_op_name(p->op), io->in_name, io->out_name,
-      io->mask_in || io->mask_out ? ", mask" : "", len);
+static void span_open(emitter *e, const qg_plan *p, const op_io *io, const char *suffix) {
+    span_open_as(e, p, io, "static inline", suffix);
+}
+
+/* NAME_<op>_span<suffix>(in, out, [mask,] base, len, params...); */
+static void span_call(emitter *e, const qg_plan *p, const op_io *io, const char *suffix, const char *base,
+                      const char *len, const char *indent) {
+    P("%s%s_%s_span%s(%s, %s%s, %s, %s", indent, e->name, qg_kernel_op_name(p->op), suffix, io->in_name, io->out_name,
+      io->mask_in || io->mask_out ? ", mask" : "", base, len);
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
         if (p->uses[in])
             P(", %s", qg_c_input_names[in]);
@@ -292,21 +301,55 @@ static void emit_align_head(emitter *e, const qg_plan *p, const op_io *io) {
     span_open(e, p, io, "");
     P("    const size_t head = (size_t)(-(uintptr_t)(%s + base) %% %uu) / sizeof %s[0];\n", ptr, e->lp->align_bytes,
       ptr);
-    P("    if (head && len >= %u) {\n    ", e->lp->align_min);
-    span_run_call(e, p, io, "head");
+    P("    if (head && len >= %u) {\n", e->lp->align_min);
+    span_call(e, p, io, "_run", "base", "head", "        ");
     S("        base += head;\n        len -= head;\n    }\n");
-    span_run_call(e, p, io, "len");
+    span_call(e, p, io, "_run", "base", "len", "    ");
     S("}\n\n");
+}
+/* The main loop's one NaN test of its four vectors (nan0..nan3): where a
+ * lane is NaN, the four run again one by one out of line (the rare path,
+ * NAME_<op>_span_vectors, with the masks NaN lanes need) and the iteration
+ * ends there; else their results are stored, unless a grouped store
+ * follows. */
+static void emit_nan_test(emitter *e, const qg_plan *p, const op_io *io, bool grouped_store) {
+    const int L = e->lp->lanes;
+    char count[16];
+    snprintf(count, sizeof count, "%d", 4 * L);
+    S("        if (");
+    spell(e, e->is->any_nan4, "nan0, nan1, nan2, nan3", NULL, NULL);
+    S(") {\n");
+    span_call(e, p, io, "_vectors", "base + i", count, "            ");
+    S("            continue;\n        }\n");
+    for (int k = 0; k < 4 && !grouped_store; k++) {
+        char off[16] = "", ptr[96], res[8];
+        if (k)
+            snprintf(off, sizeof off, " + %d", k * L);
+        snprintf(ptr, sizeof ptr, "%s + base + i%s", io->out_name, off);
+        snprintf(res, sizeof res, "r%d", k);
+        qg_c_store(e, io, ptr, res, "        ");
+    }
+}
+
+/* NAME_<op>_span_vectors: whole vectors one at a time, for the main loop's
+ * NaN path. */
+static void emit_span_vectors(emitter *e, const qg_plan *p, const op_io *io) {
+    span_open_as(e, p, io, "QG_KS_OUT_OF_LINE", "_vectors");
+    P("    for (size_t i = 0; i < len; i += %d) {\n", e->lp->lanes);
+    emit_full_vector(e, p, io, "", "        ");
+    S("    }\n}\n\n");
 }
 
 void qg_c_span(emitter *e, const qg_plan *p) {
     op_io io = qg_c_io_of(e, p);
+    if (p->out_ordered >= 0 && !e->scalable && e->lp->unroll > 1)
+        emit_span_vectors(e, p, &io);
     span_open(e, p, &io, e->lp->align_head ? "_run" : "");
     if (e->scalable) {
         S("    for (size_t i = 0; i < len;) {\n");
         qg_c_strip_open(e, "i", "len", "        ");
         emit_param_splats(e, p, "        ");
-        emit_full_vector(e, p, &io, 0, "", "        ");
+        emit_full_vector(e, p, &io, "", "        ");
         P("        i += %s;\n    }\n}\n\n", e->is->strip_step);
         return;
     }
@@ -318,12 +361,17 @@ void qg_c_span(emitter *e, const qg_plan *p) {
         const bool store4 = e->lp->group_store, mask4 = e->lp->group_mask;
         if (mask4 && io.mask_in)
             P("        const uint64_t mbits = qg_ks_get_bits(mask, base + i, %du);\n", 4 * L);
+        /* qg_plan.out_ordered: one NaN test of the U vectors, their masks applied only after it */
+        const bool nan_once = p->out_ordered >= 0;
         for (int k = 0; k < U; k++) {
             char off[32] = "";
             if (k)
                 snprintf(off, sizeof off, " + %d", k * L);
-            emit_full_vector_ex(e, p, &io, k, off, "        ", store4, mask4);
+            emit_full_vector_ex(e, p, &io, (const char[]){(char)('0' + k), 0}, off, "        ", store4 || nan_once,
+                                mask4, nan_once);
         }
+        if (nan_once)
+            emit_nan_test(e, p, &io, store4);
         if (store4 && e->lp->group_store_adds_z) {
             char qmin[24];
             snprintf(qmin, sizeof qmin, "%lld", e->lp->qmin);
@@ -347,7 +395,7 @@ void qg_c_span(emitter *e, const qg_plan *p) {
         S("    }\n");
     }
     P("    for (; i + %d <= len; i += %d) {\n", L, L);
-    emit_full_vector(e, p, &io, 0, "", "        ");
+    emit_full_vector(e, p, &io, "", "        ");
     S("    }\n");
     if (e->lp->tail_buffered)
         emit_buffered_tail(e, p, &io);

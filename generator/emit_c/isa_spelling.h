@@ -40,6 +40,8 @@ typedef struct qg_isa_spelling {
     const char *load_mask_bytes_tail;         /* $a ptr, $b tail mask -> vm */
     const char *store_mask_bytes_tail;        /* $a ptr, $b tail mask, $c vm */
     const char *mask_to_bits;                 /* vm -> uint64_t; NULL where packed masks go straight */
+    const char *any_nan4;                     /* $a "nan0, nan1, nan2, nan3" -> nonzero when a lane is NaN
+                                                 (targets/<isa>.json's nan_check "per_iteration") */
     const char *mask4_to_bits;                /* $a "m0, m1, m2, m3" -> uint64_t (kernel_loops' group_mask) */
     const char *store_mask4_bytes;            /* $a uint8_t*, $b "m0, m1, m2, m3": four vectors' byte masks */
     const char *bits_to_mask;                 /* uint64_t -> vm; ... (RVV: a strip's lanes may pass 64) */

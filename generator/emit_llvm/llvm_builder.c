@@ -430,6 +430,12 @@ static LLVMValueRef lower_step(lx *x, const qg_step *st, LLVMValueRef *v) {
 
 LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT], LLVMValueRef *mask_out,
                            LLVMValueRef *grouped_out) {
+    LLVMValueRef ordered[2];
+    return lx_lower_plan_ordered(x, p, in, mask_out, grouped_out, ordered);
+}
+
+LLVMValueRef lx_lower_plan_ordered(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT], LLVMValueRef *mask_out,
+                                   LLVMValueRef *grouped_out, LLVMValueRef ordered[2]) {
     LLVMValueRef v[QG_PLAN_MAX_VALUES] = {0};
     for (int k = 0; k < QG_IN_COUNT; k++)
         v[k] = in[k];
@@ -445,6 +451,8 @@ LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT]
         *mask_out = p->out_mask >= 0 ? v[p->out_mask] : NULL;
     if (grouped_out)
         *grouped_out = p->out_q_grouped >= 0 ? v[p->out_q_grouped] : NULL;
+    ordered[0] = p->out_ordered >= 0 ? v[p->out_ordered] : NULL;
+    ordered[1] = p->out_ordered >= 0 ? v[p->nan_value] : NULL;
     return v[p->out_q >= 0 ? p->out_q : p->out_y];
 }
 
@@ -465,9 +473,13 @@ void lx_loop_test(lx *x, const lx_loop *l, LLVMValueRef cond) {
     LLVMPositionBuilderAtEnd(x->b, l->body);
 }
 
-void lx_loop_close(lx *x, const lx_loop *l, LLVMValueRef step) {
+void lx_loop_continue(lx *x, const lx_loop *l, LLVMValueRef step) {
     LLVMBuildStore(x->b, LLVMBuildAdd(x->b, lx_loop_value(x, l), step, ""), l->var);
     LLVMBuildBr(x->b, l->head);
+}
+
+void lx_loop_close(lx *x, const lx_loop *l, LLVMValueRef step) {
+    lx_loop_continue(x, l, step);
     LLVMPositionBuilderAtEnd(x->b, l->done);
 }
 

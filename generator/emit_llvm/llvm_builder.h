@@ -139,6 +139,8 @@ lx_loop lx_loop_open(lx *x, LLVMValueRef start, const char *name);
 LLVMValueRef lx_loop_value(lx *x, const lx_loop *l);
 void lx_loop_test(lx *x, const lx_loop *l, LLVMValueRef cond);
 void lx_loop_close(lx *x, const lx_loop *l, LLVMValueRef step);
+/* The next iteration, from inside the body: the block ends there. */
+void lx_loop_continue(lx *x, const lx_loop *l, LLVMValueRef step);
 LLVMBasicBlockRef lx_if_open(lx *x, LLVMValueRef cond);
 void lx_if_close(lx *x, LLVMBasicBlockRef join);
 LLVMValueRef lx_umin(lx *x, LLVMValueRef a, LLVMValueRef b);
@@ -149,6 +151,10 @@ LLVMValueRef lx_umin(lx *x, LLVMValueRef a, LLVMValueRef b);
  * (either pointer may be NULL). */
 LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT], LLVMValueRef *mask_out,
                            LLVMValueRef *grouped_out);
+/* ... and, where the plan has them, ordered[0] its qg_plan.out_ordered and
+ * ordered[1] its nan_value (both NULL otherwise). */
+LLVMValueRef lx_lower_plan_ordered(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT], LLVMValueRef *mask_out,
+                                   LLVMValueRef *grouped_out, LLVMValueRef ordered[2]);
 
 /* The kernels of x->sp, all of them, into x->m. */
 qg_status lx_build_kernels(lx *x, qg_error *err);

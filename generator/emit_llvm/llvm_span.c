@@ -149,6 +149,7 @@ static void load_four_masks(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMVal
  * store (NULL: stored here), its packed mask input given (NULL: read here). */
 typedef struct group_slot {
     LLVMValueRef *result, *mask_out, mask_in;
+    LLVMValueRef *nan; /* a main loop that tests for NaN once: result is out_ordered, nan its nan_value */
 } group_slot;
 
 static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at,
@@ -176,9 +177,12 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
     }
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         in[k] = s->param[k];
-    LLVMValueRef mres = NULL, grouped = NULL;
-    LLVMValueRef r = lx_lower_plan(x, p, in, &mres, &grouped);
-    if (deferred)
+    LLVMValueRef mres = NULL, grouped = NULL, ordered[2];
+    LLVMValueRef r = lx_lower_plan_ordered(x, p, in, &mres, &grouped, ordered);
+    if (g && g->nan) {
+        *deferred = ordered[0];
+        *g->nan = ordered[1];
+    } else if (deferred)
         *deferred = x->lp->group_store_adds_z && grouped ? grouped : r;
     else
         lx_store(x,
@@ -208,6 +212,74 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
 static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at, LLVMValueRef count,
                       LLVMValueRef active) {
     vector_at_ex(x, p, io, s, at, count, active, NULL);
+}
+
+/* The types of a span's arguments: in, out, mask, base, len, then the
+ * parameters the plan uses; returns their count. */
+static unsigned span_param_types(lx *x, const qg_plan *p, LLVMTypeRef params[5 + QG_IN_COUNT]) {
+    LLVMTypeRef head[5] = {x->ptr, x->ptr, x->ptr, x->i64, x->i64};
+    unsigned np = 5;
+    memcpy(params, head, sizeof head);
+    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
+        if (p->uses[k])
+            params[np++] = p->kind[k] == QG_VI ? x->vi : x->vf;
+    return np;
+}
+
+static span_args span_args_of(const qg_plan *p, LLVMValueRef fn) {
+    span_args s = {LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), LLVMGetParam(fn, 2),
+                   LLVMGetParam(fn, 3), LLVMGetParam(fn, 4), {0}};
+    unsigned np = 5;
+    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
+        if (p->uses[k])
+            s.param[k] = LLVMGetParam(fn, np++);
+    return s;
+}
+
+/* <prefix>_<op>_span_vectors(in, out, mask, base, len, params...): whole
+ * vectors one at a time, out of line, for the main loop's NaN path. */
+static LLVMValueRef span_vectors(lx *x, const qg_plan *p, const io_t *io) {
+    LLVMTypeRef params[5 + QG_IN_COUNT];
+    const unsigned np = span_param_types(x, p, params);
+    char suffix[64];
+    snprintf(suffix, sizeof suffix, "_%s_span_vectors", qg_kernel_op_name(p->op));
+    LLVMValueRef fn;
+    lx_resume caller;
+    if (!lx_helper_open(x, suffix, x->vd, params, np, &fn, &caller))
+        return fn;
+    const span_args s = span_args_of(p, fn);
+    lx_loop one = lx_loop_open(x, lx_i64(x, 0), "vectors");
+    LLVMValueRef i = lx_loop_value(x, &one);
+    lx_loop_test(x, &one, LLVMBuildICmp(x->b, LLVMIntULT, i, s.len, ""));
+    vector_at(x, p, io, &s, LLVMBuildAdd(x->b, s.base, i, ""), lx_vl(x), NULL);
+    lx_loop_close(x, &one, lx_vl(x));
+    LLVMBuildRetVoid(x->b);
+    lx_helper_close(x, &caller);
+    return fn;
+}
+
+/* The main loop's one NaN test of its four vectors' nan values: where a
+ * lane is NaN, the four run again one by one out of line (span_vectors,
+ * with the masks NaN lanes need) and the iteration ends there; else the
+ * caller stores the results. */
+static void nan_test(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef nan[4], LLVMValueRef at0,
+                     const lx_loop *loop, LLVMValueRef step) {
+    LLVMValueRef ab = LLVMBuildFCmp(x->b, LLVMRealUNO, nan[0], nan[1], "");
+    LLVMValueRef cd = LLVMBuildFCmp(x->b, LLVMRealUNO, nan[2], nan[3], "");
+    LLVMValueRef any = LLVMBuildOr(x->b, ab, cd, "");
+    LLVMTypeRef vt = LLVMTypeOf(any);
+    any = lx_intrinsic(x, "llvm.vector.reduce.or", &vt, 1, &any, 1);
+    LLVMBasicBlockRef rare = lx_block(x, "nan"), stores = lx_block(x, "ordered");
+    LLVMBuildCondBr(x->b, any, rare, stores);
+    LLVMPositionBuilderAtEnd(x->b, rare);
+    LLVMValueRef args[5 + QG_IN_COUNT] = {s->in, s->out, s->mask, at0, step};
+    unsigned n = 5;
+    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
+        if (p->uses[k])
+            args[n++] = s->param[k];
+    lx_call(x, span_vectors(x, p, io), args, n);
+    lx_loop_continue(x, loop, step);
+    LLVMPositionBuilderAtEnd(x->b, stores);
 }
 
 /* static void span(in, out, mask, base, len, params...) */
@@ -254,22 +326,14 @@ LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vec
 /* static void NAME_<op>_span<suffix>(in, out, mask, base, len, params...),
  * with its body but for align_head's outer span (align_head_span's). */
 static LLVMValueRef span_function(lx *x, const qg_plan *p, const io_t *io, bool one_vector, const char *suffix) {
-    LLVMTypeRef params[5 + QG_IN_COUNT] = {x->ptr, x->ptr, x->ptr, x->i64, x->i64};
-    unsigned np = 5;
-    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
-        if (p->uses[k])
-            params[np++] = p->kind[k] == QG_VI ? x->vi : x->vf;
+    LLVMTypeRef params[5 + QG_IN_COUNT];
+    const unsigned np = span_param_types(x, p, params);
     char name[QG_NAME_MAX + 64];
     snprintf(name, sizeof name, "%s_%s_span%s", x->prefix, qg_kernel_op_name(p->op), suffix);
     LLVMValueRef fn = lx_define(x, name, x->vd, params, np, true);
     if (!suffix[0] && x->lp->align_head && !one_vector)
         return fn; /* align_head_span builds it */
-    span_args s = {LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), LLVMGetParam(fn, 2),
-                   LLVMGetParam(fn, 3), LLVMGetParam(fn, 4), {0}};
-    np = 5;
-    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
-        if (p->uses[k])
-            s.param[k] = LLVMGetParam(fn, np++);
+    span_args s = span_args_of(p, fn);
     LLVMValueRef vl = lx_vl(x);
     if (one_vector && x->isa->scalable) {
         /* one predicated strip, as the C backend's strips: no branch; the
@@ -303,14 +367,21 @@ static LLVMValueRef span_function(lx *x, const qg_plan *p, const io_t *io, bool 
         main = lx_loop_open(x, i0, "unrolled");
         LLVMValueRef i = lx_loop_value(x, &main);
         lx_loop_test(x, &main, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, step, ""), s.len, ""));
-        LLVMValueRef r[4], m[4], m_in[4] = {0};
+        LLVMValueRef r[4], m[4], m_in[4] = {0}, nan[4], at[4];
         if (x->lp->group_mask && io->mask_in)
             load_four_masks(x, s.mask, LLVMBuildAdd(x->b, s.base, i, ""), m_in);
+        const bool nan_once = p->out_ordered >= 0; /* qg_plan.out_ordered: one NaN test of the four */
         for (int k = 0; k < U; k++) {
             LLVMValueRef off = LLVMBuildAdd(x->b, i, LLVMBuildMul(x->b, vl, lx_i64(x, k), ""), "");
-            const group_slot g = {four ? &r[k] : NULL, mask4 ? &m[k] : NULL, m_in[k & 3]};
-            vector_at_ex(x, p, io, &s, LLVMBuildAdd(x->b, s.base, off, ""), vl, NULL, &g);
+            const group_slot g = {four || nan_once ? &r[k] : NULL, mask4 ? &m[k] : NULL, m_in[k & 3],
+                                  nan_once ? &nan[k] : NULL};
+            at[k] = LLVMBuildAdd(x->b, s.base, off, "");
+            vector_at_ex(x, p, io, &s, at[k], vl, NULL, &g);
         }
+        if (nan_once)
+            nan_test(x, p, io, &s, nan, at[0], &main, step);
+        for (int k = 0; k < U && nan_once && !four; k++)
+            lx_store(x, r[k], io->out_t, io->out_size, s.out, at[k], NULL, vl);
         if (four)
             store_four_q8(x, r, z16, s.out, LLVMBuildAdd(x->b, s.base, i, ""));
         if (mask4)

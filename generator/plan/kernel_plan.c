@@ -127,6 +127,8 @@ static void drop_dead_steps(qg_plan *p) {
         live[p->out_mask] = true;
     if (p->out_q_grouped >= 0)
         live[p->out_q_grouped] = true;
+    if (p->out_ordered >= 0)
+        live[p->out_ordered] = live[p->nan_value] = true;
     for (int k = p->nsteps - 1; k >= 0; k--) {
         const qg_step *s = &p->steps[k];
         if (!live[s->dst])
@@ -290,6 +292,10 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
         int c = clamp_to_range(p, r);
         range_masks(p, c, r, t, &in_range, &ordered);
         int y = N(qg_plan_emit(p, QG_OP_MASKZ_MUL_F, ordered, c, QG_IN_S, 0.0f), "y");
+        if (io->nan_check_per_iteration) {
+            p->out_ordered = N(E2(MUL_F, c, QG_IN_S), "y_if_ordered");
+            p->nan_value = t;
+        }
         if (sp->nan_policy == QG_NAN_PROPAGATE)
             y = N(SEL(ordered, y, p->x), "y_or_nan");
         p->out_y = y;
@@ -310,6 +316,10 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
             p->out_q = N(E2(ADD_I, qi, QG_IN_Z), "quantized");
             if (io->grouped_store_adds_z)
                 p->out_q_grouped = below_hi_only(io, p, t, ordered);
+            if (p->out_q_grouped >= 0 && io->nan_check_per_iteration && !io->round_cvt_nan_zero) {
+                p->out_ordered = p->steps[p->nsteps - 1].b; /* rne(min(t, hi)) before its NaN mask */
+                p->nan_value = t;
+            }
             break;
         }
         int c = clamped(p, rounded(sp, p), &in_range, &ordered);
@@ -366,7 +376,7 @@ static void plan_open(qg_plan *p, qg_kernel_op op, const qg_plan_io *io) {
     p->kind[QG_IN_S] = p->kind[QG_IN_INV] = p->kind[QG_IN_LO] = p->kind[QG_IN_HI] = QG_VF;
     p->kind[QG_IN_Q] = p->kind[QG_IN_Z] = p->kind[QG_IN_B] = QG_VI;
     p->kind[QG_IN_MASK] = QG_VM;
-    p->out_y = p->out_q = p->out_mask = p->out_q_grouped = -1;
+    p->out_y = p->out_q = p->out_mask = p->out_q_grouped = p->out_ordered = p->nan_value = -1;
     p->x = QG_IN_X;
     p->dy = QG_IN_DY;
     if (io->float_type != QG_FLOAT32) { /* dead ones are dropped at the end */
@@ -378,6 +388,8 @@ static void plan_open(qg_plan *p, qg_kernel_op op, const qg_plan_io *io) {
 static qg_status plan_close(const qg_spec *sp, const qg_plan_io *io, qg_plan *p, qg_error *err) {
     if (io->float_type != QG_FLOAT32 && p->out_y >= 0)
         p->out_y = qg_plan_narrow(io, p, p->out_y, may_give_nan(sp, p->op));
+    if (io->float_type != QG_FLOAT32) /* the main loop tests float32 results only */
+        p->out_ordered = p->nan_value = -1;
     if (p->overflowed)
         return qg_error_set(err, QG_ERR_INVALID, "plan: more than %d steps", QG_PLAN_MAX_STEPS);
     drop_dead_steps(p);
@@ -395,12 +407,12 @@ qg_status qg_plan_build_io(const qg_spec *sp, qg_kernel_op op, const qg_plan_io 
 }
 
 qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error *err) {
-    const qg_plan_io io = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false, false};
+    const qg_plan_io io = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false, false, false};
     return qg_plan_build_io(sp, op, &io, p, err);
 }
 
 void qg_plan_build_conversion(const qg_plan_io *io, bool narrow_it, qg_plan *p) {
-    const qg_plan_io f32 = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false, false};
+    const qg_plan_io f32 = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false, false, false};
     plan_open(p, QG_K_DEQUANTIZE, narrow_it ? &f32 : io);
     if (narrow_it)
         p->out_q = qg_plan_narrow(io, p, QG_IN_X, true);

@@ -127,6 +127,12 @@ typedef struct qg_plan {
      * (qg_plan_io.grouped_store_adds_z): q - z bounded above only, NaN -> 0;
      * the store adds z and bounds below by saturation. -1 otherwise. */
     int out_q_grouped;
+    /* With qg_plan_io.nan_check_per_iteration: the main loop's result (out_y,
+     * or out_q_grouped where there is one) as it is when no lane of
+     * nan_value is NaN, without the mask that zeroes those lanes; the main
+     * loop tests its vectors' nan_value once and takes the masked result
+     * only then. -1 otherwise. */
+    int out_ordered, nan_value;
     /* The fp32 values of x and dy: the inputs themselves, or their widening
      * when the tensors hold 16-bit codes (then QG_IN_X and QG_IN_DY are
      * int32 lanes of codes, and out_y is one too). */
@@ -177,6 +183,10 @@ typedef struct qg_plan_io {
      * quantize and requantize round their clamped value by them and
      * convert by truncation. */
     bool round_cvt_by_call;
+    /* fake_quant's and grouped quantize's NaN lanes are found once per
+     * main-loop iteration (targets/<isa>.json's nan_check "per_iteration"):
+     * the plan gives out_ordered and nan_value. */
+    bool nan_check_per_iteration;
 } qg_plan_io;
 
 qg_status qg_plan_build_io(const qg_spec *spec, qg_kernel_op op, const qg_plan_io *io, qg_plan *plan, qg_error *err);

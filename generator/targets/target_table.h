@@ -44,6 +44,9 @@ typedef struct qg_target {
     const char *minmax_nan;      /* what MIN_F/MAX_F give when an operand is NaN, as both backends spell
                                     them: "second" (the second operand: x86 minps, C's a < b ? a : b),
                                     "propagate" (NaN: NEON/SVE fmin), "number" (the other: RVV vfmin) */
+    const char *nan_check;       /* where fake_quant and quantize find NaN lanes: "per_vector" (each
+                                    vector's mask, always applied), "per_iteration" (one test of the main
+                                    loop's vectors; their masks applied only when one holds a NaN) */
     const char *round_even;      /* how fake_quant rounds t to an integral float (docs/semantics.md,
                                     "Element arithmetic"): "instruction" (the ISA's round-to-nearest-even),
                                     "conversions" (to int32 and back: round_cvt must be "saturating"),

@@ -129,6 +129,16 @@ static const float edge[] = {0.0f, -0.0f, 0.05f, 0.075f, -0.075f, 0.125f, 1.0f, 
 
 /* Every element of fake_quant, quantize, dequantize and backward through
  * the plan equals the reference, for one spec. */
+/* A main loop that tests for NaN once (qg_plan.out_ordered) stores the
+ * ordered result where the tested value is not NaN: it must be the
+ * result's bits. */
+static bool ordered_result_holds(const qg_plan *p, const val *v) {
+    if (p->out_ordered < 0 || v[p->nan_value].f != v[p->nan_value].f)
+        return true;
+    const int result = p->out_q_grouped >= 0 ? p->out_q_grouped : p->out_y;
+    return memcmp(&v[p->out_ordered], &v[result], sizeof v[0]) == 0;
+}
+
 static size_t check_spec_at(const qg_spec *sp, const qg_plan_io *io, int32_t z) {
     const float s = 0.05f;
     const qg_qparams qp = {&s, &z, NULL, 1, 1};
@@ -138,6 +148,10 @@ static size_t check_spec_at(const qg_spec *sp, const qg_plan_io *io, int32_t z) 
     for (int op = 0; op < 4; op++)
         CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(sp, (qg_kernel_op)op, io, &plan[op], &err), QG_OK);
     CU_ASSERT_TRUE(plan[QG_K_FAKE_QUANT].out_mask >= 0 && plan[QG_K_QUANTIZE].out_mask < 0);
+    /* the NaN test once per main loop: fake_quant always, quantize where it stores grouped and masks NaN */
+    CU_ASSERT_EQUAL(plan[QG_K_FAKE_QUANT].out_ordered >= 0, io->nan_check_per_iteration);
+    CU_ASSERT_EQUAL(plan[QG_K_QUANTIZE].out_ordered >= 0,
+                    io->nan_check_per_iteration && plan[QG_K_QUANTIZE].out_q_grouped >= 0 && !io->round_cvt_nan_zero);
     cvt_mode = io->round_cvt_nan_zero                 ? CVT_NAN_ZERO
                : io->grouped_store_adds_z             ? CVT_INDEFINITE
                : io->round_even == QG_RNE_CONVERSIONS ? CVT_SATURATING
@@ -162,6 +176,7 @@ static size_t check_spec_at(const qg_spec *sp, const qg_plan_io *io, int32_t z) 
         run_plan(&plan[QG_K_FAKE_QUANT], v);
         bad += memcmp(&v[plan[QG_K_FAKE_QUANT].out_y].f, &y, 4) != 0;
         bad += v[plan[QG_K_FAKE_QUANT].out_mask].m != (m != 0);
+        bad += !ordered_result_holds(&plan[QG_K_FAKE_QUANT], v);
         /* quantize */
         int32_t q32 = 0;
         union {
@@ -175,6 +190,7 @@ static size_t check_spec_at(const qg_spec *sp, const qg_plan_io *io, int32_t z) 
         bad += v[plan[QG_K_QUANTIZE].out_q].i != q32;
         if (plan[QG_K_QUANTIZE].out_q_grouped >= 0)
             bad += grouped_store(sp, v[plan[QG_K_QUANTIZE].out_q_grouped].i, z) != q32;
+        bad += !ordered_result_holds(&plan[QG_K_QUANTIZE], v);
         /* dequantize of that q, and backward of dy = x with the mask */
         v[QG_IN_Q].i = q32;
         float d;
@@ -240,8 +256,8 @@ static void test_plans_match_reference(void) {
                         const qg_round_even_way rne = mode == 1   ? QG_RNE_CONVERSIONS
                                                       : mode >= 5 ? QG_RNE_MAGIC_ADD
                                                                   : QG_RNE_INSTRUCTION;
-                        const qg_plan_io io = {QG_FLOAT32, false, rne, grouped, mode == 3 || mode == 4 || mode == 6,
-                                               mode == 7};
+                        const qg_plan_io io = {QG_FLOAT32, false,    rne, grouped, mode == 3 || mode == 4 || mode == 6,
+                                               mode == 7,  mode == 5};
                         size_t b = check_spec(&sp, &io);
                         if (mode == 7 && sp.rounding == QG_ROUND_HALF_EVEN) {
                             qg_plan q;
@@ -264,7 +280,7 @@ static void test_plans_match_reference(void) {
     qg_plan plan;
     CU_ASSERT_EQUAL_FATAL(qg_spec_load_string("{\"name\": \"w\", \"dtype\": \"qint32\"}", "w", NULL, 0, &wide, &err),
                           QG_OK);
-    const qg_plan_io magic = {QG_FLOAT32, false, QG_RNE_MAGIC_ADD, false, false, true};
+    const qg_plan_io magic = {QG_FLOAT32, false, QG_RNE_MAGIC_ADD, false, false, true, false};
     CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&wide, QG_K_FAKE_QUANT, &magic, &plan, &err), QG_OK);
     size_t rounds = 0;
     for (int k = 0; k < plan.nsteps; k++)
@@ -330,6 +346,7 @@ static size_t check_fp8_spec(const qg_spec *sp, float s) {
         run_plan(&plan[QG_K_FAKE_QUANT], v);
         bad += memcmp(&v[plan[QG_K_FAKE_QUANT].out_y].f, &y, 4) != 0;
         bad += v[plan[QG_K_FAKE_QUANT].out_mask].m != (m != 0);
+        bad += !ordered_result_holds(&plan[QG_K_FAKE_QUANT], v);
         if (i < 256) {
             q = (uint8_t)i;
             v[QG_IN_Q].i = q;
@@ -554,9 +571,9 @@ static size_t check_conversions(const qg_plan_io *io) {
 }
 
 static void test_float_conversions(void) {
-    const qg_plan_io ios[] = {{QG_BFLOAT16, false, false, false, false, false},
-                              {QG_FLOAT16, false, false, false, false, false},
-                              {QG_FLOAT16, true, false, false, false, false}};
+    const qg_plan_io ios[] = {{QG_BFLOAT16, false, false, false, false, false, false},
+                              {QG_FLOAT16, false, false, false, false, false, false},
+                              {QG_FLOAT16, true, false, false, false, false, false}};
     for (size_t k = 0; k < sizeof ios / sizeof ios[0]; k++) {
         const size_t bad = check_conversions(&ios[k]);
         if (bad)
@@ -589,7 +606,7 @@ static void test_sixteen_bit_plans(void) {
         qg_error err;
         CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(specs[k], "h", NULL, 0, &sp, &err), QG_OK);
         for (int hw = 0; hw < 2; hw++) {
-            const qg_plan_io io = {sp.float_type, hw == 1, QG_RNE_INSTRUCTION, false, false, false};
+            const qg_plan_io io = {sp.float_type, hw == 1, QG_RNE_INSTRUCTION, false, false, false, false};
             qg_plan fq, bw, dq;
             CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_FAKE_QUANT, &io, &fq, &err), QG_OK);
             CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_FAKE_QUANT_BACKWARD, &io, &bw, &err), QG_OK);
