@@ -264,11 +264,21 @@ static LLVMValueRef span_vectors(lx *x, const qg_plan *p, const io_t *io) {
  * caller stores the results. */
 static void nan_test(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef nan[4], LLVMValueRef at0,
                      const lx_loop *loop, LLVMValueRef step) {
-    LLVMValueRef ab = LLVMBuildFCmp(x->b, LLVMRealUNO, nan[0], nan[1], "");
-    LLVMValueRef cd = LLVMBuildFCmp(x->b, LLVMRealUNO, nan[2], nan[3], "");
-    LLVMValueRef any = LLVMBuildOr(x->b, ab, cd, "");
-    LLVMTypeRef vt = LLVMTypeOf(any);
-    any = lx_intrinsic(x, "llvm.vector.reduce.or", &vt, 1, &any, 1);
+    LLVMValueRef any;
+    LLVMTypeRef vt = LLVMTypeOf(nan[0]);
+    if (x->isa->minmax == LX_MINMAX_MINIMUM) { /* a NaN-keeping max and its reduction (NEON: fmax, fmaxv) */
+        LLVMValueRef ab = lx_intrinsic(x, "llvm.maximum", &vt, 1, (LLVMValueRef[]){nan[0], nan[1]}, 2);
+        LLVMValueRef cd = lx_intrinsic(x, "llvm.maximum", &vt, 1, (LLVMValueRef[]){nan[2], nan[3]}, 2);
+        LLVMValueRef m = lx_intrinsic(x, "llvm.maximum", &vt, 1, (LLVMValueRef[]){ab, cd}, 2);
+        m = lx_intrinsic(x, "llvm.vector.reduce.fmaximum", &vt, 1, &m, 1);
+        any = LLVMBuildFCmp(x->b, LLVMRealUNO, m, m, "");
+    } else { /* unordered pairs (x86: two compares) */
+        LLVMValueRef ab = LLVMBuildFCmp(x->b, LLVMRealUNO, nan[0], nan[1], "");
+        LLVMValueRef cd = LLVMBuildFCmp(x->b, LLVMRealUNO, nan[2], nan[3], "");
+        any = LLVMBuildOr(x->b, ab, cd, "");
+        LLVMTypeRef mt = LLVMTypeOf(any);
+        any = lx_intrinsic(x, "llvm.vector.reduce.or", &mt, 1, &any, 1);
+    }
     LLVMBasicBlockRef rare = lx_block(x, "nan"), stores = lx_block(x, "ordered");
     LLVMBuildCondBr(x->b, any, rare, stores);
     LLVMPositionBuilderAtEnd(x->b, rare);
