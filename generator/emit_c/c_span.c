@@ -97,7 +97,7 @@ void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, c
  * loop's NaN test (`ordered`: the result as it is without NaN lanes), with
  * mask4 (group_mask) its mask bits come from and go to the four vectors'
  * 16 (mbits, m<k>). */
-static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, const char *tag, const char *off_expr,
+static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, int k, const char *off_expr,
                                 const char *indent, bool skip_store, bool mask4, bool ordered) {
     char at[96], ptr[128], in[320], mexpr[320] = "", res[16], mres[16];
     snprintf(at, sizeof at, "base + i%s", off_expr);
@@ -107,7 +107,7 @@ static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, c
     snprintf(count, sizeof count, "%s", e->scalable ? e->is->strip_count : e->lanes_str);
     if (io->mask_in && mask4) { /* group_mask: this vector's bits of the four read at once */
         char bits[32];
-        snprintf(bits, sizeof bits, "(mbits >> %d)", (tag[0] - '0') * e->lanes);
+        snprintf(bits, sizeof bits, "(mbits >> %d)", k * e->lanes);
         qg_text tmp = {0};
         qg_text_spell(&tmp, e->is->bits_to_mask, bits, NULL, NULL);
         snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
@@ -115,8 +115,8 @@ static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, c
     } else if (io->mask_in) {
         mask_in_expr(e, at, count, mexpr, sizeof mexpr);
     }
-    snprintf(res, sizeof res, "r%s", tag);
-    snprintf(mres, sizeof mres, "m%s", tag);
+    snprintf(res, sizeof res, "r%d", k);
+    snprintf(mres, sizeof mres, "m%d", k);
     qg_c_body_call(e, p, in, mexpr, res + 1, indent,
                    ordered                                   ? BODY_ORDERED
                    : skip_store && e->lp->group_store_adds_z ? BODY_GROUPED
@@ -128,8 +128,11 @@ static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, c
         qg_c_mask_store_full(e, at, count, mres, indent);
 }
 
-static void emit_full_vector(emitter *e, const qg_plan *p, const op_io *io, const char *off_expr, const char *indent) {
-    emit_full_vector_ex(e, p, io, "0", off_expr, indent, false, false, false);
+/* for (; i + L <= len; i += L) over single full vectors (fixed-width ISAs) */
+static void emit_vector_loop(emitter *e, const qg_plan *p, const op_io *io) {
+    P("    for (; i + %d <= len; i += %d) {\n", e->lp->lanes, e->lp->lanes);
+    emit_full_vector_ex(e, p, io, 0, "", "        ", false, false, false);
+    S("    }\n");
 }
 
 static void emit_span_params(emitter *e, const qg_plan *p) {
@@ -335,9 +338,9 @@ static void emit_nan_test(emitter *e, const qg_plan *p, const op_io *io, bool gr
  * NaN path. */
 static void emit_span_vectors(emitter *e, const qg_plan *p, const op_io *io) {
     span_open_as(e, p, io, "QG_KS_OUT_OF_LINE", "_vectors");
-    P("    for (size_t i = 0; i < len; i += %d) {\n", e->lp->lanes);
-    emit_full_vector(e, p, io, "", "        ");
-    S("    }\n}\n\n");
+    S("    size_t i = 0;\n");
+    emit_vector_loop(e, p, io);
+    S("}\n\n");
 }
 
 void qg_c_span(emitter *e, const qg_plan *p) {
@@ -349,7 +352,7 @@ void qg_c_span(emitter *e, const qg_plan *p) {
         S("    for (size_t i = 0; i < len;) {\n");
         qg_c_strip_open(e, "i", "len", "        ");
         emit_param_splats(e, p, "        ");
-        emit_full_vector(e, p, &io, "", "        ");
+        emit_full_vector_ex(e, p, &io, 0, "", "        ", false, false, false);
         P("        i += %s;\n    }\n}\n\n", e->is->strip_step);
         return;
     }
@@ -367,8 +370,7 @@ void qg_c_span(emitter *e, const qg_plan *p) {
             char off[32] = "";
             if (k)
                 snprintf(off, sizeof off, " + %d", k * L);
-            emit_full_vector_ex(e, p, &io, (const char[]){(char)('0' + k), 0}, off, "        ", store4 || nan_once,
-                                mask4, nan_once);
+            emit_full_vector_ex(e, p, &io, k, off, "        ", store4 || nan_once, mask4, nan_once);
         }
         if (nan_once)
             emit_nan_test(e, p, &io, store4);
@@ -394,9 +396,7 @@ void qg_c_span(emitter *e, const qg_plan *p) {
         }
         S("    }\n");
     }
-    P("    for (; i + %d <= len; i += %d) {\n", L, L);
-    emit_full_vector(e, p, &io, "", "        ");
-    S("    }\n");
+    emit_vector_loop(e, p, &io);
     if (e->lp->tail_buffered)
         emit_buffered_tail(e, p, &io);
     else if (e->lp->tail)

@@ -236,6 +236,19 @@ static span_args span_args_of(const qg_plan *p, LLVMValueRef fn) {
     return s;
 }
 
+/* for (i = i0; i + vl <= len; i += vl): single full vectors (vl: lx_vl's,
+ * made once per function); returns the loop, whose value is where a tail
+ * starts. */
+static lx_loop vector_loop(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef i0,
+                           LLVMValueRef vl) {
+    lx_loop one = lx_loop_open(x, i0, "vectors");
+    LLVMValueRef i = lx_loop_value(x, &one);
+    lx_loop_test(x, &one, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, vl, ""), s->len, ""));
+    vector_at(x, p, io, s, LLVMBuildAdd(x->b, s->base, i, ""), vl, NULL);
+    lx_loop_close(x, &one, vl);
+    return one;
+}
+
 /* <prefix>_<op>_span_vectors(in, out, mask, base, len, params...): whole
  * vectors one at a time, out of line, for the main loop's NaN path. */
 static LLVMValueRef span_vectors(lx *x, const qg_plan *p, const io_t *io) {
@@ -248,11 +261,7 @@ static LLVMValueRef span_vectors(lx *x, const qg_plan *p, const io_t *io) {
     if (!lx_helper_open(x, suffix, x->vd, params, np, &fn, &caller))
         return fn;
     const span_args s = span_args_of(p, fn);
-    lx_loop one = lx_loop_open(x, lx_i64(x, 0), "vectors");
-    LLVMValueRef i = lx_loop_value(x, &one);
-    lx_loop_test(x, &one, LLVMBuildICmp(x->b, LLVMIntULT, i, s.len, ""));
-    vector_at(x, p, io, &s, LLVMBuildAdd(x->b, s.base, i, ""), lx_vl(x), NULL);
-    lx_loop_close(x, &one, lx_vl(x));
+    vector_loop(x, p, io, &s, lx_i64(x, 0), lx_vl(x));
     LLVMBuildRetVoid(x->b);
     lx_helper_close(x, &caller);
     return fn;
@@ -399,13 +408,9 @@ static LLVMValueRef span_function(lx *x, const qg_plan *p, const io_t *io, bool 
         lx_loop_close(x, &main, step);
         i0 = lx_loop_value(x, &main);
     }
-    lx_loop one = lx_loop_open(x, i0, "vectors");
-    LLVMValueRef i = lx_loop_value(x, &one);
-    lx_loop_test(x, &one, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, vl, ""), s.len, ""));
-    vector_at(x, p, io, &s, LLVMBuildAdd(x->b, s.base, i, ""), vl, NULL);
-    lx_loop_close(x, &one, vl);
+    lx_loop one = vector_loop(x, p, io, &s, i0, vl);
     if (x->lp->tail) {
-        i = lx_loop_value(x, &one);
+        LLVMValueRef i = lx_loop_value(x, &one);
         LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildICmp(x->b, LLVMIntULT, i, s.len, ""));
         LLVMValueRef at = LLVMBuildAdd(x->b, s.base, i, "");
         LLVMValueRef active = lx_active(x, i, s.len);

@@ -270,11 +270,24 @@ static int rounded_int(const qg_spec *sp, const qg_plan_io *io, qg_plan *p, int 
  * itself: rne(min(t, hi)), NaN -> 0. A t below -2^31 converts to INT32_MIN
  * or a saturated value (targets/<isa>.json's round_cvt is never "in_range"
  * there), which the store saturates to qmin all the same. */
-static int below_hi_only(const qg_plan_io *io, qg_plan *p, int t, int not_nan) {
+static int below_hi_only(const qg_plan_io *io, qg_plan *p, int t, int not_nan, int *unmasked) {
     const int upper = N(E2(MIN_F, t, QG_IN_HI), "below_hi");
+    *unmasked = -1;
     if (io->round_cvt_nan_zero) /* NaN stays NaN through the min and converts to 0 */
         return N(E1(ROUND_CVT, upper), "q_minus_z_below_hi");
-    return N(E2(MASKZ_I, not_nan, N(E1(ROUND_CVT, upper), "rounded_below_hi")), "q_minus_z_below_hi");
+    *unmasked = N(E1(ROUND_CVT, upper), "rounded_below_hi");
+    return N(E2(MASKZ_I, not_nan, *unmasked), "q_minus_z_below_hi");
+}
+
+/* Where the main loop tests NaN once (qg_plan_io.nan_check_per_iteration;
+ * float32 tensors, whose results are what it stores): its result as it is
+ * without NaN lanes, `unmasked` (-1: none), and t, whose NaN-ness counts.
+ * Elsewhere `unmasked` is dead and dropped with the other dead steps. */
+static void test_nan_once(const qg_plan_io *io, qg_plan *p, int unmasked, int t) {
+    if (!io->nan_check_per_iteration || io->float_type != QG_FLOAT32 || unmasked < 0)
+        return;
+    p->out_ordered = unmasked;
+    p->nan_value = t;
 }
 
 /* The plans of the integer dtypes. */
@@ -292,10 +305,7 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
         int c = clamp_to_range(p, r);
         range_masks(p, c, r, t, &in_range, &ordered);
         int y = N(qg_plan_emit(p, QG_OP_MASKZ_MUL_F, ordered, c, QG_IN_S, 0.0f), "y");
-        if (io->nan_check_per_iteration) {
-            p->out_ordered = N(E2(MUL_F, c, QG_IN_S), "y_if_ordered");
-            p->nan_value = t;
-        }
+        test_nan_once(io, p, N(E2(MUL_F, c, QG_IN_S), "y_if_ordered"), t);
         if (sp->nan_policy == QG_NAN_PROPAGATE)
             y = N(SEL(ordered, y, p->x), "y_or_nan");
         p->out_y = y;
@@ -314,12 +324,10 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
                          ? rounded_int(sp, io, p, c, "q_minus_z")
                          : N(E2(MASKZ_I, ordered, rounded_int(sp, io, p, c, "rounded")), "q_minus_z");
             p->out_q = N(E2(ADD_I, qi, QG_IN_Z), "quantized");
+            int unmasked = -1;
             if (io->grouped_store_adds_z)
-                p->out_q_grouped = below_hi_only(io, p, t, ordered);
-            if (p->out_q_grouped >= 0 && io->nan_check_per_iteration && !io->round_cvt_nan_zero) {
-                p->out_ordered = p->steps[p->nsteps - 1].b; /* rne(min(t, hi)) before its NaN mask */
-                p->nan_value = t;
-            }
+                p->out_q_grouped = below_hi_only(io, p, t, ordered, &unmasked);
+            test_nan_once(io, p, unmasked, t);
             break;
         }
         int c = clamped(p, rounded(sp, p), &in_range, &ordered);
@@ -388,8 +396,6 @@ static void plan_open(qg_plan *p, qg_kernel_op op, const qg_plan_io *io) {
 static qg_status plan_close(const qg_spec *sp, const qg_plan_io *io, qg_plan *p, qg_error *err) {
     if (io->float_type != QG_FLOAT32 && p->out_y >= 0)
         p->out_y = qg_plan_narrow(io, p, p->out_y, may_give_nan(sp, p->op));
-    if (io->float_type != QG_FLOAT32) /* the main loop tests float32 results only */
-        p->out_ordered = p->nan_value = -1;
     if (p->overflowed)
         return qg_error_set(err, QG_ERR_INVALID, "plan: more than %d steps", QG_PLAN_MAX_STEPS);
     drop_dead_steps(p);

@@ -12,6 +12,7 @@
 #include "emit_c/isa_spelling.h"
 #include "emit_llvm/emit_llvm.h"
 #include "emit_llvm/llvm_builder.h"
+#include "plan/kernel_loops.h"
 #include "targets/target_table.h"
 
 static const char *root; /* the source tree */
@@ -96,6 +97,14 @@ static void test_table_matches_files(void) {
         CU_ASSERT_STRING_EQUAL(qg_test_json_str(d, "nan_check"), t->nan_check);
         CU_ASSERT_TRUE(strcmp(t->nan_check, "per_vector") == 0 ||
                        (strcmp(t->nan_check, "per_iteration") == 0 && qg_isa_spelling_of(isa)->any_nan4 != NULL));
+        /* ... and the row reaches the plan: fake_quant of float32 qint8 tests NaN once exactly there */
+        qg_spec q8;
+        qg_error perr;
+        qg_plan fq;
+        CU_ASSERT_EQUAL_FATAL(qg_spec_load_string("{\"name\": \"n\", \"dtype\": \"qint8\"}", "n", NULL, 0, &q8, &perr),
+                              QG_OK);
+        CU_ASSERT_EQUAL_FATAL(qg_plan_build_for(&q8, isa, QG_K_FAKE_QUANT, &fq, &perr), QG_OK);
+        CU_ASSERT_EQUAL(fq.out_ordered >= 0, strcmp(t->nan_check, "per_iteration") == 0);
         const char *tail = qg_test_json_str(d, "tail");
         CU_ASSERT_EQUAL(shape.tail, strcmp(tail, "buffered") == 0 ? LX_TAIL_BUFFERED
                                     : strcmp(tail, "evl") == 0    ? LX_TAIL_EVL
