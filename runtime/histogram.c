@@ -9,9 +9,7 @@
 
 #include "arg_check.h"
 #include "observer_internal.h"
-
-typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
+#include "vec4.h"
 
 /* Element e's bin, for lo <= e <= hi: fl(fl(fl(e - lo) * bins) / fl(hi - lo))
  * truncated, the last bin taking hi. A range that overflows fp32 (data
@@ -29,14 +27,13 @@ static int bin_of(float e, float lo, float hi, int bins) {
  * different counters instead of waiting on each other's stores);
  * out-of-range elements are skipped. */
 static void count4(const float *x, float lo, float hi, int bins, uint32_t *sub) {
-    v4f e;
-    memcpy(&e, x, sizeof e);
+    const v4f e = load4(x);
     const float fb = (float)bins;
     const v4f where = (e - lo) * fb / (hi - lo);
     const v4i in_range = (e >= lo) & (e <= hi);
     const v4i below = where < fb; /* lanes of all ones where true: selects by and/or */
-    const v4i below_end = (below & (v4i)where) | (~below & (v4i)(v4f){fb, fb, fb, fb});
-    const v4f clamped = (v4f)((where >= 0.0f) & below_end); /* NaN and negatives: 0.0f */
+    const v4f below_end = select4(below, where, (v4f){fb, fb, fb, fb});
+    const v4f clamped = (v4f)((where >= 0.0f) & (v4i)below_end); /* NaN and negatives: 0.0f */
     const v4i pos = __builtin_convertvector(clamped, v4i);
     for (int k = 0; k < 4; k++)
         sub[(size_t)k * (size_t)bins + (size_t)(pos[k] == bins ? bins - 1 : pos[k])] -= in_range[k]; /* -(-1) */

@@ -8,18 +8,7 @@
 #include <string.h>
 
 #include "rt_internal.h"
-
-typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
-
-static v4f load4(const float *p) {
-    v4f v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-/* The lanes of all ones where m is set take a, the others b. */
-static v4f select4(v4i m, v4f a, v4f b) { return (v4f)((m & (v4i)a) | (~m & (v4i)b)); }
+#include "vec4.h"
 
 size_t qg_first_nonfinite(const float *x, size_t n) {
     const v4i inf_bits = {0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000};
