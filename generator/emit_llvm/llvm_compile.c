@@ -176,6 +176,18 @@ static qg_status emit(LLVMModuleRef m, LLVMTargetMachineRef tm, qg_llvm_output o
     return res->data ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "llvm: out of memory");
 }
 
+/* A JIT object's code may start a fresh page with nothing mapped below it,
+ * and a host built with clang's -fsanitize=function (part of
+ * -fsanitize=undefined) reads the 8 bytes before every function it calls
+ * through a pointer. Sixteen bytes of prefix data before each entry keep
+ * that read inside the object and the entry 16-byte aligned. */
+static void pad_entries(lx *x) {
+    LLVMTypeRef pad = LLVMArrayType2(x->i8, 16);
+    for (LLVMValueRef f = LLVMGetFirstFunction(x->m); f; f = LLVMGetNextFunction(f))
+        if (!LLVMIsDeclaration(f) && LLVMGetLinkage(f) == LLVMExternalLinkage)
+            LLVMSetPrefixData(f, LLVMConstNull(pad));
+}
+
 static qg_status build_and_emit(lx *x, LLVMTargetMachineRef tm, qg_llvm_output out, qg_llvm_blob *res, qg_error *err) {
     qg_status st = x->probe ? lx_build_probe(x, err) : lx_build_kernels(x, err);
     if (st)
@@ -200,6 +212,8 @@ static qg_status build_and_emit(lx *x, LLVMTargetMachineRef tm, qg_llvm_output o
     LLVMDisposePassBuilderOptions(po);
     if (e)
         return take_message(err, "optimization", LLVMGetErrorMessage(e));
+    if (out == QG_LLVM_JIT_OBJ)
+        pad_entries(x);
     return emit(x->m, tm, out, res, err);
 }
 

@@ -314,6 +314,36 @@ static void test_memory_hits(void) {
     qg_jit_destroy(j);
 }
 
+/* Every entry a pack hands out is preceded by the 16 zero bytes the LLVM
+ * backend puts there, within its own object: a host built with
+ * -fsanitize=function reads the 8 bytes below each function it calls
+ * through a pointer, and JIT code can start a page with nothing mapped
+ * below it. */
+static void test_entries_padded(void) {
+    const int isas[] = {QG_ISA_SCALAR, QG_JIT_BEST_ISA};
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        qg_jit_options opt = {isas[i], NULL, true};
+        qg_spec sp = act_spec();
+        qg_error err;
+        qg_jit *j;
+        const qg_kernels *k;
+        CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+        CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &sp, 0, &k, &err), QG_OK);
+        void (*const fns[])(void) = {(void (*)(void))k->quantize,   (void (*)(void))k->dequantize,
+                                     (void (*)(void))k->fake_quant, (void (*)(void))k->fake_quant_backward,
+                                     (void (*)(void))k->observe,    (void (*)(void))k->requantize};
+        for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++) {
+            const unsigned char *entry;
+            memcpy(&entry, &fns[f], sizeof entry); /* POSIX: function pointers convert */
+            static const unsigned char zeros[16];
+            CU_ASSERT_PTR_NOT_NULL_FATAL(entry);
+            CU_ASSERT_EQUAL((uintptr_t)entry % 16, 0);
+            CU_ASSERT_EQUAL(memcmp(entry - 16, zeros, 16), 0);
+        }
+        qg_jit_destroy(j);
+    }
+}
+
 /* The bytes of the one cache entry a fresh JIT writes for act's full pack
  * into dir, with QGEN_JIT_THREADS set to `threads` (NULL: unset). */
 static size_t entry_bytes(const char *dir, const char *threads, char *buf, size_t cap) {
@@ -398,6 +428,7 @@ int main(int argc, char **argv) {
         {"in-process hits: the same spec only", test_memory_hits},
         {"a pack's entry: the same bytes on one thread, two or one per CPU", test_threads_compile_same_bytes},
         {"a pack's objects in one entry: layout and refusals", test_pack_layout},
+        {"entries padded below for -fsanitize=function hosts", test_entries_padded},
     };
     return QG_RUN("jit", tests);
 }
