@@ -15,12 +15,14 @@ endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/qgen DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT QGenTargets NAMESPACE QGen:: DESTINATION ${QGEN_CMAKE_DIR})
 
-file(GLOB toolchains ${PROJECT_SOURCE_DIR}/targets/toolchains/*.cmake)
+file(GLOB toolchains CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/targets/toolchains/*.cmake)
 install(FILES ${toolchains} DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/toolchains)
 # the ISA table, which qgen_add_kernels() reads
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/targets/ DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/targets
         FILES_MATCHING PATTERN "*.json")
-file(GLOB runtime_sources ${PROJECT_SOURCE_DIR}/runtime/*.c ${PROJECT_SOURCE_DIR}/runtime/*.h)
+# CONFIGURE_DEPENDS: a source or header added later reaches the install of an
+# already configured tree too
+file(GLOB runtime_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/runtime/*.c ${PROJECT_SOURCE_DIR}/runtime/*.h)
 install(FILES ${runtime_sources} DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/runtime-src)
 install(FILES ${XXHASH_INCLUDE_DIR}/xxhash.h DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/runtime-src/xxhash)
 
