@@ -48,15 +48,16 @@ static void emit_minmax_strips(emitter *e, const qg_plan *widen) {
     S(";\n    return nans == 0;\n}\n\n");
 }
 
-/* Fixed-width ISAs, len >= 4 vectors: four independent accumulators keep
- * the min/max chains short; they merge into lo, hi and ok. */
+/* Fixed-width ISAs (scalar code too), len >= 4 vectors: four independent
+ * accumulators keep the min/max chains short, as in the LLVM backend; they
+ * merge into lo, hi and ok. */
 static void emit_minmax_unrolled(emitter *e, const qg_plan *widen) {
     const qg_isa_spelling *is = e->is;
     const int L = e->lanes;
     P("    if (len >= %d) {\n", 4 * L);
     P("        %s lo1 = lo, lo2 = lo, lo3 = lo, hi1 = hi, hi2 = hi, hi3 = hi;\n", is->vf);
     P("        %s ok1 = ok, ok2 = ok, ok3 = ok;\n", is->vm);
-    P("        for (; i + %d <= len; i += %d) {\n", 4 * L, 4 * L);
+    P("        for (const size_t whole = len - len %% %d; i < whole; i += %d) {\n", 4 * L, 4 * L);
     static const char *const lo_n[] = {"lo", "lo1", "lo2", "lo3"}, *const hi_n[] = {"hi", "hi1", "hi2", "hi3"},
                              *const ok_n[] = {"ok", "ok1", "ok2", "ok3"};
     for (int k = 0; k < 4; k++) {
@@ -122,7 +123,7 @@ void qg_c_minmax_span(emitter *e) {
     P(";\n    %s ok = ", is->vm);
     spell(e, is->op[QG_OP_ORDERED], "lo", NULL, NULL);
     S(";\n    size_t i = 0;\n");
-    if (L > 1)
+    if (e->tg->unroll > 1)
         emit_minmax_unrolled(e, widen);
     P("    for (;; i += %d) {\n", L);
     P("        %s v;\n", is->vf);

@@ -359,7 +359,10 @@ void qg_c_span(emitter *e, const qg_plan *p) {
     const int L = e->lp->lanes, U = e->lp->unroll;
     S("    size_t i = 0;\n");
     if (U > 1) {
-        P("    for (; i + %d <= len; i += %d) {\n", L * U, L * U);
+        /* against a bound computed once, not i + step <= len: the test then
+         * reads the one induction variable (the sum kept i and i + step
+         * alive, a register copy per iteration) */
+        P("    for (const size_t whole = len - len %% %d; i < whole; i += %d) {\n", L * U, L * U);
         /* narrow outputs of four vectors are packed and stored together */
         const bool store4 = e->lp->group_store, mask4 = e->lp->group_mask;
         if (mask4 && io.mask_in)

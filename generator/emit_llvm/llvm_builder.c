@@ -478,6 +478,13 @@ void lx_loop_continue(lx *x, const lx_loop *l, LLVMValueRef step) {
     LLVMBuildBr(x->b, l->head);
 }
 
+LLVMValueRef lx_whole_steps_test(lx *x, LLVMValueRef i, LLVMValueRef len, LLVMValueRef step) {
+    LLVMValueRef limit =
+        LLVMBuildSelect(x->b, LLVMBuildICmp(x->b, LLVMIntUGE, len, step, ""),
+                        LLVMBuildAdd(x->b, LLVMBuildSub(x->b, len, step, ""), lx_i64(x, 1), ""), lx_i64(x, 0), "");
+    return LLVMBuildICmp(x->b, LLVMIntULT, i, limit, "");
+}
+
 void lx_loop_close(lx *x, const lx_loop *l, LLVMValueRef step) {
     lx_loop_continue(x, l, step);
     LLVMPositionBuilderAtEnd(x->b, l->done);

@@ -161,7 +161,7 @@ static void channels_last_row(lx *x, const qg_plan *p, LLVMValueRef span, LLVMVa
         lx_loop_close(x, &col, evl ? cnt : vl);
         return;
     }
-    lx_loop_test(x, &col, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, j, vl, ""), m, ""));
+    lx_loop_test(x, &col, lx_whole_steps_test(x, j, m, vl));
     channels_last_vector(x, p, span, in, out, mask, row_ptr, r0, j, vl);
     lx_loop_close(x, &col, vl);
     j = lx_loop_value(x, &col);
@@ -235,7 +235,7 @@ static LLVMValueRef rows_function(lx *x, const qg_plan *p, LLVMValueRef span) {
      * parameter loads leave the row loop), then the last partial row */
     lx_loop row = lx_loop_open(x, lx_i64(x, 0), "rows");
     LLVMValueRef r0 = lx_loop_value(x, &row);
-    lx_loop_test(x, &row, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, r0, C, ""), n, ""));
+    lx_loop_test(x, &row, lx_whole_steps_test(x, r0, n, C));
     channels_last_row(x, p, span, in, out, mask, row_ptr, r0, C);
     lx_loop_close(x, &row, C);
     LLVMValueRef r1 = lx_loop_value(x, &row);

@@ -59,7 +59,7 @@ static LLVMValueRef build_minmax(lx *x, const qg_plan *widen) {
         LLVMValueRef step = LLVMBuildMul(x->b, vl, lx_i64(x, U), "");
         lx_loop l = lx_loop_open(x, i0, "unrolled");
         LLVMValueRef i = lx_loop_value(x, &l);
-        lx_loop_test(x, &l, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, step, ""), len, ""));
+        lx_loop_test(x, &l, lx_whole_steps_test(x, i, len, step));
         for (int k = 0; k < U; k++) {
             LLVMValueRef at = LLVMBuildAdd(x->b, i, LLVMBuildMul(x->b, vl, lx_i64(x, k), ""), "");
             LLVMValueRef v = load_values(x, widen, xs, at, NULL, NULL, NULL);

@@ -385,7 +385,7 @@ static LLVMValueRef span_function(lx *x, const qg_plan *p, const io_t *io, bool 
         LLVMValueRef z16 = four && x->lp->group_store_adds_z ? zero_point16(x, s.param[QG_IN_Z]) : NULL;
         main = lx_loop_open(x, i0, "unrolled");
         LLVMValueRef i = lx_loop_value(x, &main);
-        lx_loop_test(x, &main, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, step, ""), s.len, ""));
+        lx_loop_test(x, &main, lx_whole_steps_test(x, i, s.len, step));
         LLVMValueRef r[4], m[4], m_in[4] = {0}, nan[4], at[4];
         if (x->lp->group_mask && io->mask_in)
             load_four_masks(x, s.mask, LLVMBuildAdd(x->b, s.base, i, ""), m_in);
