@@ -97,6 +97,21 @@ static void emit_minmax_unrolled(emitter *e, const qg_plan *widen) {
     S("    }\n");
 }
 
+/* lo, hi and ok take in the vector v. */
+static void emit_accumulate(emitter *e, const char *ind) {
+    const qg_isa_spelling *is = e->is;
+    P("%slo = ", ind);
+    spell(e, is->op[QG_OP_MIN_F], "lo", "v", NULL);
+    P(";\n%shi = ", ind);
+    spell(e, is->op[QG_OP_MAX_F], "hi", "v", NULL);
+    P(";\n%sok = ", ind);
+    qg_text ordered = {0};
+    qg_text_spell(&ordered, is->op[QG_OP_ORDERED], "v", NULL, NULL);
+    spell(e, is->op[QG_OP_AND_M], "ok", ordered.p, NULL);
+    qg_text_free(&ordered);
+    S(";\n");
+}
+
 /* With 16-bit codes, the widening body first (qg_plan_observe_widening). */
 void qg_c_minmax_span(emitter *e) {
     const qg_isa_spelling *is = e->is;
@@ -125,26 +140,18 @@ void qg_c_minmax_span(emitter *e) {
     S(";\n    size_t i = 0;\n");
     if (e->tg->unroll > 1)
         emit_minmax_unrolled(e, widen);
-    P("    for (;; i += %d) {\n", L);
-    P("        %s v;\n", is->vf);
+    /* whole vectors, then the last part in a buffer: the loop holds no tail
+     * work (qgen compare's loop search then finds the unrolled loop) */
     load_values(e, widen, "x + i", v, sizeof v);
-    P("        if (i + %d <= len) {\n            v = %s", L, v);
-    S(";\n        } else if (i < len) {\n");
-    P("            %s buf[%d];\n", elem, L);
-    P("            for (size_t k = 0; k < %d; k++) /* repeat x[i]: min and max are unchanged */\n", L);
+    P("    for (; i + %d <= len; i += %d) {\n        const %s v = %s;\n", L, L, is->vf, v);
+    emit_accumulate(e, "        ");
+    S("    }\n    if (i < len) {\n");
+    P("        %s buf[%d];\n", elem, L);
+    P("        for (size_t k = 0; k < %d; k++) /* repeat x[i]: min and max are unchanged */\n", L);
     load_values(e, widen, "buf", v, sizeof v);
-    P("                buf[k] = x[i + (i + k < len ? k : 0)];\n            v = %s", v);
-    S(";\n        } else {\n            break;\n        }\n        lo = ");
-    spell(e, is->op[QG_OP_MIN_F], "lo", "v", NULL);
-    S(";\n        hi = ");
-    spell(e, is->op[QG_OP_MAX_F], "hi", "v", NULL);
-    S(";\n        ");
-    qg_text ordered = {0};
-    qg_text_spell(&ordered, is->op[QG_OP_ORDERED], "v", NULL, NULL);
-    S("ok = ");
-    spell(e, is->op[QG_OP_AND_M], "ok", ordered.p, NULL);
-    qg_text_free(&ordered);
-    S(";\n    }\n");
+    P("            buf[k] = x[i + (i + k < len ? k : 0)];\n        const %s v = %s;\n", is->vf, v);
+    emit_accumulate(e, "        ");
+    S("    }\n");
     P("    float los[%d], his[%d];\n    ", L, L);
     spell(e, is->store_f, "los", "lo", NULL);
     S(";\n    ");
