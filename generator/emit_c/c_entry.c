@@ -126,7 +126,7 @@ static void emit_channels_last_row(emitter *e, const qg_plan *p, const op_io *io
         return;
     }
     P("%ssize_t j = 0;\n", ind);
-    P("%sfor (const size_t whole = %s - %s %% %d; j < whole; j += %d) {\n", ind, m, m, L, L);
+    qg_c_steps_for(e, ind, "j", m, e->lanes_str);
     emit_chan_params(e, p, in4);
     emit_chan_vector(e, p, io, at, e->lanes_str, in4);
     P("%s}\n", ind);
@@ -175,9 +175,7 @@ static void emit_rows_function(emitter *e, const qg_plan *p, const op_io *io, co
     if (e->lp->channels)
         P("    const size_t C = %zu;\n", e->lp->channels);
     S("    size_t row = 0;\n");
-    /* a bound computed once (no division by a runtime C): the test reads
-     * the one induction variable */
-    S("    for (const size_t whole_end = n < C ? 0 : n - C + 1; row < whole_end; row += C) {\n");
+    qg_c_steps_for(e, "    ", "row", "n", "C");
     emit_channels_last_row(e, p, io, "row", "C", "        ");
     S("    }\n");
     S("    if (row < n) {\n");

@@ -55,6 +55,12 @@ op_io qg_c_io_of(const emitter *e, const qg_plan *p);
 void qg_c_load_expr(emitter *e, const op_io *io, const char *ptr, char *out, size_t cap);
 void qg_c_mask_store_full(emitter *e, const char *at, const char *count, const char *mres, const char *indent);
 void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, const char *indent);
+/* for (...; i + step <= len; i += step) {, written against a bound computed
+ * once, `i < i_end` with i_end = len - step + 1 (0 when len < step): the
+ * test reads the one induction variable, where the sum kept i and i + step
+ * both alive (a register copy per iteration). The same test as the LLVM
+ * backend's lx_whole_steps_test. */
+void qg_c_steps_for(emitter *e, const char *ind, const char *i, const char *len, const char *step);
 void qg_c_strip_open(emitter *e, const char *at, const char *end, const char *indent);
 void qg_c_span(emitter *e, const qg_plan *p);
 /* Whether the op's entry walks channels-last rows (NAME_<op>_rows__<isa>)

@@ -48,6 +48,22 @@ static void emit_minmax_strips(emitter *e, const qg_plan *widen) {
     S(";\n    return nans == 0;\n}\n\n");
 }
 
+/* The accumulators lo, hi and ok take in the vector v. */
+static void emit_accumulate(emitter *e, const char *ind, const char *lo, const char *hi, const char *ok,
+                            const char *v) {
+    const qg_isa_spelling *is = e->is;
+    P("%s%s = ", ind, lo);
+    spell(e, is->op[QG_OP_MIN_F], lo, v, NULL);
+    P(";\n%s%s = ", ind, hi);
+    spell(e, is->op[QG_OP_MAX_F], hi, v, NULL);
+    P(";\n%s%s = ", ind, ok);
+    qg_text ordered = {0};
+    qg_text_spell(&ordered, is->op[QG_OP_ORDERED], v, NULL, NULL);
+    spell(e, is->op[QG_OP_AND_M], ok, ordered.p, NULL);
+    qg_text_free(&ordered);
+    S(";\n");
+}
+
 /* Fixed-width ISAs (scalar code too), len >= 4 vectors: four independent
  * accumulators keep the min/max chains short, as in the LLVM backend; they
  * merge into lo, hi and ok. */
@@ -57,7 +73,9 @@ static void emit_minmax_unrolled(emitter *e, const qg_plan *widen) {
     P("    if (len >= %d) {\n", 4 * L);
     P("        %s lo1 = lo, lo2 = lo, lo3 = lo, hi1 = hi, hi2 = hi, hi3 = hi;\n", is->vf);
     P("        %s ok1 = ok, ok2 = ok, ok3 = ok;\n", is->vm);
-    P("        for (const size_t whole = len - len %% %d; i < whole; i += %d) {\n", 4 * L, 4 * L);
+    char step[16];
+    snprintf(step, sizeof step, "%d", 4 * L);
+    qg_c_steps_for(e, "        ", "i", "len", step);
     static const char *const lo_n[] = {"lo", "lo1", "lo2", "lo3"}, *const hi_n[] = {"hi", "hi1", "hi2", "hi3"},
                              *const ok_n[] = {"ok", "ok1", "ok2", "ok3"};
     for (int k = 0; k < 4; k++) {
@@ -65,17 +83,8 @@ static void emit_minmax_unrolled(emitter *e, const qg_plan *widen) {
         snprintf(ptr, sizeof ptr, k ? "x + i + %d" : "x + i", k * L);
         snprintf(v, sizeof v, "v%d", k);
         load_values(e, widen, ptr, load, sizeof load);
-        P("            const %s %s = %s", is->vf, v, load);
-        P(";\n            %s = ", lo_n[k]);
-        spell(e, is->op[QG_OP_MIN_F], lo_n[k], v, NULL);
-        P(";\n            %s = ", hi_n[k]);
-        spell(e, is->op[QG_OP_MAX_F], hi_n[k], v, NULL);
-        P(";\n            %s = ", ok_n[k]);
-        qg_text ord = {0};
-        qg_text_spell(&ord, is->op[QG_OP_ORDERED], v, NULL, NULL);
-        spell(e, is->op[QG_OP_AND_M], ok_n[k], ord.p, NULL);
-        qg_text_free(&ord);
-        S(";\n");
+        P("            const %s %s = %s;\n", is->vf, v, load);
+        emit_accumulate(e, "            ", lo_n[k], hi_n[k], ok_n[k], v);
     }
     S("        }\n");
     const struct {
@@ -95,21 +104,6 @@ static void emit_minmax_unrolled(emitter *e, const qg_plan *widen) {
         qg_text_free(&b);
     }
     S("    }\n");
-}
-
-/* lo, hi and ok take in the vector v. */
-static void emit_accumulate(emitter *e, const char *ind) {
-    const qg_isa_spelling *is = e->is;
-    P("%slo = ", ind);
-    spell(e, is->op[QG_OP_MIN_F], "lo", "v", NULL);
-    P(";\n%shi = ", ind);
-    spell(e, is->op[QG_OP_MAX_F], "hi", "v", NULL);
-    P(";\n%sok = ", ind);
-    qg_text ordered = {0};
-    qg_text_spell(&ordered, is->op[QG_OP_ORDERED], "v", NULL, NULL);
-    spell(e, is->op[QG_OP_AND_M], "ok", ordered.p, NULL);
-    qg_text_free(&ordered);
-    S(";\n");
 }
 
 /* With 16-bit codes, the widening body first (qg_plan_observe_widening). */
@@ -143,14 +137,15 @@ void qg_c_minmax_span(emitter *e) {
     /* whole vectors, then the last part in a buffer: the loop holds no tail
      * work (qgen compare's loop search then finds the unrolled loop) */
     load_values(e, widen, "x + i", v, sizeof v);
-    P("    for (; i + %d <= len; i += %d) {\n        const %s v = %s;\n", L, L, is->vf, v);
-    emit_accumulate(e, "        ");
+    qg_c_steps_for(e, "    ", "i", "len", e->lanes_str);
+    P("        const %s v = %s;\n", is->vf, v);
+    emit_accumulate(e, "        ", "lo", "hi", "ok", "v");
     S("    }\n    if (i < len) {\n");
     P("        %s buf[%d];\n", elem, L);
     P("        for (size_t k = 0; k < %d; k++) /* repeat x[i]: min and max are unchanged */\n", L);
     load_values(e, widen, "buf", v, sizeof v);
     P("            buf[k] = x[i + (i + k < len ? k : 0)];\n        const %s v = %s;\n", is->vf, v);
-    emit_accumulate(e, "        ");
+    emit_accumulate(e, "        ", "lo", "hi", "ok", "v");
     S("    }\n");
     P("    float los[%d], his[%d];\n    ", L, L);
     spell(e, is->store_f, "los", "lo", NULL);

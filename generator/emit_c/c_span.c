@@ -128,9 +128,11 @@ static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, i
         qg_c_mask_store_full(e, at, count, mres, indent);
 }
 
-/* for (; i + L <= len; i += L) over single full vectors (fixed-width ISAs) */
+/* single full vectors from i on (fixed-width ISAs) */
 static void emit_vector_loop(emitter *e, const qg_plan *p, const op_io *io) {
-    P("    for (; i + %d <= len; i += %d) {\n", e->lp->lanes, e->lp->lanes);
+    char step[16];
+    snprintf(step, sizeof step, "%d", e->lp->lanes);
+    qg_c_steps_for(e, "    ", "i", "len", step);
     emit_full_vector_ex(e, p, io, 0, "", "        ", false, false, false);
     S("    }\n");
 }
@@ -147,6 +149,11 @@ static void emit_span_params(emitter *e, const qg_plan *p) {
 }
 
 /* const <strip_type> <strip_name> = <strip_open(at, end)>; */
+void qg_c_steps_for(emitter *e, const char *ind, const char *i, const char *len, const char *step) {
+    P("%sfor (const size_t %s_end = %s < %s ? 0 : %s - %s + 1; %s < %s_end; %s += %s) {\n", ind, i, len, step, len,
+      step, i, i, i, step);
+}
+
 void qg_c_strip_open(emitter *e, const char *at, const char *end, const char *indent) {
     P("%sconst %s %s = ", indent, e->is->strip_type, e->is->strip_name);
     spell(e, e->is->strip_open, at, end, NULL);
@@ -359,10 +366,9 @@ void qg_c_span(emitter *e, const qg_plan *p) {
     const int L = e->lp->lanes, U = e->lp->unroll;
     S("    size_t i = 0;\n");
     if (U > 1) {
-        /* against a bound computed once, not i + step <= len: the test then
-         * reads the one induction variable (the sum kept i and i + step
-         * alive, a register copy per iteration) */
-        P("    for (const size_t whole = len - len %% %d; i < whole; i += %d) {\n", L * U, L * U);
+        char step[16];
+        snprintf(step, sizeof step, "%d", L * U);
+        qg_c_steps_for(e, "    ", "i", "len", step);
         /* narrow outputs of four vectors are packed and stored together */
         const bool store4 = e->lp->group_store, mask4 = e->lp->group_mask;
         if (mask4 && io.mask_in)

@@ -70,7 +70,7 @@ static LLVMValueRef build_minmax(lx *x, const qg_plan *widen) {
     }
     lx_loop l = lx_loop_open(x, i0, "vectors");
     LLVMValueRef i = lx_loop_value(x, &l);
-    lx_loop_test(x, &l, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, vl, ""), len, ""));
+    lx_loop_test(x, &l, lx_whole_steps_test(x, i, len, vl));
     LLVMValueRef v = load_values(x, widen, xs, i, NULL, NULL, NULL);
     ACCUMULATE(0, v);
     lx_loop_close(x, &l, vl);

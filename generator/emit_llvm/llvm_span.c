@@ -243,7 +243,7 @@ static lx_loop vector_loop(lx *x, const qg_plan *p, const io_t *io, const span_a
                            LLVMValueRef vl) {
     lx_loop one = lx_loop_open(x, i0, "vectors");
     LLVMValueRef i = lx_loop_value(x, &one);
-    lx_loop_test(x, &one, LLVMBuildICmp(x->b, LLVMIntULE, LLVMBuildAdd(x->b, i, vl, ""), s->len, ""));
+    lx_loop_test(x, &one, lx_whole_steps_test(x, i, s->len, vl));
     vector_at(x, p, io, s, LLVMBuildAdd(x->b, s->base, i, ""), vl, NULL);
     lx_loop_close(x, &one, vl);
     return one;
