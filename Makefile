@@ -28,11 +28,10 @@ demo: build
 	@scripts/demo.sh $(BUILD)
 
 # The whole suite: once built with gcc, once more built with clang-19 under
-# AddressSanitizer and UndefinedBehaviorSanitizer.
-test: build build-asan
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --output-on-failure -j $(JOBS)
+# AddressSanitizer and UndefinedBehaviorSanitizer; each phase timed
+# (scripts/test.sh, docs/testing.md).
+test:
+	@scripts/test.sh full $(BUILD) $(BUILD_SAN)
 
 # Each fuzz target for FUZZ_SECONDS (default 600) from its seed corpus;
 # new units go to $(BUILD_SAN)/fuzz/corpus-<target>, findings to
@@ -41,8 +40,10 @@ FUZZ_SECONDS ?= 600
 fuzz: build-asan
 	@scripts/fuzz.sh $(BUILD_SAN) $(FUZZ_SECONDS)
 
-test-fast: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+# The development check: unit, CLI, native kernels and the JIT, one
+# scalable ISA per foreign architecture at one width (docs/testing.md).
+test-fast:
+	@scripts/test.sh fast $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')

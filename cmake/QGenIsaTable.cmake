@@ -12,6 +12,8 @@
 # <out>) gives that architecture's ISAs (scalar alone for one not in the table).
 # qgen_write_target_rows(<dir> <file>) writes the C rows the generator is
 # compiled with (generator/targets/target_table.c).
+# qgen_isa_step(<isa> <bits> <out>) gives the elements of one main-loop
+# iteration (after qgen_read_targets).
 
 function(_qgen_json_fields json prefix)
   string(JSON n LENGTH "${json}")
@@ -152,4 +154,25 @@ function(qgen_write_target_rows dir file)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${dir})
   file(GLOB all "${dir}/*.json" "${dir}/arch/*.json")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${all})
+endfunction()
+
+# The elements of one main-loop iteration of `isa` at `bits` (0: fixed
+# width): lanes x unroll, or a scalable ISA's widest strip (its largest
+# register group), the step of the length classes (tests/kernels/length_class.h).
+function(qgen_isa_step isa bits out)
+  set(unroll ${QGEN_ISA_${isa}_unroll})
+  if(QGEN_ISA_${isa}_lanes EQUAL 0)
+    set(group 1)
+    string(REGEX MATCHALL "=[0-9]+" lmuls "${QGEN_ISA_${isa}_lmul}")
+    foreach(l ${lmuls})
+      string(SUBSTRING "${l}" 1 -1 l)
+      if(l GREATER group)
+        set(group ${l})
+      endif()
+    endforeach()
+    math(EXPR step "${bits} / 32 * ${group} * ${unroll}")
+  else()
+    math(EXPR step "${QGEN_ISA_${isa}_lanes} * ${unroll}")
+  endif()
+  set(${out} ${step} PARENT_SCOPE)
 endfunction()

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <stdbool.h>
 #include <sys/stat.h>
@@ -77,13 +78,39 @@ typedef struct qg_test {
     void (*fn)(void);
 } qg_test;
 
+/* Whether test i (from 1) is in QG_TEST_ONLY, a comma-separated list of
+ * numbers that lets ctest run one suite as several tests side by side; all
+ * tests without it. */
+static inline bool qg_test_selected(size_t i) {
+    const char *only = getenv("QG_TEST_ONLY");
+    if (!only || !*only)
+        return true;
+    for (const char *p = only; *p;) {
+        char *end;
+        const unsigned long k = strtoul(p, &end, 10);
+        if (end == p)
+            return false;
+        if (k == i)
+            return true;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return false;
+}
+
 /* Registers one suite of tests, runs it verbosely, returns the exit code. */
 static inline int qg_run_suite(const char *suite, const qg_test *tests, size_t count) {
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 2;
     CU_pSuite s = CU_add_suite(suite, NULL, NULL);
+    size_t selected = 0;
     for (size_t i = 0; i < count; i++)
-        CU_add_test(s, tests[i].name, tests[i].fn);
+        if (qg_test_selected(i + 1) && ++selected)
+            CU_add_test(s, tests[i].name, tests[i].fn);
+    if (selected == 0) {
+        fprintf(stderr, "%s: QG_TEST_ONLY=%s selects none of its %zu tests\n", suite, getenv("QG_TEST_ONLY"), count);
+        CU_cleanup_registry();
+        return 2;
+    }
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();

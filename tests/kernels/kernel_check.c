@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "length_class.h"
 
 #ifdef KC_JIT
 /* JIT mode: the spec is read from KC_SPEC_FILE and its kernels come from
@@ -88,6 +91,27 @@ static const kc_kernels kc_table[] = {KC_ENTRY(scalar, QG_ISA_SCALAR), KC_ISAS};
 #endif
 
 static const kc_kernels *K;
+
+/* The backend, for the manifest: the C backend by the compiler that built
+ * it, the LLVM backend's objects, the JIT. */
+#if defined(__x86_64__)
+#define KC_ARCH "x86_64"
+#elif defined(__aarch64__)
+#define KC_ARCH "aarch64"
+#elif defined(__riscv)
+#define KC_ARCH "riscv64"
+#else
+#define KC_ARCH "other"
+#endif
+#if defined(KC_JIT)
+#define KC_BACKEND_NAME "jit"
+#elif defined(KC_LLVM)
+#define KC_BACKEND_NAME "llvm"
+#elif defined(__clang__)
+#define KC_BACKEND_NAME "c-clang"
+#else
+#define KC_BACKEND_NAME "c-gcc"
+#endif
 static unsigned checks_failed;
 
 #define CHECK(cond)                                                                                                    \
@@ -368,11 +392,78 @@ static size_t case_len(size_t li, size_t inner) {
     return raw / slice * slice;
 }
 
-#define FOR_CASES(len, inner)                                                                                          \
-    for (size_t li_ = 0; li_ < LMAX + 1 + sizeof big_lengths / sizeof big_lengths[0]; li_++)                           \
-        for (size_t lk_ = 0; lk_ < n_layouts(); lk_++)                                                                 \
-            for (size_t inner = layout_inner(lk_), len = case_len(li_, inner), once_ = 0; once_ < 1 && len != NO_CASE; \
-                 once_++)
+/* The parameters of a layout repeat every period elements. */
+static size_t period_of(size_t inner) {
+    if (per_group())
+        return SP->channel_len * inner;
+    return qg_qscheme_is_per_channel(SP->qscheme) ? SP->channel_len * inner : 1;
+}
+
+/* Elements per main-loop iteration on this ISA at this width (--step). */
+static size_t kc_step = 1;
+/* KC_ALL_LENGTHS=1: every length of the list, not one per length class. */
+static bool kc_all_lengths;
+
+/* The ops of the manifest. */
+enum { OP_FAKE_QUANT, OP_QUANTIZE, OP_DEQUANTIZE, OP_BACKWARD, OP_REQUANTIZE, OP_OBSERVE, OP_FUSED, OP_DYNAMIC, N_OPS };
+static const char *const op_names[N_OPS] = {"fake_quant", "quantize", "dequantize",       "backward",
+                                            "requantize", "observe",  "fused_train_step", "quantize_dynamic"};
+
+/* The step of a layout's classes: a per-channel walk of runs (inner > 1)
+ * hands the kernel one span per run of inner elements, whatever n, so n
+ * mod inner (in n mod period) says all its spans do; other walks span n. */
+static size_t step_of(size_t inner) {
+    return inner > 1 && qg_qscheme_is_per_channel(SP->qscheme) && !per_group() ? 1 : kc_step;
+}
+
+/* This case's class for op: noted in the manifest. */
+static void note(int op, size_t n, size_t inner, size_t period) {
+    kc_manifest_note((size_t)op, kc_class_key(n, inner, period, step_of(inner)));
+}
+
+/* The cases of a test: every length of the list at every layout, each
+ * length class once (the first length of the list in it; a big length's
+ * class at its smallest length), unless kc_all_lengths. */
+typedef struct kc_cases {
+    size_t channels; /* the op's parameters repeat every channels x inner elements; 0: the spec's (period_of) */
+    size_t li, lk, len, inner;
+    kc_class_set seen[3];
+} kc_cases;
+
+static bool cases_next(kc_cases *c) {
+    const size_t n_lengths = LMAX + 1 + sizeof big_lengths / sizeof big_lengths[0];
+    for (;;) {
+        if (++c->lk >= n_layouts()) {
+            c->lk = 0;
+            c->li++;
+        }
+        if (c->li >= n_lengths) {
+            for (size_t k = 0; k < 3; k++)
+                kc_class_clear(&c->seen[k]);
+            return false;
+        }
+        c->inner = layout_inner(c->lk);
+        size_t len = case_len(c->li, c->inner);
+        if (len == NO_CASE)
+            continue;
+        /* requantize's own channels: its runs, whatever the spec's */
+        const size_t period = c->channels ? c->channels * c->inner : period_of(c->inner);
+        const size_t step = c->channels ? kc_step : step_of(c->inner);
+        if (!kc_all_lengths) {
+            if (!kc_class_add(&c->seen[c->lk], kc_class_key(len, c->inner, period, step)))
+                continue;
+            if (c->li > LMAX)
+                len = kc_class_smallest(len, c->inner, period, step, per_group() ? period_of(c->inner) : 1);
+        }
+        c->len = len;
+        return true;
+    }
+}
+
+#define FOR_CASES_IN(len, inner, channels_)                                                                            \
+    for (kc_cases cases_ = {.channels = (channels_), .li = 0, .lk = (size_t)-1}; cases_next(&cases_);)                 \
+        for (size_t len = cases_.len, inner = cases_.inner, once_ = 0; once_ < 1; once_++)
+#define FOR_CASES(len, inner) FOR_CASES_IN(len, inner, 0)
 
 static float xbuf[BUF + 8], ybuf[BUF + 8], rbuf[BUF + 8];
 
@@ -392,6 +483,7 @@ static void test_fake_quant(void) {
         float *x = xbuf + off;
         fill(x, len, &p, inner);
         qg_qparams qp = qparams_of(&p, inner);
+        note(OP_FAKE_QUANT, len, inner, period_of(inner));
         size_t mb = qg_mask_bytes(SP, len);
         memset(mbuf, 0xA5, mb + 8);
         memset(rmbuf, 0xA5, mb + 8);
@@ -423,6 +515,8 @@ static void test_quantize_dequantize(void) {
         KC_Q *q = qbuf + off;
         const size_t qn = qg_q_bytes(SP->dtype, len) / sizeof(KC_Q); /* 4-bit: packed bytes */
         q[qn] = (KC_Q)0x5A;
+        note(OP_QUANTIZE, len, inner, period_of(inner));
+        note(OP_DEQUANTIZE, len, inner, period_of(inner));
         kc_quantize(x, q, len, &qp);
         qg_ref_quantize(SP, x, rqbuf, len, &qp);
         count("quantize", qn, q, rqbuf, sizeof(KC_Q), len, inner);
@@ -468,10 +562,12 @@ static void test_quantize_dynamic(void) {
                                : qg_dtype_is_packed(SP->dtype) && rows > 1 ? len / rows / 2 * 2
                                                                            : len / rows;
         const size_t per_row = per_group() ? (D + SP->group_size - 1) / SP->group_size : 1;
+        note(OP_DYNAMIC, len, inner, period_of(inner));
         fill(xbuf, len, &p, inner);
         for (size_t i = 0; i < len; i++)
             xbuf[i] = isfinite(xbuf[i]) ? xbuf[i] : p.scale[0] * (float)(i % 7);
-        if (rows * row_len > 0 && (per_group() ? rows : len) % 5 == 4)
+        const bool nan_in_last_row = rows * row_len > 0 && (per_group() ? rows : len) % 5 == 4;
+        if (nan_in_last_row)
             xbuf[rows * row_len - 1] = NAN;
         static float s[BUF], rs[BUF];
         static int32_t z[BUF], rz[BUF];
@@ -481,9 +577,14 @@ static void test_quantize_dynamic(void) {
         qg_status rst = qg_quantize_dynamic(SP, NULL, NULL, xbuf, rqbuf, rows, row_len, rs, rz, &rerr);
         CHECK_EQ(st, rst);
         refused += st != QG_OK;
-        const size_t done = st == QG_OK ? rows : rows - 1; /* a NaN is in the last row */
-        if (st == rst && st != QG_OK)
+        /* refused: for the NaN in the last row after the rows before it,
+         * or before any row for the arguments (packed rows of odd length) */
+        const bool arguments_refused = st != QG_OK && strstr(err.message, "row_len") != NULL;
+        const size_t done = st == QG_OK ? rows : arguments_refused ? 0 : rows - 1;
+        if (st == rst && st != QG_OK) {
             CHECK(strcmp(err.message, rerr.message) == 0);
+            CHECK(nan_in_last_row || arguments_refused);
+        }
         count("quantize_dynamic q", qg_q_bytes(SP->dtype, done * row_len) / sizeof(KC_Q), qbuf, rqbuf, sizeof(KC_Q),
               len, inner);
         count("quantize_dynamic scale", done * per_row, s, rs, sizeof(float), len, inner);
@@ -498,6 +599,7 @@ static void test_backward(void) {
         (void)inner;
         if (inner != 1)
             continue;
+        note(OP_BACKWARD, len, inner, 1);
         const size_t off = len % 2;
         float *dy = xbuf + off;
         for (size_t i = 0; i < len; i++)
@@ -537,9 +639,10 @@ static void test_requantize(void) {
             s_w[c] = (float)(0.001 + 0.05 * uniform());
             bias[c] = c == 2 ? (int32_t)(INT32_MAX - 5) : (int32_t)(next() % 20001) - 10000; /* one saturates */
         }
-        FOR_CASES(len, inner) {
+        FOR_CASES_IN(len, inner, channels) { /* each class of requantize's own channels */
             if (inner == 17)
                 continue;
+            kc_manifest_note(OP_REQUANTIZE, kc_class_key(len, inner, channels * inner, kc_step));
             for (size_t i = 0; i < len; i++)
                 acc[i] = acc_value();
             int64_t span = SP->quant_max - SP->quant_min + 1;
@@ -637,6 +740,7 @@ static void test_observe(void) {
             return;
         }
         size_t n = C > 1 ? len / (C * inner) * (C * inner) : len; /* whole channel runs */
+        note(OP_OBSERVE, n, inner, C * inner);
         for (int batch = 0; batch < 3; batch++) {
             float *x = xbuf + (size_t)batch % 2;
             for (size_t i = 0; i < n; i++) { /* finite data, NaN injected below */
@@ -734,13 +838,24 @@ static void test_fused_train_step(void) {
     const bool per_channel = t == QG_OBS_PER_CHANNEL_MINMAX || t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
     const size_t C = qg_qscheme_is_per_channel(SP->qscheme) ? SP->channel_len : 1;
     static const size_t rows[] = {1, 2, 7, 33, 259, 1000};
-    for (size_t lk = 0; lk < n_layouts(); lk++)
+    for (size_t lk = 0; lk < n_layouts(); lk++) {
+        kc_class_set seen = {0};
         for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
-            const size_t inner = layout_inner(lk), n = rows[r] * C * inner;
-            if (n <= BUF)
-                for (int kernels = SP->float_type == QG_FLOAT32; kernels < 2; kernels++)
-                    fused_run(n, inner, per_channel ? C : 1, kernels);
+            const size_t inner = layout_inner(lk), period = C * inner;
+            size_t n = rows[r] * period;
+            if (n > BUF)
+                continue;
+            if (!kc_all_lengths) { /* each class once, at its fewest rows */
+                if (!kc_class_add(&seen, kc_class_key(n, inner, period, step_of(inner))))
+                    continue;
+                n = kc_class_smallest(n, inner, period, step_of(inner), period);
+            }
+            note(OP_FUSED, n, inner, period);
+            for (int kernels = SP->float_type == QG_FLOAT32; kernels < 2; kernels++)
+                fused_run(n, inner, per_channel ? C : 1, kernels);
         }
+        kc_class_clear(&seen);
+    }
     CHECK_EQ(mismatches, 0);
 }
 
@@ -829,6 +944,7 @@ static int jit_setup(const char *isa_name) {
     }
     if (!qg_cpu_has((qg_isa)isa)) {
         printf("SKIPPED: this CPU cannot run %s\n", isa_name);
+        kc_manifest_skipped(&(kc_run){SP->name, KC_BACKEND_NAME, KC_ARCH, isa_name, "-"});
         return 77;
     }
     snprintf(cache_dir, sizeof cache_dir, "%s/qgen-kc-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -872,12 +988,27 @@ static void jit_teardown(void) {
 
 int main(int argc, char **argv) {
     /* --cpu-from-runner: the runner sets the CPU up for the ISA (qemu-user
-     * does not report every extension it emulates in HWCAP) */
-    const bool runner_cpu = argc == 3 && strcmp(argv[2], "--cpu-from-runner") == 0;
-    if (argc != 2 && !runner_cpu) {
-        fprintf(stderr, "usage: %s ISA [--cpu-from-runner]\n", argv[0]);
+     * does not report every extension it emulates in HWCAP); --step: the
+     * elements of one main-loop iteration (length_class.h); --vl: the
+     * vector width a scalable ISA runs at, for the manifest */
+    bool runner_cpu = false, usage = argc < 2;
+    const char *vl = "-";
+    for (int a = 2; a < argc && !usage; a++) {
+        if (strcmp(argv[a], "--cpu-from-runner") == 0)
+            runner_cpu = true;
+        else if (strcmp(argv[a], "--step") == 0 && a + 1 < argc)
+            kc_step = strtoul(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--vl") == 0 && a + 1 < argc)
+            vl = argv[++a];
+        else
+            usage = true;
+    }
+    if (usage || kc_step == 0) {
+        fprintf(stderr, "usage: %s ISA [--cpu-from-runner] [--step N] [--vl BITS]\n", argv[0]);
         return 2;
     }
+    const char *all = getenv("KC_ALL_LENGTHS");
+    kc_all_lengths = all && strcmp(all, "1") == 0;
 #ifdef KC_JIT
     int rc = jit_setup(argv[1]);
     if (rc)
@@ -900,6 +1031,7 @@ int main(int argc, char **argv) {
     }
     if (!qg_cpu_has(K->id) && !runner_cpu) {
         printf("SKIPPED: this CPU cannot run %s\n", K->isa);
+        kc_manifest_skipped(&(kc_run){SP->name, KC_BACKEND_NAME, KC_ARCH, K->isa, vl});
         return 77;
     }
     static const struct {
@@ -921,13 +1053,24 @@ int main(int argc, char **argv) {
     for (size_t t = 0; t < sizeof tests / sizeof tests[0]; t++) {
         unsigned before = checks_failed;
         mismatches = 0;
+        const clock_t start = clock(); /* where a test's time goes (docs/testing.md) */
         tests[t].fn();
         bool ok = checks_failed == before && mismatches == 0;
-        printf("  %s/%s %-26s %s\n", SP->name, K->isa, tests[t].name, ok ? "passed" : "FAILED");
+        printf("  %s/%s %-26s %s %6.2f s\n", SP->name, K->isa, tests[t].name, ok ? "passed" : "FAILED",
+               (double)(clock() - start) / CLOCKS_PER_SEC);
         ok ? passed++ : failed++;
     }
     printf("%s/%s: %llu elements compared, %llu mismatches\n", SP->name, K->isa, compared, total_mismatches);
     printf("%u passed, %u failed\n", passed, failed);
+    /* the JIT may serve an ISA with another's kernels (a spec for scalar
+     * alone): both are named */
+    char isa[64];
+    if (strcmp(argv[1], K->isa) == 0)
+        snprintf(isa, sizeof isa, "%s", K->isa);
+    else
+        snprintf(isa, sizeof isa, "%s>%s", argv[1], K->isa);
+    if (kc_manifest_write(&(kc_run){SP->name, KC_BACKEND_NAME, KC_ARCH, isa, vl}, op_names, N_OPS))
+        failed++;
 #ifdef KC_JIT
     jit_teardown();
     failed += checks_failed && !failed;
