@@ -16,17 +16,13 @@ static const char usage[] = "usage: qgen observe --spec S --in x.npy [--state FI
                             "serializes concurrent updates.\n";
 
 /* The observer's qparams and state as one JSON line. */
+/* Prints what was observed; allocates nothing, so that nothing can fail
+ * after the state was saved (mn, mx: nch floats each, from the caller). */
 static int print_result(const qg_spec *sp, const qg_observer *obs, const float *scale, const int32_t *zp,
-                        const float *zf, size_t nch) {
+                        const float *zf, float *mn, float *mx, size_t nch) {
     const bool per_channel_obs =
         sp->observer.type == QG_OBS_PER_CHANNEL_MINMAX || sp->observer.type == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
     const size_t nobs = per_channel_obs ? nch : 1;
-    float *mn = malloc(nch * sizeof(float)), *mx = malloc(nch * sizeof(float));
-    if (!mn || !mx) {
-        free(mn);
-        free(mx);
-        return qg_cli_failf("observe: out of memory");
-    }
     qg_observer_minmax(obs, mn, mx);
     printf("{\"name\": \"%s\", \"scale\": [", sp->name);
     for (size_t i = 0; i < nch; i++)
@@ -45,8 +41,6 @@ static int print_result(const qg_spec *sp, const qg_observer *obs, const float *
     for (size_t i = 0; i < nobs; i++)
         printf("%s%.9g", i ? ", " : "", (double)mx[i]);
     printf("], \"batches\": %llu}\n", (unsigned long long)qg_observer_batches(obs));
-    free(mn);
-    free(mx);
     return QG_EXIT_OK;
 }
 
@@ -87,8 +81,9 @@ int qg_cmd_observe(int argc, char **argv) {
     size_t channels, inner;
     size_t nch = qg_qscheme_is_per_channel(sp.qscheme) ? sp.channel_len : 1;
     float *scale = malloc(nch * sizeof(float)), *zf = malloc(nch * sizeof(float));
+    float *mn = malloc(nch * sizeof(float)), *mx = malloc(nch * sizeof(float));
     int32_t *zp = malloc(nch * sizeof(int32_t));
-    if (!scale || !zf || !zp) {
+    if (!scale || !zf || !zp || !mn || !mx) {
         rc = qg_cli_failf("observe: out of memory");
         goto out;
     }
@@ -104,7 +99,7 @@ int qg_cmd_observe(int argc, char **argv) {
         rc = qg_cli_fail(&err);
         goto out;
     }
-    rc = print_result(&sp, obs, scale, zp, zf, nch);
+    rc = print_result(&sp, obs, scale, zp, zf, mn, mx, nch);
 out:
     qg_cli_unlock_state(lock);
     qg_observer_destroy(obs);
@@ -112,5 +107,7 @@ out:
     free(scale);
     free(zf);
     free(zp);
+    free(mn);
+    free(mx);
     return rc;
 }
