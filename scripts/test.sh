@@ -65,4 +65,15 @@ echo "== the ten slowest tests =="
 for f in "$logs"/*.log; do
   sed -n "s/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) .* \([0-9.]*\) sec\$/\2 \1 ($(basename "$f" .log))/p" "$f"
 done | sort -rn | head -10 | awk '{ printf "  %8.2f s  %s %s\n", $1, $2, $3 }'
+# one closing line for every phase together (skipped tests are not passes)
+total=0 failed=0 skipped=0
+for f in "$logs"/*.log; do
+  line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$f" | tail -1)
+  [ -n "$line" ] || { status=1; continue; }
+  t=${line##* out of } fl=${line#*passed, }
+  total=$((total + t)) failed=$((failed + ${fl%% *}))
+  skipped=$((skipped + $(grep -cE '\*\*\*(Skipped|Not Run)' "$f")))
+done
+[ $status -eq 0 ] || [ $failed -gt 0 ] || failed=1 # a phase or the manifest failed without a failed test
+echo "tests: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"
 exit $status
