@@ -24,7 +24,10 @@ static void escape_controls(char *msg, size_t cap) {
 }
 
 qg_status qg_error_set(qg_error *err, qg_status code, const char *fmt, ...) {
-    if (err) {
+    if (err && !fmt) { /* no message given: the status's name stands for it */
+        snprintf(err->message, sizeof err->message, "%s", qg_status_name(code));
+        err->code = code;
+    } else if (err) {
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(err->message, sizeof err->message, fmt, ap);

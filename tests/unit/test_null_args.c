@@ -39,6 +39,46 @@ static void test_spec_api(void) {
     qg_dtype_range(QG_QINT8, NULL, NULL);
     CU_ASSERT_PTR_NULL(qg_dtype_name((qg_dtype)99));
     CU_ASSERT_EQUAL(qg_error_set(NULL, QG_ERR_IO, "no error object"), QG_ERR_IO);
+    /* through a pointer, which carries no format attribute for the compilers to check */
+    qg_status (*set)(qg_error *, qg_status, const char *, ...) = qg_error_set;
+    CU_ASSERT_EQUAL(set(&err, QG_ERR_IO, NULL), QG_ERR_IO);
+    CU_ASSERT_STRING_EQUAL(err.message, qg_status_name(QG_ERR_IO));
+}
+
+/* A kernel the per-group drivers must not call. */
+static int group_kernel_calls;
+static void count_quantize(const void *x, void *q, size_t n, const qg_qparams *qp) {
+    (void)x, (void)q, (void)n, (void)qp;
+    group_kernel_calls++;
+}
+static void count_dequantize(const void *q, void *y, size_t n, const qg_qparams *qp) {
+    (void)q, (void)y, (void)n, (void)qp;
+    group_kernel_calls++;
+}
+static void count_fake_quant(const void *x, void *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
+    (void)x, (void)y, (void)mask, (void)n, (void)qp;
+    group_kernel_calls++;
+}
+
+/* The per-group drivers with a spec of another qscheme (group_size 0):
+ * nothing happens, at any n (they divided by the group size). */
+static void test_group_drivers_other_qscheme(void) {
+    float x[4] = {1, 2, 3, 4}, y[4] = {0};
+    int32_t z = 0;
+    float s = 0.1f;
+    uint8_t q[4] = {7, 7, 7, 7}, m[4] = {9, 9, 9, 9};
+    qg_qparams qp = {&s, &z, NULL, 1, 1};
+    CU_ASSERT_FALSE_FATAL(qg_qscheme_is_per_group(sp.qscheme));
+    group_kernel_calls = 0;
+    for (size_t n = 0; n <= 4; n += 4) {
+        qg_group_quantize(&sp, count_quantize, x, q, n, &qp);
+        qg_group_dequantize(&sp, count_dequantize, q, y, n, &qp);
+        qg_group_fake_quant(&sp, count_fake_quant, x, y, m, n, &qp);
+    }
+    CU_ASSERT_EQUAL(group_kernel_calls, 0);
+    CU_ASSERT_EQUAL(q[0], 7);
+    CU_ASSERT_EQUAL(m[0], 9);
+    CU_ASSERT_EQUAL(y[0], 0.0f);
 }
 
 static void test_reference_ops(void) {
@@ -244,6 +284,7 @@ int main(int argc, char **argv) {
     static const qg_test tests[] = {
         {"spec", test_spec_api},
         {"reference ops and qparams", test_reference_ops},
+        {"per-group drivers with another qscheme", test_group_drivers_other_qscheme},
         {"observer and training step", test_observer},
         {"quantizer", test_quantizer},
         {"generate", test_generator},
