@@ -17,6 +17,10 @@
 #include "qgen/kernel_support.h"
 #include "arg_check.h"
 
+/* The drivers serve per-group specs alone: another has no group size to
+ * walk by (group_size 0). */
+static int per_group_spec(const qg_spec *sp) { return qg_qscheme_is_per_group(sp->qscheme) && sp->group_size > 0; }
+
 typedef void (*piece_fn)(void *ctx, size_t start, size_t count, const qg_qparams *qp);
 
 static qg_qparams piece_qparams(const qg_qparams *qp, size_t param, size_t channels, size_t inner) {
@@ -32,9 +36,9 @@ static qg_qparams piece_qparams(const qg_qparams *qp, size_t param, size_t chann
 /* Calls fn on every piece in increasing order of start. */
 static void walk(const qg_spec *sp, const qg_qparams *qp, size_t n, piece_fn fn, void *ctx) {
     const size_t D = qp->channels, G = sp->group_size, inner = qp->inner;
-    if (G == 0 || D == 0 || inner == 0 || n == 0) /* G == 0: not a per-group spec (the drivers refuse those) */
-        return;
     const size_t groups = (D + G - 1) / G, whole = D / G, rest = D % G;
+    if (D == 0 || inner == 0 || n == 0)
+        return;
     const size_t outer = n / (D * inner);
     if (inner == 1 && rest == 0) {
         const qg_qparams p = piece_qparams(qp, 0, outer * groups, G);
@@ -108,7 +112,7 @@ static void fake_quant_piece(void *ctx, size_t start, size_t count, const qg_qpa
 
 void qg_group_fake_quant(const qg_spec *sp, qg_fake_quant_link_fn kernel, const void *x, void *y, uint8_t *mask,
                          size_t n, const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(sp && kernel && qp && ((x && y) || n == 0) && qg_qscheme_is_per_group(sp->qscheme));
+    QG_NEED_OR_RETURN(sp && kernel && qp && ((x && y) || n == 0) && per_group_spec(sp));
     fq_ctx c = {kernel, x, y, qg_float_type_size(sp->float_type), mask, sp->compat_mask, NULL};
     if (mask && c.packed) {
         memset(mask, 0, (n + 7) / 8);
@@ -148,7 +152,7 @@ static void dequantize_piece(void *ctx, size_t start, size_t count, const qg_qpa
 
 void qg_group_quantize(const qg_spec *sp, qg_quantize_link_fn kernel, const void *x, void *q, size_t n,
                        const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(sp && kernel && qp && ((x && q) || n == 0) && qg_qscheme_is_per_group(sp->qscheme));
+    QG_NEED_OR_RETURN(sp && kernel && qp && ((x && q) || n == 0) && per_group_spec(sp));
     q_ctx c = {.quantize = kernel, .x = x, .q_out = q, .q_size = qg_dtype_size(sp->dtype)};
     c.esize = qg_float_type_size(sp->float_type);
     walk(sp, qp, n, quantize_piece, &c);
@@ -156,7 +160,7 @@ void qg_group_quantize(const qg_spec *sp, qg_quantize_link_fn kernel, const void
 
 void qg_group_dequantize(const qg_spec *sp, qg_dequantize_link_fn kernel, const void *q, void *y, size_t n,
                          const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(sp && kernel && qp && ((y && q) || n == 0) && qg_qscheme_is_per_group(sp->qscheme));
+    QG_NEED_OR_RETURN(sp && kernel && qp && ((y && q) || n == 0) && per_group_spec(sp));
     q_ctx c = {.dequantize = kernel, .y = y, .q_in = q, .q_size = qg_dtype_size(sp->dtype)};
     c.esize = qg_float_type_size(sp->float_type);
     walk(sp, qp, n, dequantize_piece, &c);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../link_counters.h"
 #include "../test_util.h"
 #include "qgen/kernel_support.h"
 
@@ -280,21 +281,6 @@ static void test_drivers_on_every_path(void) {
     }
 }
 
-/* Kernels the drivers below must not reach: they count their calls. */
-static unsigned link_calls;
-static void link_quantize(const void *x, void *out, size_t n, const qg_qparams *qp) {
-    (void)x, (void)out, (void)n, (void)qp;
-    link_calls++;
-}
-static void link_dequantize(const void *in, void *y, size_t n, const qg_qparams *qp) {
-    (void)in, (void)y, (void)n, (void)qp;
-    link_calls++;
-}
-static void link_fake_quant(const void *x, void *y, uint8_t *m, size_t n, const qg_qparams *qp) {
-    (void)x, (void)y, (void)m, (void)n, (void)qp;
-    link_calls++;
-}
-
 /* The per-group and 4-bit drivers on a 16-bit spec without memory for
  * their scratch (a 4-bit tensor's bytes when a period of its parameters
  * does not fit the drivers' stack chunk, the bits of pieces that start
@@ -314,19 +300,19 @@ static void test_group_and_4bit_drivers_out_of_memory(void) {
         xh[i] = narrow1(SP.float_type, (float)((int)(next32() % 801) - 400) * 0.01f);
     qg_float_type_widen(SP.float_type, xh, xf, n);
     size_t qb = qg_q_bytes(SP.dtype, n);
-    link_calls = 0;
+    qg_test_link_calls = 0;
     fail_from = 8;
-    qg_pack4_quantize(&SP, link_quantize, xh, q, n, &qp);
+    qg_pack4_quantize(&SP, qg_test_link_quantize, xh, q, n, &qp);
     fail_from = SIZE_MAX;
     qg_ref_quantize(&SP, xf, want_q, n, &qp);
     CU_ASSERT_EQUAL(memcmp(q, want_q, qb), 0);
     fail_from = 8;
-    qg_pack4_dequantize(&SP, link_dequantize, want_q, yh, n, &qp);
+    qg_pack4_dequantize(&SP, qg_test_link_dequantize, want_q, yh, n, &qp);
     fail_from = SIZE_MAX;
     qg_ref_dequantize(&SP, want_q, want_f, n, &qp);
     qg_float_type_narrow(SP.float_type, want_f, want_h, n);
     CU_ASSERT_EQUAL(memcmp(yh, want_h, 2 * n), 0);
-    CU_ASSERT_EQUAL(link_calls, 0);
+    CU_ASSERT_EQUAL(qg_test_link_calls, 0);
 
     load("{\"name\":\"g\",\"dtype\":\"quint4\",\"qscheme\":\"per_group_affine\",\"channel_len\":10,"
          "\"group_size\":4,\"float_type\":\"float16\",\"compat_mask\":true}");
@@ -335,20 +321,20 @@ static void test_group_and_4bit_drivers_out_of_memory(void) {
     qb = qg_q_bytes(SP.dtype, rows_n);
     const size_t mb = qg_mask_bytes(&SP, rows_n);
     fail_from = 8; /* rows of 10 fit the stack chunk: the kernel, on whole rows */
-    qg_pack4_quantize(&SP, link_quantize, xh, q, rows_n, &qp);
-    qg_pack4_dequantize(&SP, link_dequantize, want_q, yh, rows_n, &qp);
+    qg_pack4_quantize(&SP, qg_test_link_quantize, xh, q, rows_n, &qp);
+    qg_pack4_dequantize(&SP, qg_test_link_dequantize, want_q, yh, rows_n, &qp);
     fail_from = SIZE_MAX;
-    CU_ASSERT_EQUAL(link_calls, 2);
-    link_calls = 0;
+    CU_ASSERT_EQUAL(qg_test_link_calls, 2);
+    qg_test_link_calls = 0;
     memset(mask, 0xA5, mb);
     fail_from = 8;
-    qg_group_fake_quant(&SP, link_fake_quant, xh, yh, mask, rows_n, &qp);
+    qg_group_fake_quant(&SP, qg_test_link_fake_quant, xh, yh, mask, rows_n, &qp);
     fail_from = SIZE_MAX;
     qg_ref_fake_quant(&SP, xf, want_f, want_mask, rows_n, &qp);
     qg_float_type_narrow(SP.float_type, want_f, want_h, rows_n);
     CU_ASSERT_EQUAL(memcmp(yh, want_h, 2 * rows_n), 0);
     CU_ASSERT_EQUAL(memcmp(mask, want_mask, mb), 0);
-    CU_ASSERT_EQUAL(link_calls, 0);
+    CU_ASSERT_EQUAL(qg_test_link_calls, 0);
 }
 
 static qg_status observe_f32(const float *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {

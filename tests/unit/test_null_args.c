@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../link_counters.h"
 #include "../test_util.h"
 #include "qgen/generate.h"
 #include "qgen/jit.h"
@@ -45,21 +46,6 @@ static void test_spec_api(void) {
     CU_ASSERT_STRING_EQUAL(err.message, qg_status_name(QG_ERR_IO));
 }
 
-/* A kernel the per-group drivers must not call. */
-static int group_kernel_calls;
-static void count_quantize(const void *x, void *q, size_t n, const qg_qparams *qp) {
-    (void)x, (void)q, (void)n, (void)qp;
-    group_kernel_calls++;
-}
-static void count_dequantize(const void *q, void *y, size_t n, const qg_qparams *qp) {
-    (void)q, (void)y, (void)n, (void)qp;
-    group_kernel_calls++;
-}
-static void count_fake_quant(const void *x, void *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
-    (void)x, (void)y, (void)mask, (void)n, (void)qp;
-    group_kernel_calls++;
-}
-
 /* The per-group drivers with a spec of another qscheme (group_size 0):
  * nothing happens, at any n (they divided by the group size). */
 static void test_group_drivers_other_qscheme(void) {
@@ -69,13 +55,13 @@ static void test_group_drivers_other_qscheme(void) {
     uint8_t q[4] = {7, 7, 7, 7}, m[4] = {9, 9, 9, 9};
     qg_qparams qp = {&s, &z, NULL, 1, 1};
     CU_ASSERT_FALSE_FATAL(qg_qscheme_is_per_group(sp.qscheme));
-    group_kernel_calls = 0;
+    qg_test_link_calls = 0;
     for (size_t n = 0; n <= 4; n += 4) {
-        qg_group_quantize(&sp, count_quantize, x, q, n, &qp);
-        qg_group_dequantize(&sp, count_dequantize, q, y, n, &qp);
-        qg_group_fake_quant(&sp, count_fake_quant, x, y, m, n, &qp);
+        qg_group_quantize(&sp, qg_test_link_quantize, x, q, n, &qp);
+        qg_group_dequantize(&sp, qg_test_link_dequantize, q, y, n, &qp);
+        qg_group_fake_quant(&sp, qg_test_link_fake_quant, x, y, m, n, &qp);
     }
-    CU_ASSERT_EQUAL(group_kernel_calls, 0);
+    CU_ASSERT_EQUAL(qg_test_link_calls, 0);
     CU_ASSERT_EQUAL(q[0], 7);
     CU_ASSERT_EQUAL(m[0], 9);
     CU_ASSERT_EQUAL(y[0], 0.0f);
