@@ -22,14 +22,13 @@ float qg_lsq_zero_point(const qg_spec *sp, float zf, bool backward) {
 void qg_ref_lsq_forward(const qg_spec *sp, const float *x, float *y, size_t n, const float *scale,
                         const float *zero_point_f, size_t channels, size_t inner) {
     QG_NEED_OR_RETURN(sp && scale && zero_point_f && ((x && y) || n == 0));
-    int32_t *z = malloc((channels ? channels : 1) * sizeof(int32_t));
-    if (!z)
-        return;
-    for (size_t c = 0; c < channels; c++)
-        z[c] = (int32_t)qg_lsq_zero_point(sp, zero_point_f[c], false);
-    qg_qparams qp = {scale, z, NULL, channels, inner ? inner : 1};
-    qg_ref_fake_quant(sp, x, y, NULL, n, &qp);
-    free(z);
+    /* run by run of one channel's elements: no allocation, so nothing to fail */
+    const size_t C = channels ? channels : 1, run = C > 1 ? (inner ? inner : 1) : (n ? n : 1);
+    for (size_t base = 0, c = 0; base < n; base += run, c = c + 1 == C ? 0 : c + 1) {
+        const int32_t z = (int32_t)qg_lsq_zero_point(sp, zero_point_f[c], false);
+        const qg_qparams qp = {&scale[c], &z, NULL, 1, 1};
+        qg_ref_fake_quant(sp, x + base, y + base, NULL, n - base < run ? n - base : run, &qp);
+    }
 }
 
 void qg_ref_lsq_backward(const qg_spec *sp, const float *x, const float *dy, size_t n, const float *scale,

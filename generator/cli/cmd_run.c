@@ -323,7 +323,9 @@ static int op_fused(const run_args *a, run_ctx *r, const run_out *o) {
     rc = run_write_float(a->out, &r->sp, &r->x, o->f);
     if (!rc && a->mask)
         rc = run_write_mask(a->mask, sp, r->x.count, o->mask, &r->x);
-    /* the state changes only once every output is written */
+    /* the state changes only once every output is in place: a saved state
+     * is a command that succeeded */
+    rc = run_finish_outputs(rc);
     if (!rc && a->state && qg_observer_save(obs, a->state, &err))
         rc = qg_cli_fail(&err);
     qg_observer_destroy(obs);

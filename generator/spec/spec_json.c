@@ -373,20 +373,26 @@ static qg_status check_fields(const ctx *c, json_t *root) {
 }
 
 /* Lays `top` over `merged`, merging the observer objects field by field. */
-static void overlay(json_t *merged, json_t *top) {
+/* False when memory ran out (a field would be lost without a word). */
+static bool overlay(json_t *merged, json_t *top) {
+    if (!merged || !top)
+        return false;
     const char *key;
     json_t *v;
     json_object_foreach(top, key, v) {
         json_t *old = json_object_get(merged, key);
         if (strcmp(key, "observer") == 0 && json_is_object(old) && json_is_object(v)) {
             json_t *copy = json_deep_copy(old);
-            json_object_update(copy, v);
-            json_object_set_new(merged, key, copy);
-        } else {
-            json_object_set(merged, key, v);
+            if (json_object_update(copy, v) != 0 || json_object_set_new(merged, key, copy) != 0)
+                return false;
+        } else if (json_object_set(merged, key, v) != 0) {
+            return false;
         }
     }
+    return true;
 }
+
+static qg_status out_of_memory(ctx *c) { return qg_error_set(c->err, QG_ERR_NOMEM, "%s: out of memory", c->origin); }
 
 static qg_status apply_set(ctx *c, json_t *merged, const char *arg) {
     const char *eq = strchr(arg, '=');
@@ -411,7 +417,10 @@ static qg_status apply_set(ctx *c, json_t *merged, const char *arg) {
                                             "averaging_constant, eps, bins, upsample_rate, scale, zero_point)"
                                           : "base cannot be overridden; expected it in the spec file");
     }
-    json_object_set_new(c->set_from, key, json_string(arg));
+    if (json_object_set_new(c->set_from, key, json_string(arg)) != 0) {
+        json_decref(v);
+        return out_of_memory(c);
+    }
     json_t *obj = merged;
     const char *field = key;
     if (strncmp(key, "observer.", 9) == 0) {
@@ -426,7 +435,10 @@ static qg_status apply_set(ctx *c, json_t *merged, const char *arg) {
         obj = json_object_get(merged, "observer");
         if (!json_is_object(obj)) {
             obj = json_object();
-            json_object_set_new(merged, "observer", obj);
+            if (json_object_set_new(merged, "observer", obj) != 0) {
+                json_decref(v);
+                return out_of_memory(c);
+            }
         }
     } else {
         bool known = false;
@@ -437,8 +449,7 @@ static qg_status apply_set(ctx *c, json_t *merged, const char *arg) {
             return unknown_field(c, key, key, top_fields, COUNT(top_fields));
         }
     }
-    json_object_set_new(obj, field, v);
-    return QG_OK;
+    return json_object_set_new(obj, field, v) != 0 ? out_of_memory(c) : QG_OK;
 }
 
 qg_status qg_spec_load_string(const char *text, const char *origin, const char *const *sets, size_t nsets, qg_spec *out,
@@ -450,9 +461,11 @@ qg_status qg_spec_load_string(const char *text, const char *origin, const char *
     json_error_t jerr;
     json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr), *merged = NULL;
     qg_status st = QG_OK;
-    if (!root) {
-        st = qg_error_set(err, QG_ERR_INVALID, "%s:%d:%d: malformed JSON: %s", c.origin, jerr.line, jerr.column,
-                          jerr.text);
+    if (!root || !c.set_from) {
+        st = !c.set_from || json_error_code(&jerr) == json_error_out_of_memory
+                 ? out_of_memory(&c)
+                 : qg_error_set(err, QG_ERR_INVALID, "%s:%d:%d: malformed JSON: %s", c.origin, jerr.line, jerr.column,
+                                jerr.text);
         goto done;
     }
     if (!json_is_object(root)) {
@@ -489,11 +502,18 @@ qg_status qg_spec_load_string(const char *text, const char *origin, const char *
             goto done;
         }
         json_t *pj = json_loads(preset, 0, NULL);
-        overlay(merged, pj);
+        const bool merged_preset = overlay(merged, pj);
         json_decref(pj);
+        if (!merged_preset) {
+            st = out_of_memory(&c);
+            goto done;
+        }
         c.base = json_string_value(base);
     }
-    overlay(merged, root);
+    if (!overlay(merged, root)) {
+        st = out_of_memory(&c);
+        goto done;
+    }
     json_object_del(merged, "base");
     for (size_t i = 0; i < nsets && !st; i++)
         st = apply_set(&c, merged, sets[i]);

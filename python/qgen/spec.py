@@ -29,6 +29,8 @@ class Spec:
                                  ctypes.byref(err)), err)
         self._ptr = ptr
         raw = L.qg_spec_to_json(ptr)
+        if not raw:
+            raise _lib.QgenError("QG_ERR_NOMEM", f"{origin}: out of memory")
         try:
             self._dict = json.loads(ctypes.string_at(raw).decode())
         finally:
