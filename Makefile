@@ -35,10 +35,12 @@ test:
 
 # Each fuzz target for FUZZ_SECONDS (default 600) from its seed corpus;
 # new units go to $(BUILD_SAN)/fuzz/corpus-<target>, findings to
-# $(BUILD_SAN)/fuzz/findings/ (docs/robustness.md).
+# $(BUILD_SAN)/fuzz/findings/; then the differential tester for
+# FUZZ_SECONDS, the fault sweep over every call and the shared JIT cache
+# under corruption (docs/robustness.md).
 FUZZ_SECONDS ?= 600
-fuzz: build-asan
-	@scripts/fuzz.sh $(BUILD_SAN) $(FUZZ_SECONDS)
+fuzz: build build-asan
+	@scripts/fuzz.sh $(BUILD_SAN) $(FUZZ_SECONDS) $(BUILD)
 
 # The development check: unit, CLI, native kernels and the JIT, one
 # scalable ISA per foreign architecture at one width (docs/testing.md).

@@ -209,7 +209,7 @@ static bool build_runner(const dt_config *cfg, const qg_spec *sp, qg_isa isa, co
     char base[128];
     snprintf(base, sizeof base, "%s", a->baseline_cflags);
     if (base[0])
-        argv[n++] = base; /* one word ("-march=rv64gc") */
+        argv[n++] = base; /* one word, as the table gives it */
     argv[n++] = pathf(inc, sizeof inc, "-I%s", DT_INCLUDE_DIR);
     argv[n++] = pathf(gen_inc, sizeof gen_inc, "-I%s", dir);
     argv[n++] = pathf(dt_inc, sizeof dt_inc, "-I%s", DT_SOURCE_DIR);

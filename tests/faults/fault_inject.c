@@ -13,7 +13,9 @@
  *   QG_FAULT_LOG=F    at exit, F gets one line per call in order:
  *                     "alloc SITE" or "io FN SITE", SITE being the calling
  *                     module and offset (the same in every run)
- * One fault per run; every other call goes through. */
+ * One fault per run; every other call goes through. A host that cannot
+ * start a process per fault (Python, where importing torch takes a second)
+ * calls qg_fault_arm and qg_fault_dump instead. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -53,9 +55,10 @@ static unsigned long n_alloc, n_io, fail_alloc, fail_io;
 static size_t n_calls;
 static int fault_errno = ENOSPC, abort_at_fault;
 static const char *log_path;
+static int logging;
 
 static void note(const void *site, const char *fn) {
-    if (log_path && n_calls < MAX_CALLS)
+    if (logging && n_calls < MAX_CALLS)
         calls[n_calls++] = (struct call){site, fn};
 }
 
@@ -155,12 +158,11 @@ static void site_name(const void *site, char *out, size_t cap) {
     }
 }
 
-__attribute__((destructor)) static void write_log(void) {
-    if (!log_path)
-        return;
-    const int fd = __real_open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+/* The calls noted so far into path; 0 or -1. */
+static int dump(const char *path) {
+    const int fd = __real_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
-        return;
+        return -1;
     char line[512], site[400];
     for (size_t i = 0; i < n_calls; i++) {
         site_name(calls[i].site, site, sizeof site);
@@ -169,8 +171,26 @@ __attribute__((destructor)) static void write_log(void) {
         if (len > 0 && __real_write(fd, line, (size_t)len) < 0)
             break;
     }
-    __real_close(fd);
+    return __real_close(fd);
 }
+
+__attribute__((destructor)) static void write_log(void) {
+    if (log_path)
+        dump(log_path);
+}
+
+/* From now on: count from 0, fail the alloc_n-th allocation and the io_n-th
+ * I/O call (0: none), note every call. */
+void qg_fault_arm(unsigned long alloc_n, unsigned long io_n) {
+    n_alloc = n_io = 0;
+    fail_alloc = alloc_n;
+    fail_io = io_n;
+    n_calls = 0;
+    logging = 1;
+}
+
+/* The calls since qg_fault_arm, as QG_FAULT_LOG lists them. */
+int qg_fault_dump(const char *path) { return dump(path); }
 
 __attribute__((constructor)) static void read_environment(void) {
     const char *a = getenv("QG_FAULT_ALLOC"), *io = getenv("QG_FAULT_IO"), *e = getenv("QG_FAULT_ERRNO");
@@ -178,6 +198,7 @@ __attribute__((constructor)) static void read_environment(void) {
     fail_io = io ? strtoul(io, NULL, 10) : 0;
     fault_errno = e && strcmp(e, "EIO") == 0 ? EIO : ENOSPC;
     log_path = getenv("QG_FAULT_LOG");
+    logging = log_path != NULL;
     abort_at_fault = getenv("QG_FAULT_ABORT") != NULL;
     json_set_alloc_funcs(json_alloc, free);
 }

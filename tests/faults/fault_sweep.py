@@ -6,7 +6,10 @@ Each scenario runs once without a fault, counting the calls that
 tests/faults/fault_inject.c sees (QG_FAULT_LOG), then once per chosen call
 with that call failing: by default the first call of each call site
 (every allocation and I/O site fails at least once), with --all every
-call. Every faulty run must
+call. An allocation site fails in the first scenario that reaches it (its
+failure unwinds the same way whatever the command); an I/O site fails in
+every scenario that reaches it (what was saved before it differs). Every
+faulty run must
   - exit 0, or 2 with one line on stderr (never a signal, never a leak:
     in the sanitizer build LeakSanitizer exits 23);
   - leave each output whole: the files of a watched group are all the old
@@ -80,6 +83,7 @@ def scenarios(a):
         save_npy(os.path.join(d, "x.npy"), "<f4", "f", (8, 4, 5), x)
         save_npy(os.path.join(d, "x_old.npy"), "<f4", "f", (8, 4, 5), x_old)
         save_npy(os.path.join(d, "acc.npy"), "<i4", "i", (8, 4), acc)
+        save_npy(os.path.join(d, "b.npy"), "<f4", "f", (4,), x[:4])
         os.mkdir(os.path.join(d, "out"))
 
     def plain(cmd):
@@ -120,6 +124,25 @@ def scenarios(a):
         out.append(Scenario("run_" + op, [q, "run", "--spec", "s.json", "--op", op] + args,
                             plain(["run", "--spec", "s.json", "--op", op] + old_args), groups,
                             state=["out/st"] if "out/st" in args else []))
+    with_mask = plain(["run", "--spec", "s.json", "--op", "fake_quant", "--in", "x.npy", "--out", "out/y0.npy",
+                       "--mask", "out/m.npy"] + qp)
+    out.append(Scenario("run_fake_quant_backward",
+                        [q, "run", "--spec", "s.json", "--op", "fake_quant_backward", "--in", "x.npy", "--mask",
+                         "out/m.npy", "--out", "out/y.npy"],
+                        lambda d: (with_mask(d), subprocess.run(
+                            [q, "run", "--spec", "s.json", "--op", "fake_quant_backward", "--in", "x_old.npy", "--mask",
+                             "out/m.npy", "--out", "out/y.npy"], cwd=d, check=True, capture_output=True)),
+                        [["out/y.npy"]]))
+    out.append(Scenario("run_lsq_backward",
+                        [q, "run", "--spec", "s.json", "--op", "lsq_backward", "--in", "x.npy", "--grad", "x_old.npy",
+                         "--out", "out/y.npy"] + qp,
+                        plain(["run", "--spec", "s.json", "--op", "lsq_backward", "--in", "x_old.npy", "--grad",
+                               "x.npy", "--out", "out/y.npy"] + qp), [["out/y.npy"]]))
+    out.append(Scenario("run_quantize_bias",
+                        [q, "run", "--spec", "s.json", "--op", "quantize_bias", "--in", "b.npy", "--s-in", "0.1",
+                         "--s-w", "0.02,0.03,0.05,0.07", "--out", "out/y.npy"],
+                        plain(["run", "--spec", "s.json", "--op", "quantize_bias", "--in", "b.npy", "--s-in", "0.2",
+                               "--s-w", "0.02,0.03,0.05,0.07", "--out", "out/y.npy"]), [["out/y.npy"]]))
     out.append(Scenario("run_dequantize", [q, "run", "--spec", "s.json", "--op", "dequantize", "--in", "out/q.npy",
                                            "--out", "out/y.npy"] + qp,
                         lambda d: (plain(["run", "--spec", "s.json", "--op", "quantize", "--in", "x.npy", "--out",
@@ -133,11 +156,6 @@ def scenarios(a):
     out.append(Scenario("jit_warm", [a.jit, "s.json", "out/cache"],
                         lambda d: (base(d), subprocess.run([a.jit, "s.json", "out/cache"], cwd=d, check=True)),
                         [["out/cache"]]))
-    if a.python_lib:
-        env = {"QGEN_LIBRARY": a.python_lib, "PYTHONPATH": a.python_path, "QGEN_TORCH_OPS": "0",
-               "XDG_CACHE_HOME": "out/cache"}
-        out.append(Scenario("python_step", [sys.executable, os.path.join(a.here, "fault_python.py")], base,
-                            [["out/cache"]], env=env, one_line=False))
     return out
 
 
@@ -190,7 +208,9 @@ def main():
         a.python_lib, a.python_path = os.path.abspath(a.python_lib), os.path.abspath(a.python_path)
     shutil.rmtree(a.work, ignore_errors=True)
     failures = 0
+    failed_allocs = set()  # allocation sites failed so far, by any scenario
     print(f"{'operation':28} {'allocs':>7} {'sites':>6} {'failed':>7} {'io':>5} {'sites':>6} {'failed':>7}  problems")
+    os.makedirs(a.work)
     for s in scenarios(a):
         if a.only and s.name not in a.only.split(","):
             continue
@@ -214,10 +234,10 @@ def main():
         allocs = [c for c in calls if c.startswith("alloc ")]
         ios = [c for c in calls if c.startswith("io ")]
 
-        def chosen(seq):
+        def chosen(seq, seen):
             if a.all:
                 return list(range(1, len(seq) + 1))
-            seen, out = set(), []
+            out = []
             for i, c in enumerate(seq):
                 if c not in seen:
                     seen.add(c)
@@ -225,7 +245,8 @@ def main():
             return out
 
         problems = []
-        plan = [("QG_FAULT_ALLOC", n) for n in chosen(allocs)] + [("QG_FAULT_IO", n) for n in chosen(ios)]
+        plan = [("QG_FAULT_ALLOC", n) for n in chosen(allocs, failed_allocs)] + \
+               [("QG_FAULT_IO", n) for n in chosen(ios, set())]
         for k, (var, n) in enumerate(plan):
             fresh()
             env = dict(s.env, **{var: str(n), "QG_FAULT_ERRNO": "EIO" if k % 2 else "ENOSPC"})
@@ -240,6 +261,14 @@ def main():
             print("    " + msg)
         failures += len(problems)
         sys.stdout.flush()
+    if a.python_lib and (not a.only or "python_step" in a.only.split(",")):
+        # in one process, which arms the faults itself (fault_python.py)
+        env = dict(os.environ, QGEN_LIBRARY=a.python_lib, PYTHONPATH=a.python_path, QGEN_TORCH_OPS="0",
+                   XDG_CACHE_HOME=os.path.join(a.work, "python", "cache"))
+        p = subprocess.run([sys.executable, os.path.join(a.here, "fault_python.py"), os.path.join(a.work, "python")]
+                           + (["--all"] if a.all else []), env=env, capture_output=True, text=True, timeout=900)
+        print(p.stdout.rstrip() or f"python_step: exit {p.returncode}: {p.stderr[-600:]}")
+        failures += p.returncode != 0
     print(f"{'no problems' if failures == 0 else f'{failures} problems'}")
     return 1 if failures else 0
 
