@@ -35,7 +35,15 @@ const char *qg_closest_name(const char *word, const char *const *candidates, siz
     if (strlen(word) > 64)
         return NULL;
     const char *best = NULL;
-    size_t best_d = (size_t)-1;
+    size_t best_d = (size_t)-1, len = strlen(word);
+    /* a name cut short ("torch.fbgemm.act") means the shortest name it
+     * begins, however many letters are missing */
+    for (size_t i = 0; i < count; i++)
+        if (len >= 3 && strncmp(candidates[i], word, len) == 0 && candidates[i][len] &&
+            (!best || strlen(candidates[i]) < strlen(best)))
+            best = candidates[i];
+    if (best)
+        return best;
     for (size_t i = 0; i < count; i++) {
         size_t d = edit_distance(word, candidates[i]);
         if (d < best_d) {

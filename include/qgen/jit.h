@@ -82,11 +82,19 @@ typedef struct qg_kernels {
 static inline qg_status qg_kernels_fused_train_step(const qg_kernels *k, qg_observer *obs, const float *x, float *y,
                                                     uint8_t *mask, size_t n, size_t inner, float *scale,
                                                     int32_t *zero_point, qg_error *err) {
+    if (!k) /* NULL kernels would mean the reference's to the driver */
+        return qg_error_set(err, QG_ERR_ARG,
+                            "qg_kernels_fused_train_step: k is NULL; expected kernels from "
+                            "qg_jit_compile");
     return qg_fused_train_step_with(obs, k->observe, k->fake_quant, x, y, mask, n, inner, scale, zero_point, err);
 }
 static inline qg_status qg_kernels_fused_train_step16(const qg_kernels *k, qg_observer *obs, const uint16_t *x,
                                                       uint16_t *y, uint8_t *mask, size_t n, size_t inner, float *scale,
                                                       int32_t *zero_point, qg_error *err) {
+    if (!k)
+        return qg_error_set(err, QG_ERR_ARG,
+                            "qg_kernels_fused_train_step16: k is NULL; expected kernels from "
+                            "qg_jit_compile");
     return qg_fused_train_step16_with(obs, k->u16.observe, k->u16.fake_quant, x, y, mask, n, inner, scale, zero_point,
                                       err);
 }
@@ -96,6 +104,10 @@ static inline qg_status qg_kernels_fused_train_step16(const qg_kernels *k, qg_ob
  * specs only. */
 static inline qg_status qg_kernels_quantize_dynamic(const qg_kernels *k, const float *x, void *q, size_t rows,
                                                     size_t row_len, float *scale, int32_t *zero_point, qg_error *err) {
+    if (!k)
+        return qg_error_set(err, QG_ERR_ARG,
+                            "qg_kernels_quantize_dynamic: k is NULL; expected kernels from "
+                            "qg_jit_compile");
     return qg_quantize_dynamic(k->spec, k->observe, k->quantize, x, q, rows, row_len, scale, zero_point, err);
 }
 

@@ -7,12 +7,25 @@ import os
 import pathlib
 
 
-class QgenError(Exception):
-    """An error reported by libqgen: `status` is the qg_status name."""
+# qg_status values (qgen/status.h) by their names in the header.
+STATUS_NAMES = {1: "QG_ERR_INVALID", 2: "QG_ERR_IO", 3: "QG_ERR_FORMAT", 4: "QG_ERR_STATE", 5: "QG_ERR_NOMEM",
+                6: "QG_ERR_BACKEND", 7: "QG_ERR_ARG"}
 
-    def __init__(self, status, message):
+
+class QgenError(RuntimeError):
+    """An error reported by libqgen: `status` is the qg_status name of
+    qgen/status.h ("QG_ERR_IO", "QG_ERR_NOMEM", ...). A RuntimeError, as torch's errors
+    are, so that code catching those catches these."""
+
+    def __init__(self, status: str, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+class SpecError(QgenError, ValueError):
+    """A spec, qparams or argument libqgen refused (QG_ERR_INVALID,
+    QG_ERR_ARG): the message names the field, the value and what was
+    expected."""
 
 
 class Error(ctypes.Structure):
@@ -158,5 +171,11 @@ def lib():
 
 def check(status, err):
     if status:
-        name = lib().qg_status_name(status).decode()
-        raise QgenError(name, err.message.decode(errors="replace"))
+        raise error_of(status, err.message.decode(errors="replace"))
+
+
+def error_of(status: int, message: str) -> QgenError:
+    """The exception for a qg_status: SpecError for bad input and
+    arguments, QgenError for the rest."""
+    name = STATUS_NAMES.get(status, f"qg_status {status}")
+    return (SpecError if name in ("QG_ERR_INVALID", "QG_ERR_ARG") else QgenError)(name, message)

@@ -35,7 +35,7 @@ using torch::autograd::tensor_list;
 
 void check(qg_status st, const qg_error &err) {
     if (st != QG_OK)
-        fail(qg_status_name(st), err.message);
+        fail(std::to_string(static_cast<int>(st)).c_str(), err.message); // Python maps the value (_lib.error_of)
 }
 
 // Whether the runtime may read or write buffer t's memory as n values of

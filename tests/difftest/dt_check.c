@@ -6,6 +6,7 @@
  * -ffp-contract=off everywhere. */
 #include "dt_check.h"
 #include "dt_rng.h"
+#include "../float_nudge.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,19 +18,7 @@ static const char *const op_names[DT_OP_COUNT] = {"fake_quant", "quantize", "deq
 
 const char *dt_op_name(dt_op op) { return op < DT_OP_COUNT ? op_names[op] : "?"; }
 
-int dt_vector_ok(const qg_spec *sp) {
-    return sp->dtype != QG_QINT32 && sp->qscheme != QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
-}
-
 /* ---- numbers ------------------------------------------------------------- */
-
-static float nudge(float v, int ulps) {
-    for (; ulps > 0; ulps--)
-        v = nextafterf(v, INFINITY);
-    for (; ulps < 0; ulps++)
-        v = nextafterf(v, -INFINITY);
-    return v;
-}
 
 static bool per_group(const qg_spec *sp) { return qg_qscheme_is_per_group(sp->qscheme); }
 static bool per_channel(const qg_spec *sp) { return qg_qscheme_is_per_channel(sp->qscheme); }

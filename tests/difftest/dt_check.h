@@ -79,8 +79,4 @@ void dt_run_seed(const qg_spec *spec, const dt_kernels *k, uint64_t seed, size_t
  * still fails; c itself when no shorter one does. */
 dt_case dt_shrink_length(const qg_spec *spec, const dt_kernels *k, dt_case c);
 
-/* The ISAs whose fp32 lanes can serve the spec (qint32 and float zero
- * points take scalar kernels only). */
-int dt_vector_ok(const qg_spec *spec);
-
 #endif

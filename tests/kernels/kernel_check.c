@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../float_nudge.h"
 #include "length_class.h"
 
 #ifdef KC_JIT
@@ -226,14 +227,6 @@ static uint64_t next(void) {
 }
 
 static double uniform(void) { return (double)(next() >> 11) / 9007199254740992.0; }
-
-static float nudge(float v, int ulps) {
-    for (; ulps > 0; ulps--)
-        v = nextafterf(v, INFINITY);
-    for (; ulps < 0; ulps++)
-        v = nextafterf(v, -INFINITY);
-    return v;
-}
 
 static const size_t big_lengths[] = {1000, 4099, 65537};
 

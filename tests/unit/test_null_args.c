@@ -224,6 +224,15 @@ static void test_jit(void) {
     REFUSED(qg_jit_compile(jit, &sp, 0, NULL, &err), "qg_jit_compile", "out");
     qg_jit_get_stats(NULL, NULL);
     qg_jit_get_stats(jit, NULL);
+    /* the header's inlines: NULL kernels are refused, not the reference's */
+    float x[2] = {1, 2}, y[2], s[1];
+    uint16_t h[2] = {0}, hy[2];
+    int32_t z[1];
+    uint8_t q[2];
+    REFUSED(qg_kernels_fused_train_step(NULL, NULL, x, y, NULL, 2, 1, s, z, &err), "qg_kernels_fused_train_step", "k");
+    REFUSED(qg_kernels_fused_train_step16(NULL, NULL, h, hy, NULL, 2, 1, s, z, &err), "qg_kernels_fused_train_step16",
+            "k");
+    REFUSED(qg_kernels_quantize_dynamic(NULL, x, q, 1, 2, s, z, &err), "qg_kernels_quantize_dynamic", "k");
     CU_ASSERT_PTR_NULL(qg_jit_cache_dir(NULL));
     CU_ASSERT_EQUAL(qg_jit_isa(NULL), QG_ISA_SCALAR);
     qg_jit_destroy(NULL);

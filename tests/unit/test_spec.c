@@ -218,6 +218,9 @@ static void test_bad_specs(void) {
         {"{\"name\": \"a\", \"base\": \"torch.fbgem.activation\"}",
          NULL,
          {"base", "torch.fbgem.activation", "did you mean torch.fbgemm.activation"}},
+        {"{\"name\": \"a\", \"base\": \"torch.fbgemm.act\"}", /* cut short: not the nearer torch.fbgemm.weight */
+         NULL,
+         {"base", "torch.fbgemm.act", "did you mean torch.fbgemm.activation"}},
         {"{\"name\": \"1a\"}", NULL, {"name", "\"1a\"", "C identifier"}},
         {"{\"dtype\": \"qint8\"}", NULL, {"name", "got nothing", "C identifier"}},
         {"{\"name\": \"a\", \"targets\": [\"avx3\"]}", NULL, {"targets", "avx3", "did you mean \"avx2\""}},

@@ -30,8 +30,8 @@ available = _qgen is not None
 def train_step(*args, in_place=False):
     """torch.ops.qgen.train_step(*args) (train_step_ with `in_place`: y
     written over X), with the operator's "qgen:<kind>:<message>" errors
-    raised as QgenError (kind a qg_status name) or as the Python exception
-    named."""
+    raised as QgenError or SpecError (kind a qg_status value) or as the
+    Python exception named."""
     try:
         return _qgen.train_step_(*args) if in_place else _qgen.train_step(*args)
     except RuntimeError as e:
@@ -42,4 +42,4 @@ def train_step(*args, in_place=False):
         message = message.splitlines()[0] if message else message
         if kind in _PYTHON_ERRORS:
             raise _PYTHON_ERRORS[kind](message) from None
-        raise _lib.QgenError(kind, message) from None
+        raise _lib.error_of(int(kind), message) from None
