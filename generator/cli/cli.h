@@ -23,6 +23,9 @@ int qg_cmd_targets(int argc, char **argv);
 
 /* Prints "qgen: <message>" to stderr and returns QG_EXIT_BAD_INPUT. */
 int qg_cli_fail(const qg_error *err);
+/* The same for an error in the data of `file` (a NaN in an input): the
+ * file is named first. */
+int qg_cli_fail_in(const char *file, const qg_error *err);
 int qg_cli_failf(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))

@@ -20,6 +20,11 @@ int qg_cli_fail(const qg_error *err) {
     return QG_EXIT_BAD_INPUT;
 }
 
+int qg_cli_fail_in(const char *file, const qg_error *err) {
+    fprintf(stderr, "qgen: %s: %s\n", file, err->message);
+    return QG_EXIT_BAD_INPUT;
+}
+
 int qg_cli_failf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -93,9 +93,15 @@ int qg_cmd_observe(int argc, char **argv) {
     }
     if (qg_cli_layout(&sp, &x, in, &channels, &inner, &err) || qg_observer_create(&sp, &obs, &err) ||
         (state && (lock = qg_cli_lock_state(state, &err)) < 0) ||
-        (state && access(state, F_OK) == 0 && qg_observer_load(obs, state, &err)) ||
-        qg_observer_update(obs, x.data, x.count, inner, &err) || qg_observer_qparams(obs, scale, zp, zf, &err) ||
-        (state && qg_observer_save(obs, state, &err))) {
+        (state && access(state, F_OK) == 0 && qg_observer_load(obs, state, &err))) {
+        rc = qg_cli_fail(&err);
+        goto out;
+    }
+    if (qg_observer_update(obs, x.data, x.count, inner, &err)) { /* the data refused: name its file */
+        rc = qg_cli_fail_in(in, &err);
+        goto out;
+    }
+    if (qg_observer_qparams(obs, scale, zp, zf, &err) || (state && qg_observer_save(obs, state, &err))) {
         rc = qg_cli_fail(&err);
         goto out;
     }

@@ -267,6 +267,11 @@ static qg_status fused_step(const run_args *a, run_ctx *r, float *y, uint8_t *ma
         qg_observer_enable(*obs, a->observer_on < 0 ? observe_on : a->observer_on,
                            a->fake_quant_on < 0 ? fake_quant_on : a->fake_quant_on);
         st = qg_ref_fused_train_step(*obs, r->x.data, y, mask, r->x.count, r->inner, r->scale, r->zp, err);
+        if (st == QG_ERR_INVALID && err) { /* the data refused (a NaN): name its file */
+            char msg[sizeof err->message];
+            memcpy(msg, err->message, sizeof msg);
+            qg_error_set(err, st, "%s: %s", a->in, msg);
+        }
     }
     return st;
 }
@@ -382,7 +387,7 @@ static int op_dynamic(const run_args *a, run_ctx *r, const run_out *o) {
     if (!s || !z)
         rc = qg_cli_failf("out of memory");
     else if (qg_quantize_dynamic(&r->sp, NULL, NULL, r->x.data, o->q, rows, row_len, s, z, &err))
-        rc = qg_cli_fail(&err);
+        rc = err.code == QG_ERR_INVALID ? qg_cli_fail_in(a->in, &err) : qg_cli_fail(&err);
     else if (!(rc = run_write_q(a->out, &r->sp, &r->x, o->q)))
         print_values("scale", s, "zero_point", z, count);
     free(s);

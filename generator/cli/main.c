@@ -21,7 +21,31 @@ static const char usage[] = "usage: qgen <command> [options]\n"
                             "                                   feed data to the spec's observer, print qparams\n"
                             "  targets                          the ISA table: lanes, triples, how each ISA runs\n"
                             "\n"
-                            "Every command takes --help. Exit status: 0 on success, 2 on bad input.\n";
+                            "Every command takes --help (or: qgen help COMMAND). Exit status: 0 on success, 2 on bad\n"
+                            "input.\n";
+
+/* The commands, in the order the usage lists them. */
+static const struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {{"spec", qg_cmd_spec},      {"run", qg_cmd_run},         {"generate", qg_cmd_generate},
+                {"check", qg_cmd_check},    {"compare", qg_cmd_compare}, {"observe", qg_cmd_observe},
+                {"targets", qg_cmd_targets}};
+enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
+
+static const struct command *command_named(const char *name) {
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static int unknown(const char *name) {
+    fprintf(stderr,
+            "qgen: unknown command \"%s\"; expected spec, generate, check, compare, run, observe or targets\n\n%s",
+            name, usage);
+    return QG_EXIT_BAD_INPUT;
+}
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -30,6 +54,11 @@ int main(int argc, char **argv) {
     }
     opterr = 0; /* each command reports a bad option itself, with the qgen: prefix */
     const char *cmd = argv[1];
+    if (strcmp(cmd, "help") == 0 && argc >= 3) { /* qgen help COMMAND: that command's --help */
+        const struct command *c = command_named(argv[2]);
+        char *help_argv[] = {argv[2], "--help", NULL};
+        return c ? c->run(2, help_argv) : unknown(argv[2]);
+    }
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         fputs(usage, stdout);
         return QG_EXIT_OK;
@@ -38,22 +67,6 @@ int main(int argc, char **argv) {
         puts("qgen " QGEN_VERSION);
         return QG_EXIT_OK;
     }
-    if (strcmp(cmd, "spec") == 0)
-        return qg_cmd_spec(argc - 1, argv + 1);
-    if (strcmp(cmd, "run") == 0)
-        return qg_cmd_run(argc - 1, argv + 1);
-    if (strcmp(cmd, "observe") == 0)
-        return qg_cmd_observe(argc - 1, argv + 1);
-    if (strcmp(cmd, "generate") == 0)
-        return qg_cmd_generate(argc - 1, argv + 1);
-    if (strcmp(cmd, "check") == 0)
-        return qg_cmd_check(argc - 1, argv + 1);
-    if (strcmp(cmd, "compare") == 0)
-        return qg_cmd_compare(argc - 1, argv + 1);
-    if (strcmp(cmd, "targets") == 0)
-        return qg_cmd_targets(argc - 1, argv + 1);
-    fprintf(stderr,
-            "qgen: unknown command \"%s\"; expected spec, generate, check, compare, run, observe or targets\n\n%s", cmd,
-            usage);
-    return QG_EXIT_BAD_INPUT;
+    const struct command *c = command_named(cmd);
+    return c ? c->run(argc - 1, argv + 1) : unknown(cmd);
 }

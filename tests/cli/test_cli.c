@@ -96,6 +96,18 @@ static void test_help_and_usage(void) {
     ASSERT_CONTAINS(err_text, "unknown command \"frobnicate\"");
     CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), NULL), 2);
     ASSERT_CONTAINS(err_text, "--in and --out are required");
+    /* qgen help COMMAND is COMMAND --help, for every command the usage lists */
+    static const char *const commands[] = {"spec", "run", "generate", "check", "compare", "observe", "targets"};
+    static char direct[sizeof out_text];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        CU_ASSERT_EQUAL(qgen(commands[i], "--help", NULL), 0);
+        memcpy(direct, out_text, sizeof direct);
+        CU_ASSERT_EQUAL(qgen("help", commands[i], NULL), 0);
+        CU_ASSERT_STRING_EQUAL(out_text, direct);
+        ASSERT_CONTAINS(out_text, commands[i]);
+    }
+    CU_ASSERT_EQUAL(qgen("help", "frobnicate", NULL), 2);
+    ASSERT_CONTAINS(err_text, "unknown command \"frobnicate\"");
 }
 
 static void test_spec_commands(void) {
@@ -427,6 +439,11 @@ static void test_bad_qparams_and_data(void) {
     CU_ASSERT_EQUAL(
         qgen("observe", "--spec", tmp("act.json"), "--in", tmp("nan.npy"), "--state", tmp("nan.state"), NULL), 2);
     ASSERT_CONTAINS(err_text, "NaN at element 1", "state kept");
+    ASSERT_CONTAINS(err_text, "nan.npy: "); /* the data's file named */
+    CU_ASSERT_EQUAL(qgen("run", "--spec", tmp("act.json"), "--op", "fused_train_step", "--in", tmp("nan.npy"), "--out",
+                         tmp("nan_y.npy"), NULL),
+                    2);
+    ASSERT_CONTAINS(err_text, "nan.npy: ", "NaN at element 1");
     size_t na = read_bytes(tmp("nan.state"), after, sizeof after);
     CU_ASSERT_TRUE(nb > 64 && na == nb && memcmp(before, after, nb) == 0);
 

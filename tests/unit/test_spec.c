@@ -273,8 +273,32 @@ static void test_validate_by_hand(void) {
     ASSERT_CONTAINS(err.message, "/nonexistent/spec.json", "cannot open");
 }
 
+/* A message longer than qg_error holds is cut after a whole word, and "…"
+ * says so: a 600-byte value of words, and the list of presets. */
+static void test_long_messages(void) {
+    char value[601];
+    for (size_t i = 0; i < 600; i++)
+        value[i] = i % 7 == 6 ? ' ' : (char)('a' + i % 7);
+    value[600] = 0;
+    qg_error err;
+    qg_error_set(&err, QG_ERR_INVALID, "x: got %s; expected a word", value);
+    const size_t len = strlen(err.message), dots = strlen("\xe2\x80\xa6");
+    CU_ASSERT(len < sizeof err.message && len > sizeof err.message - 16);
+    CU_ASSERT_STRING_EQUAL(err.message + len - dots, "\xe2\x80\xa6");
+    CU_ASSERT_EQUAL(err.message[len - dots - 1], 'f'); /* each word ends in f: cut after one */
+    qg_spec sp;
+    CU_ASSERT_EQUAL(load("{\"name\": \"a\", \"base\": \"nothing.like.it\"}", &sp, &err), QG_ERR_INVALID);
+    const size_t n = strlen(err.message);
+    if (n + 1 >= sizeof err.message - 8) /* the list is cut: at a name's end */
+        CU_ASSERT(strcmp(err.message + n - dots, "\xe2\x80\xa6") == 0 && err.message[n - dots - 1] != ' ' &&
+                  err.message[n - dots - 1] != ',');
+    qg_error_set(&err, QG_ERR_INVALID, "%s", "short");
+    CU_ASSERT_STRING_EQUAL(err.message, "short");
+}
+
 int main(void) {
     static const qg_test tests[] = {
+        {"long messages cut at a word", test_long_messages},
         {"defaults", test_defaults},
         {"every field, canonical round trip", test_every_field},
         {"presets, file and --set layers", test_presets_and_layers},
