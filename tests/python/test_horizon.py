@@ -152,6 +152,12 @@ class ModuleBehaviour(unittest.TestCase):
                 "fake_quant_enabled", "observer_enabled", "scale", "zero_point", "activation_post_process.eps",
                 "activation_post_process.min_val", "activation_post_process.max_val"])
 
+    def test_observer_without_a_range_named(self):
+        with self.assertRaises(TypeError) as caught:
+            horizon.FakeQuantize(observer=tq.PlaceholderObserver)
+        self.assertIn("observer: PlaceholderObserver does not take quant_min", str(caught.exception))
+        self.assertIn("MinMaxObserver", str(caught.exception))
+
     def test_empty_input(self):
         """An empty batch: y empty (X itself in place), the state as it was."""
         gen = torch.Generator().manual_seed(5)

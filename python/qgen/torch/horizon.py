@@ -90,9 +90,17 @@ class FakeQuantize(tq.FakeQuantizeBase):
         if observer_kwargs.get("qscheme", qscheme) != qscheme:
             raise ValueError(f"qscheme: {observer_kwargs['qscheme']}; expected {qscheme} (Horizon's is symmetric)")
         observer_kwargs["qscheme"] = qscheme
-        self.activation_post_process = observer(
-            dtype=_OBSERVER_DTYPE[self.dtype], quant_min=qmin, quant_max=qmax, **observer_kwargs
-        )
+        try:
+            self.activation_post_process = observer(
+                dtype=_OBSERVER_DTYPE[self.dtype], quant_min=qmin, quant_max=qmax, **observer_kwargs
+            )
+        except TypeError as e:  # PlaceholderObserver and the like keep no range
+            name = getattr(observer, "__name__", repr(observer))
+            raise TypeError(
+                f"observer: {name} does not take quant_min, quant_max and qscheme ({e}); expected an observer "
+                "that keeps a range: MinMaxObserver, MovingAverageMinMaxObserver, their per-channel forms or "
+                "HistogramObserver"
+            ) from None
         self.quant_min, self.quant_max, self.qscheme = qmin, qmax, qscheme
         self.ch_axis = getattr(self.activation_post_process, "ch_axis", 0)
         self.is_per_channel = per_channel
