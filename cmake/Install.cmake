@@ -1,6 +1,7 @@
 # `cmake --install`: the qgen CLI, libqgen_rt (static and shared), libqgen,
 # the public headers, the runtime's sources (for cross builds of consumers),
-# QGenConfig.cmake with its version file and qgen_add_kernels(), and qgen.pc.
+# QGenConfig.cmake with its version file and qgen_add_kernels(), qgen.pc and
+# qgen-jit.pc.
 include(CMakePackageConfigHelpers)
 set(QGEN_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/QGen)
 
@@ -37,3 +38,8 @@ file(RELATIVE_PATH QGEN_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" QGEN_PC_TO_PREFIX "${QGEN_PC_TO_PREFIX}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/qgen.pc.in ${PROJECT_BINARY_DIR}/qgen.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/qgen.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# qgen-jit.pc: libqgen.so (python/CMakeLists.txt) for JIT hosts without CMake
+if(TARGET qgen_shared)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/qgen-jit.pc.in ${PROJECT_BINARY_DIR}/qgen-jit.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/qgen-jit.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

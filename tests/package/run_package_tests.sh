@@ -84,6 +84,16 @@ if build_example jit-host "$work/jit-host" -DCMAKE_PREFIX_PATH="$prefix"; then
   XDG_CACHE_HOME=$work/cache "$work/jit-host/jit-host" "$src/examples/downstream-cmake/specs/act.json" |
     head -1 | grep -q "from the disk cache" || fail "jit-host: no disk-cache hit on the second run"
 fi
+step "jit-host without CMake: cc and pkg-config qgen-jit"
+d=$work/jit-host-pc
+mkdir -p "$d"
+if cc -O2 -ffp-contract=off -D_POSIX_C_SOURCE=200809L "$src/examples/jit-host/main.c" -o "$d/jit-host" \
+  $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs qgen-jit) >"$d.log" 2>&1; then
+  XDG_CACHE_HOME=$work/cache run_expect "every op agrees" "$d/jit-host" "$src/examples/downstream-cmake/specs/act.json"
+else
+  cat "$d.log"
+  fail "jit-host: cc with pkg-config qgen-jit"
+fi
 
 if [ "$cross" = 1 ]; then
   # every other architecture of the ISA table, each scalable ISA at its
