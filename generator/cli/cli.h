@@ -23,6 +23,9 @@ int qg_cmd_targets(int argc, char **argv);
 
 /* Prints "qgen: <message>" to stderr and returns QG_EXIT_BAD_INPUT. */
 int qg_cli_fail(const qg_error *err);
+/* --spec's argument: a spec file, or a preset's name where no file has it
+ * (the spec is then {"name": <the preset's name, '_' for '.'>, "base": it}). */
+qg_status qg_cli_load_spec(const char *path, const char *const *sets, size_t nsets, qg_spec *out, qg_error *err);
 /* The same for an error in the data of `file` (a NaN in an input): the
  * file is named first. */
 int qg_cli_fail_in(const char *file, const qg_error *err);

@@ -7,6 +7,8 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <ctype.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -131,4 +133,22 @@ int qg_cli_bad_option(const char *command, const char *arg) {
                       : strchr(arg, '=') ? "this option takes no value:"
                                          : "this option needs a value:";
     return qg_cli_failf("%s: %s %s; see qgen %s --help", command, why, arg, command);
+}
+
+qg_status qg_cli_load_spec(const char *path, const char *const *sets, size_t nsets, qg_spec *out, qg_error *err) {
+    struct stat st;
+    if (path && stat(path, &st) != 0 && errno == ENOENT) { /* no such file: a preset's name? */
+        for (const char *const *p = qg_spec_preset_names(); *p; p++)
+            if (strcmp(*p, path) == 0) {
+                /* named after the preset: torch.fbgemm.activation -> torch_fbgemm_activation */
+                char name[QG_NAME_MAX], json[2 * QG_NAME_MAX + 64];
+                snprintf(name, sizeof name, "%s", path);
+                for (char *c = name; *c; c++)
+                    if (!isalnum((unsigned char)*c))
+                        *c = '_';
+                snprintf(json, sizeof json, "{\"name\": \"%s\", \"base\": \"%s\"}", name, path);
+                return qg_spec_load_string(json, path, sets, nsets, out, err);
+            }
+    }
+    return qg_spec_load_file(path, sets, nsets, out, err);
 }

@@ -159,7 +159,7 @@ int qg_cmd_compare(int argc, char **argv) {
     if (strcmp(format, "md") != 0 && strcmp(format, "json") != 0 && strcmp(format, "html") != 0)
         return qg_cli_failf("--format: got \"%s\"; expected md, json or html", format);
     qg_spec sp;
-    if (qg_spec_load_file(spec_path, sets.items, sets.count, &sp, &err))
+    if (qg_cli_load_spec(spec_path, sets.items, sets.count, &sp, &err))
         return qg_cli_fail(&err);
     return compare_and_write(&sp, &opt, quiet, format, out_path);
 }

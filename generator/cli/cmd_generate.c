@@ -62,7 +62,7 @@ int qg_cmd_generate(int argc, char **argv) {
     qg_emit_kind kind;
     if (qg_parse_emit_kind(emit, &kind, &err))
         return qg_cli_fail(&err);
-    if (qg_spec_load_file(spec_path, sets.items, sets.count, &sp, &err))
+    if (qg_cli_load_spec(spec_path, sets.items, sets.count, &sp, &err))
         return qg_cli_fail(&err);
     if (scalar_arch && kind == QG_EMIT_C)
         return qg_cli_failf("--scalar-arch: got \"%s\" with --emit c; expected it with --emit ll, bc, obj or asm "

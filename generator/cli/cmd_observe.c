@@ -70,7 +70,7 @@ int qg_cmd_observe(int argc, char **argv) {
         return qg_cli_failf("observe: --spec and --in are required; see qgen observe --help");
     qg_spec sp;
     qg_error err;
-    if (qg_spec_load_file(spec_path, sets.items, sets.count, &sp, &err))
+    if (qg_cli_load_spec(spec_path, sets.items, sets.count, &sp, &err))
         return qg_cli_fail(&err);
     qg_npy x;
     if (qg_npy_read(in, &x, &err))

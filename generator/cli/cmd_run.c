@@ -503,7 +503,7 @@ int qg_cmd_run(int argc, char **argv) {
     if (!r)
         return qg_cli_failf("out of memory");
     qg_error err;
-    if (qg_spec_load_file(a.spec, a.sets.items, a.sets.count, &r->sp, &err)) {
+    if (qg_cli_load_spec(a.spec, a.sets.items, a.sets.count, &r->sp, &err)) {
         free(r);
         return qg_cli_fail(&err);
     }

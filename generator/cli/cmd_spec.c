@@ -52,7 +52,7 @@ int qg_cmd_spec(int argc, char **argv) {
     file = argv[optind];
     qg_spec sp;
     qg_error err;
-    if (qg_spec_load_file(file, sets.items, sets.count, &sp, &err))
+    if (qg_cli_load_spec(file, sets.items, sets.count, &sp, &err))
         return qg_cli_fail(&err);
     if (strcmp(sub, "show") == 0) {
         char *json = qg_spec_to_json(&sp);

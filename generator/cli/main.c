@@ -21,6 +21,7 @@ static const char usage[] = "usage: qgen <command> [options]\n"
                             "                                   feed data to the spec's observer, print qparams\n"
                             "  targets                          the ISA table: lanes, triples, how each ISA runs\n"
                             "\n"
+                            "S, or FILE, is a spec file or a preset's name (qgen spec presets).\n"
                             "Every command takes --help (or: qgen help COMMAND). Exit status: 0 on success, 2 on bad\n"
                             "input.\n";
 

@@ -134,6 +134,10 @@ static void test_spec_commands(void) {
     ASSERT_CONTAINS(err_text, "--set quant_min=5", "0 must be in the range");
     CU_ASSERT_EQUAL(qgen("spec", "check", tmp("nope.json"), NULL), 2);
     ASSERT_CONTAINS(err_text, "nope.json", "cannot open");
+    /* a preset's name where a spec file goes */
+    CU_ASSERT_EQUAL(qgen("spec", "show", "torch.x86.weight", NULL), 0);
+    ASSERT_CONTAINS(out_text, "\"name\": \"torch_x86_weight\"", "\"qscheme\": \"per_channel_symmetric\"");
+    CU_ASSERT_EQUAL(qgen("generate", "--spec", "onnx.int8", "--targets", "scalar", "-o", tmp("preset_gen"), NULL), 0);
 }
 
 /* `qgen run --op quantize` of X with the spec act.json and `sets`, scale
