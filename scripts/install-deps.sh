@@ -16,6 +16,8 @@ packages=(
   qemu-user
   # reference and benchmark peers
   python3 python3-numpy python3-torch libxnnpack-dev libpthreadpool-dev
+  # pip install ./python and its wheel, offline, into venvs (tests/python/pip_install.sh)
+  python3-pip python3-venv python3-setuptools python3-wheel
   # torch's C++ headers and CMake package, for torch.ops.qgen (python/torch_ops)
   libtorch-dev g++
   # ONNX models for the ONNX Runtime conformance tests (the runtime itself: npm, below)

@@ -78,13 +78,16 @@ def _library_path():
     env = os.environ.get("QGEN_LIBRARY")
     if env:
         return env
+    beside = pathlib.Path(__file__).with_name("libqgen.so")  # a pip-installed package carries it
+    if beside.exists():
+        return str(beside)
     hint = pathlib.Path(__file__).with_name("_libpath.txt")
     if hint.exists():
         return hint.read_text().strip()
     raise QgenError(
         "QG_ERR_IO",
-        "libqgen.so: not found; expected QGEN_LIBRARY to name it, or the package "
-        "from a qgen build tree (<build>/python) or install",
+        "libqgen.so: not found; expected QGEN_LIBRARY to name it, the package installed by pip (which carries "
+        "it), or the package from a qgen build tree (<build>/python) or install",
     )
 
 
