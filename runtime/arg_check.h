@@ -14,6 +14,14 @@
             return qg_error_null_arg((err), __func__, #p, (expected));                                                 \
     } while (0)
 
+/* The same where the implementation's name for the argument is not the
+ * header's: the message says the header's. */
+#define QG_NEED_AS(p, name, err, expected)                                                                             \
+    do {                                                                                                               \
+        if (!(p))                                                                                                      \
+            return qg_error_null_arg((err), __func__, name, (expected));                                               \
+    } while (0)
+
 #define QG_NEED_DATA(p, n, err)                                                                                        \
     do {                                                                                                               \
         if (!(p) && (n) != 0)                                                                                          \

@@ -196,7 +196,7 @@ void qg_ftype_fake_quant_backward(const qg_spec *sp, qg_backward_fn f32, const u
 
 qg_status qg_ftype_observe(const qg_spec *sp, qg_observe_fn f32, const uint16_t *x, size_t n, size_t inner,
                            qg_observer *obs, qg_error *err) {
-    QG_NEED(sp, err, "a spec");
+    QG_NEED_AS(sp, "spec", err, "a spec");
     QG_NEED(obs, err, "an observer from qg_observer_create");
     QG_NEED_DATA(x, n, err);
     /* one call over the whole tensor: a moving average folds once per call */

@@ -96,7 +96,7 @@ void qg_observer_histogram(const qg_observer *o, float *hist, float *min, float 
 }
 
 qg_status qg_observer_restore_histogram(qg_observer *o, const float *hist, float min, float max, qg_error *err) {
-    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED_AS(o, "obs", err, "an observer from qg_observer_create");
     QG_NEED(hist, err, "observer.bins histogram counts");
     if (!o->hist)
         return qg_error_set(err, QG_ERR_STATE, "observer.type: %s keeps no histogram; expected a histogram observer",

@@ -127,7 +127,7 @@ static void fold(qg_observer *o, size_t c, float cur_min, float cur_max) {
 }
 
 qg_status qg_observer_update(qg_observer *o, const float *x, size_t n, size_t inner, qg_error *err) {
-    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED_AS(o, "obs", err, "an observer from qg_observer_create");
     QG_NEED_DATA(x, n, err);
     qg_observer_type t = o->spec.observer.type;
     if (t == QG_OBS_FIXED_QPARAMS || t == QG_OBS_PLACEHOLDER || n == 0)
@@ -185,7 +185,7 @@ qg_status qg_observer_update(qg_observer *o, const float *x, size_t n, size_t in
 }
 
 qg_status qg_observer_fold(qg_observer *o, const float *batch_min, const float *batch_max, qg_error *err) {
-    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED_AS(o, "obs", err, "an observer from qg_observer_create");
     QG_NEED(batch_min, err, "one min per channel");
     QG_NEED(batch_max, err, "one max per channel");
     qg_observer_type t = o->spec.observer.type;
@@ -202,7 +202,7 @@ qg_status qg_observer_fold(qg_observer *o, const float *batch_min, const float *
 
 qg_status qg_observer_qparams(const qg_observer *o, float *scale, int32_t *zero_point, float *zero_point_float,
                               qg_error *err) {
-    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED_AS(o, "obs", err, "an observer from qg_observer_create");
     QG_NEED(scale, err, "room for one scale per channel");
     QG_NEED(zero_point, err, "room for one zero point per channel");
     const qg_spec *sp = &o->spec;

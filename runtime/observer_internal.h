@@ -61,7 +61,7 @@ qg_status qg_observer_update_typed(qg_observer *obs, const void *x, size_t n, si
 /* The pointer checks of the public training-step functions (arg_check.h). */
 #define QG_NEED_TRAIN_STEP_ARGS(o, x, y, n, scale, zero_point, err)                                                    \
     do {                                                                                                               \
-        QG_NEED(o, err, "an observer from qg_observer_create");                                                        \
+        QG_NEED_AS(o, "obs", err, "an observer from qg_observer_create");                                              \
         QG_NEED_DATA(x, n, err);                                                                                       \
         QG_NEED_DATA(y, n, err);                                                                                       \
         QG_NEED(scale, err, "room for one scale per channel");                                                         \

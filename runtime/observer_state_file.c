@@ -122,7 +122,7 @@ static qg_status write_all(int fd, const unsigned char *p, size_t n) {
 }
 
 qg_status qg_observer_save(const qg_observer *o, const char *path, qg_error *err) {
-    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED_AS(o, "obs", err, "an observer from qg_observer_create");
     QG_NEED(path, err, "a file name");
     struct stat sb;
     if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) /* renaming over it would replace a device or directory */
@@ -274,7 +274,7 @@ static void restore(qg_observer *o, const buf *b, uint32_t version, uint32_t fla
 }
 
 qg_status qg_observer_load(qg_observer *o, const char *path, qg_error *err) {
-    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED_AS(o, "obs", err, "an observer from qg_observer_create");
     QG_NEED(path, err, "a file name");
     buf b = {0};
     uint32_t version = 0, flags = 0;

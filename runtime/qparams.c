@@ -8,7 +8,7 @@
 
 qg_status qg_calculate_qparams(const qg_spec *sp, const float *min, const float *max, size_t channels, float *scale,
                                int32_t *zero_point, float *zero_point_float, qg_error *err) {
-    QG_NEED(sp, err, "a spec from qg_spec_load_file or qg_spec_validate");
+    QG_NEED_AS(sp, "spec", err, "a spec from qg_spec_load_file or qg_spec_validate");
     QG_NEED_DATA(min, channels, err);
     QG_NEED_DATA(max, channels, err);
     QG_NEED_DATA(scale, channels, err);

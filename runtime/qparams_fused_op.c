@@ -55,7 +55,7 @@ static void choose(float min, float max, int32_t qmin, int32_t qmax, bool preser
 
 qg_status qg_choose_qparams_fused_op(const qg_spec *sp, const float *min, const float *max, size_t channels,
                                      float *scale, int32_t *zero_point, qg_error *err) {
-    QG_NEED(sp, err, "a spec from qg_spec_load_file or qg_spec_validate");
+    QG_NEED_AS(sp, "spec", err, "a spec from qg_spec_load_file or qg_spec_validate");
     QG_NEED_DATA(min, channels, err);
     QG_NEED_DATA(max, channels, err);
     QG_NEED_DATA(scale, channels, err);

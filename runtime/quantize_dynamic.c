@@ -32,7 +32,7 @@ static qg_status in_group(qg_error *err, qg_status st, size_t g) {
 }
 
 qg_status qg_quantize_dynamic_check(const qg_spec *sp, qg_error *err) {
-    QG_NEED(sp, err, "a spec");
+    QG_NEED_AS(sp, "spec", err, "a spec");
     if (sp->float_type != QG_FLOAT32)
         return qg_error_set(err, QG_ERR_INVALID,
                             "float_type: got %s; expected float32 (dynamic quantization takes float32 tensors)",

@@ -79,7 +79,7 @@ static qg_status set_qparams(qg_quantizer *q, const float *scale, const int32_t 
 }
 
 qg_status qg_quantizer_activate(qg_quantizer *q, const float *scale, const int32_t *zp, qg_error *err) {
-    QG_NEED(q, err, "a quantizer from qg_quantizer_create");
+    QG_NEED_AS(q, "qz", err, "a quantizer from qg_quantizer_create");
     QG_NEED(scale, err, "one scale per channel");
     QG_NEED(zp, err, "one zero point per channel");
     if (q->state != QG_STATE_INITIAL && q->state != QG_STATE_ACTIVATED)
@@ -91,7 +91,7 @@ qg_status qg_quantizer_activate(qg_quantizer *q, const float *scale, const int32
 }
 
 qg_status qg_quantizer_set_passive(qg_quantizer *q, const float *scale, const int32_t *zp, qg_error *err) {
-    QG_NEED(q, err, "a quantizer from qg_quantizer_create");
+    QG_NEED_AS(q, "qz", err, "a quantizer from qg_quantizer_create");
     QG_NEED(scale, err, "one scale per channel");
     QG_NEED(zp, err, "one zero point per channel");
     if (q->state == QG_STATE_BAKED || q->state == QG_STATE_DEQUANTIZED)
@@ -103,7 +103,7 @@ qg_status qg_quantizer_set_passive(qg_quantizer *q, const float *scale, const in
 }
 
 qg_status qg_quantizer_set_fp32(qg_quantizer *q, qg_error *err) {
-    QG_NEED(q, err, "a quantizer from qg_quantizer_create");
+    QG_NEED_AS(q, "qz", err, "a quantizer from qg_quantizer_create");
     if (q->state == QG_STATE_BAKED || q->state == QG_STATE_DEQUANTIZED)
         return wrong_state(q, "set_fp32()", err);
     q->state = QG_STATE_FP32;
@@ -116,7 +116,7 @@ static void fake_quant_with(const qg_quantizer *q, const float *x, float *y, siz
 }
 
 qg_status qg_quantizer_apply(const qg_quantizer *q, const float *x, float *y, size_t n, size_t inner, qg_error *err) {
-    QG_NEED(q, err, "a quantizer from qg_quantizer_create");
+    QG_NEED_AS(q, "qz", err, "a quantizer from qg_quantizer_create");
     QG_NEED_DATA(x, n, err);
     QG_NEED_DATA(y, n, err);
     (void)err;
@@ -132,7 +132,7 @@ qg_status qg_quantizer_apply(const qg_quantizer *q, const float *x, float *y, si
 }
 
 qg_status qg_quantizer_bake(qg_quantizer *q, float *param, size_t n, size_t inner, qg_error *err) {
-    QG_NEED(q, err, "a quantizer from qg_quantizer_create");
+    QG_NEED_AS(q, "qz", err, "a quantizer from qg_quantizer_create");
     QG_NEED_DATA(param, n, err);
     if (q->state != QG_STATE_ACTIVATED)
         return wrong_state(q, "bake()", err);
@@ -151,7 +151,7 @@ qg_status qg_quantizer_bake(qg_quantizer *q, float *param, size_t n, size_t inne
 }
 
 qg_status qg_quantizer_dequantize(qg_quantizer *q, qg_error *err) {
-    QG_NEED(q, err, "a quantizer from qg_quantizer_create");
+    QG_NEED_AS(q, "qz", err, "a quantizer from qg_quantizer_create");
     switch (q->state) {
     case QG_STATE_DEQUANTIZED: return QG_OK; /* repeating it is harmless */
     case QG_STATE_BAKED:
@@ -167,7 +167,7 @@ qg_status qg_quantizer_dequantize(qg_quantizer *q, qg_error *err) {
 }
 
 qg_status qg_quantizer_restore(qg_quantizer *q, qg_error *err) {
-    QG_NEED(q, err, "a quantizer from qg_quantizer_create");
+    QG_NEED_AS(q, "qz", err, "a quantizer from qg_quantizer_create");
     switch (q->state) {
     case QG_STATE_DEQUANTIZED:
         q->state = q->before_dequant;

@@ -20,7 +20,7 @@ size_t qg_qparams_count(const qg_spec *sp, size_t n, size_t inner) {
 }
 
 qg_status qg_qparams_validate_n(const qg_spec *sp, const qg_qparams *qp, size_t n, qg_error *err) {
-    QG_NEED(sp, err, "a spec from qg_spec_load_file or qg_spec_validate");
+    QG_NEED_AS(sp, "spec", err, "a spec from qg_spec_load_file or qg_spec_validate");
     QG_NEED(qp, err, "qparams");
     QG_NEED(qp->scale, err, "one scale per channel");
     const bool grouped = qg_qscheme_is_per_group(sp->qscheme);
@@ -60,7 +60,7 @@ qg_status qg_qparams_validate_n(const qg_spec *sp, const qg_qparams *qp, size_t 
 }
 
 qg_status qg_qparams_validate(const qg_spec *sp, const qg_qparams *qp, qg_error *err) {
-    QG_NEED(sp, err, "a spec from qg_spec_load_file or qg_spec_validate");
+    QG_NEED_AS(sp, "spec", err, "a spec from qg_spec_load_file or qg_spec_validate");
     QG_NEED(qp, err, "qparams");
     QG_NEED(qp->scale, err, "one scale per channel");
     /* per-group: one slice of the axis, the only size known here */

@@ -15,7 +15,7 @@ static int32_t clamp_i32(double v) {
 }
 
 qg_status qg_requant_params_validate(const qg_spec *sp, const qg_requant_params *rp, qg_error *err) {
-    QG_NEED(sp, err, "the output spec");
+    QG_NEED_AS(sp, "out_spec", err, "the output spec");
     QG_NEED(rp, err, "requantization parameters");
     QG_NEED_DATA(rp->s_w, rp->channels, err);
     if (!(rp->s_in > 0.0f) || !isfinite(rp->s_in) || !(rp->s_out > 0.0f) || !isfinite(rp->s_out))

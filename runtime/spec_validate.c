@@ -220,7 +220,7 @@ static qg_status validate_float_type(const qg_spec *sp, qg_error *err) {
 }
 
 qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
-    QG_NEED(sp, err, "a spec");
+    QG_NEED_AS(sp, "spec", err, "a spec");
     if (!is_c_identifier(sp->name))
         return qg_error_set(err, QG_ERR_INVALID, "name: got \"%s\"; expected a C identifier ([A-Za-z_][A-Za-z0-9_]*)",
                             sp->name);

@@ -79,5 +79,6 @@ const char *qg_status_name(qg_status s) {
 }
 
 qg_status qg_error_null_arg(qg_error *err, const char *function, const char *argument, const char *expected) {
-    return qg_error_set(err, QG_ERR_ARG, "%s: %s is NULL; expected %s", function, argument, expected);
+    return qg_error_set(err, QG_ERR_ARG, "%s: %s is NULL; expected %s", function ? function : "?",
+                        argument ? argument : "?", expected ? expected : "?");
 }

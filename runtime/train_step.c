@@ -41,7 +41,7 @@ void qg_observer_train_qparams(const qg_observer *o, float *scale, int32_t *zero
 
 qg_status qg_observer_restore(qg_observer *o, const float *min, const float *max, const float *scale,
                               const int32_t *zero_point, qg_error *err) {
-    QG_NEED(o, err, "an observer from qg_observer_create");
+    QG_NEED_AS(o, "obs", err, "an observer from qg_observer_create");
     QG_NEED(min, err, "one running min per channel");
     QG_NEED(max, err, "one running max per channel");
     QG_NEED(scale, err, "one scale per channel");

@@ -454,7 +454,7 @@ static qg_status apply_set(ctx *c, json_t *merged, const char *arg) {
 
 qg_status qg_spec_load_string(const char *text, const char *origin, const char *const *sets, size_t nsets, qg_spec *out,
                               qg_error *err) {
-    QG_NEED(text, err, "the spec's JSON text");
+    QG_NEED_AS(text, "json", err, "the spec's JSON text");
     QG_NEED(out, err, "a spec to fill in");
     QG_NEED_DATA(sets, nsets, err);
     ctx c = {origin ? origin : "<spec>", text, NULL, json_object(), err};

@@ -29,13 +29,13 @@ static qg_spec sp;
 static void test_spec_api(void) {
     qg_spec out;
     const char *sets[] = {"dtype=qint8"};
-    REFUSED(qg_spec_load_string(NULL, "o", NULL, 0, &out, &err), "qg_spec_load_string", "text");
+    REFUSED(qg_spec_load_string(NULL, "o", NULL, 0, &out, &err), "qg_spec_load_string", "json");
     REFUSED(qg_spec_load_string("{\"name\": \"a\"}", "o", NULL, 0, NULL, &err), "qg_spec_load_string", "out");
     REFUSED(qg_spec_load_string("{\"name\": \"a\"}", "o", NULL, 1, &out, &err), "qg_spec_load_string", "sets");
     CU_ASSERT_EQUAL(qg_spec_load_string("{\"name\": \"a\"}", NULL, sets, 1, &out, &err), QG_OK); /* origin optional */
     REFUSED(qg_spec_load_file(NULL, NULL, 0, &out, &err), "qg_spec_load_file", "path");
     REFUSED(qg_spec_load_file("x.json", NULL, 0, NULL, &err), "qg_spec_load_file", "out");
-    REFUSED(qg_spec_validate(NULL, &err), "qg_spec_validate", "sp");
+    REFUSED(qg_spec_validate(NULL, &err), "qg_spec_validate", "spec");
     CU_ASSERT_PTR_NULL(qg_spec_to_json(NULL));
     qg_dtype_range(QG_QINT8, NULL, NULL);
     CU_ASSERT_PTR_NULL(qg_dtype_name((qg_dtype)99));
@@ -72,11 +72,11 @@ static void test_reference_ops(void) {
     int32_t z = 0, acc[4] = {0};
     uint8_t q[4], m[4];
     qg_qparams qp = {&s, &z, NULL, 1, 1};
-    REFUSED(qg_qparams_validate(NULL, &qp, &err), "qg_qparams_validate", "sp");
+    REFUSED(qg_qparams_validate(NULL, &qp, &err), "qg_qparams_validate", "spec");
     REFUSED(qg_qparams_validate(&sp, NULL, &err), "qg_qparams_validate", "qp");
     qg_qparams no_scale = {NULL, &z, NULL, 1, 1};
     REFUSED(qg_qparams_validate(&sp, &no_scale, &err), "qg_qparams_validate", "qp->scale");
-    REFUSED(qg_qparams_validate_n(NULL, &qp, 4, &err), "qg_qparams_validate_n", "sp");
+    REFUSED(qg_qparams_validate_n(NULL, &qp, 4, &err), "qg_qparams_validate_n", "spec");
     REFUSED(qg_qparams_validate_n(&sp, &no_scale, 4, &err), "qg_qparams_validate_n", "qp->scale");
     /* the per-group drivers: nothing happens, nothing crashes */
     qg_group_quantize(NULL, NULL, x, q, 4, &qp);
@@ -113,7 +113,7 @@ static void test_reference_ops(void) {
     qg_ref_requantize(&sp, acc, q, 4, &rp);
     qg_ref_requantize(&sp, acc, q, 4, NULL);
     float mn = 1, mx = 2, sc;
-    REFUSED(qg_calculate_qparams(NULL, &mn, &mx, 1, &sc, &z, NULL, &err), "qg_calculate_qparams", "sp");
+    REFUSED(qg_calculate_qparams(NULL, &mn, &mx, 1, &sc, &z, NULL, &err), "qg_calculate_qparams", "spec");
     REFUSED(qg_calculate_qparams(&sp, NULL, &mx, 1, &sc, &z, NULL, &err), "qg_calculate_qparams", "min");
     REFUSED(qg_calculate_qparams(&sp, &mn, &mx, 1, NULL, &z, NULL, &err), "qg_calculate_qparams", "scale");
     REFUSED(qg_calculate_qparams(&sp, &mn, &mx, 1, &sc, NULL, NULL, &err), "qg_calculate_qparams", "zero_point");
@@ -135,17 +135,17 @@ static void test_observer(void) {
     REFUSED(qg_observer_create(&sp, NULL, &err), "qg_observer_create", "out");
     float x[4] = {1, 2, 3, 4}, y[4], s;
     int32_t z;
-    REFUSED(qg_observer_update(NULL, x, 4, 1, &err), "qg_observer_update", "o");
+    REFUSED(qg_observer_update(NULL, x, 4, 1, &err), "qg_observer_update", "obs");
     CU_ASSERT_EQUAL_FATAL(qg_observer_create(&sp, &o, &err), QG_OK);
     REFUSED(qg_observer_update(o, NULL, 4, 1, &err), "qg_observer_update", "x");
     CU_ASSERT_EQUAL(qg_observer_update(o, NULL, 0, 1, &err), QG_OK);
     REFUSED(qg_observer_fold(o, NULL, x, &err), "qg_observer_fold", "batch_min");
-    REFUSED(qg_observer_fold(NULL, x, x, &err), "qg_observer_fold", "o");
-    REFUSED(qg_observer_qparams(NULL, &s, &z, NULL, &err), "qg_observer_qparams", "o");
+    REFUSED(qg_observer_fold(NULL, x, x, &err), "qg_observer_fold", "obs");
+    REFUSED(qg_observer_qparams(NULL, &s, &z, NULL, &err), "qg_observer_qparams", "obs");
     REFUSED(qg_observer_qparams(o, NULL, &z, NULL, &err), "qg_observer_qparams", "scale");
     REFUSED(qg_observer_save(o, NULL, &err), "qg_observer_save", "path");
-    REFUSED(qg_observer_load(NULL, "f", &err), "qg_observer_load", "o");
-    REFUSED(qg_ref_fused_train_step(NULL, x, y, NULL, 4, 1, &s, &z, &err), "qg_ref_fused_train_step", "o");
+    REFUSED(qg_observer_load(NULL, "f", &err), "qg_observer_load", "obs");
+    REFUSED(qg_ref_fused_train_step(NULL, x, y, NULL, 4, 1, &s, &z, &err), "qg_ref_fused_train_step", "obs");
     REFUSED(qg_ref_fused_train_step(o, x, NULL, NULL, 4, 1, &s, &z, &err), "qg_ref_fused_train_step", "y");
     REFUSED(qg_ref_fused_train_step(o, x, y, NULL, 4, 1, NULL, &z, &err), "qg_ref_fused_train_step", "scale");
     REFUSED(qg_fused_train_step_with(o, NULL, NULL, NULL, y, NULL, 4, 1, &s, &z, &err), "qg_fused_train_step_with",
@@ -180,13 +180,13 @@ static void test_quantizer(void) {
     int32_t z = 0;
     REFUSED(qg_quantizer_create(NULL, &q, &err), "qg_quantizer_create", "spec");
     REFUSED(qg_quantizer_create(&sp, NULL, &err), "qg_quantizer_create", "out");
-    REFUSED(qg_quantizer_activate(NULL, &s, &z, &err), "qg_quantizer_activate", "q");
-    REFUSED(qg_quantizer_set_passive(NULL, &s, &z, &err), "qg_quantizer_set_passive", "q");
-    REFUSED(qg_quantizer_set_fp32(NULL, &err), "qg_quantizer_set_fp32", "q");
-    REFUSED(qg_quantizer_apply(NULL, x, x, 2, 1, &err), "qg_quantizer_apply", "q");
-    REFUSED(qg_quantizer_bake(NULL, x, 2, 1, &err), "qg_quantizer_bake", "q");
-    REFUSED(qg_quantizer_dequantize(NULL, &err), "qg_quantizer_dequantize", "q");
-    REFUSED(qg_quantizer_restore(NULL, &err), "qg_quantizer_restore", "q");
+    REFUSED(qg_quantizer_activate(NULL, &s, &z, &err), "qg_quantizer_activate", "qz");
+    REFUSED(qg_quantizer_set_passive(NULL, &s, &z, &err), "qg_quantizer_set_passive", "qz");
+    REFUSED(qg_quantizer_set_fp32(NULL, &err), "qg_quantizer_set_fp32", "qz");
+    REFUSED(qg_quantizer_apply(NULL, x, x, 2, 1, &err), "qg_quantizer_apply", "qz");
+    REFUSED(qg_quantizer_bake(NULL, x, 2, 1, &err), "qg_quantizer_bake", "qz");
+    REFUSED(qg_quantizer_dequantize(NULL, &err), "qg_quantizer_dequantize", "qz");
+    REFUSED(qg_quantizer_restore(NULL, &err), "qg_quantizer_restore", "qz");
     CU_ASSERT_EQUAL_FATAL(qg_quantizer_create(&sp, &q, &err), QG_OK);
     REFUSED(qg_quantizer_activate(q, NULL, &z, &err), "qg_quantizer_activate", "scale");
     REFUSED(qg_quantizer_activate(q, &s, NULL, &err), "qg_quantizer_activate", "zp");
