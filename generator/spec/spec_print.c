@@ -32,6 +32,36 @@ static void append(bool *ok, json_t *a, json_t *v) {
         *ok = false;
 }
 
+/* json_dump_callback's sink. json_dumps under a failing allocation can
+ * return text with pieces missing (jansson 2.14's string buffer); here a
+ * failed append is remembered, so the caller never takes such text. */
+typedef struct dump_buf {
+    char *p;
+    size_t len, cap;
+    bool failed;
+} dump_buf;
+
+static int dump_to(const char *buf, size_t size, void *data) {
+    dump_buf *d = data;
+    if (d->failed)
+        return -1;
+    if (d->len + size + 2 > d->cap) {
+        size_t cap = d->cap ? d->cap : 1024;
+        while (cap < d->len + size + 2)
+            cap *= 2;
+        char *p = realloc(d->p, cap);
+        if (!p) {
+            d->failed = true;
+            return -1;
+        }
+        d->p = p;
+        d->cap = cap;
+    }
+    memcpy(d->p + d->len, buf, size);
+    d->len += size;
+    return 0;
+}
+
 char *qg_spec_to_json(const qg_spec *sp) {
     if (!sp || qg_spec_validate(sp, NULL))
         return NULL;
@@ -76,17 +106,14 @@ char *qg_spec_to_json(const qg_spec *sp) {
         if (sp->targets & (1u << i))
             append(&ok, t, json_string(qg_isa_name((qg_isa)i)));
     set(&ok, o, "targets", t);
-    char *text = ok ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) : NULL;
+    dump_buf d = {0};
+    ok = ok && json_dump_callback(o, dump_to, &d, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) == 0;
     json_decref(o);
-    if (!text)
+    if (!ok || d.failed || !d.p) {
+        free(d.p);
         return NULL;
-    size_t n = strlen(text);
-    char *out = malloc(n + 2);
-    if (out) {
-        memcpy(out, text, n);
-        out[n] = '\n';
-        out[n + 1] = 0;
     }
-    free(text);
-    return out;
+    d.p[d.len++] = '\n'; /* dump_to keeps room for it and the NUL */
+    d.p[d.len] = 0;
+    return d.p;
 }
