@@ -4,31 +4,33 @@ libqgen.so, whose qg_fault_arm and qg_fault_dump this drives.
 
 An iteration makes a JIT pack for a spec of its own (so that every one
 compiles), then the default QAT module and torch's, and steps both twice.
-The second iteration is counted;
-then each allocation and I / O call site it reached(the first call of each; --all
-                                                    : every call) fails in an iteration of its own
-                                 .Each must end with both steps equal to torch's, or with QgenError and the
-                             module's buffers as the last good step left them; a crash ends the process and fails the
-                             sweep.usage
-    : fault_python.py WORK_DIR[--all] ""
-                                      "
-      import ctypes import os import sys
+The second iteration is counted; then each allocation and I/O call site it
+reached (the first call of each; --all: every call) fails in an iteration
+of its own. Each must end with both steps equal to torch's, or with
+QgenError and the module's buffers as the last good step left them; a
+crash ends the process and fails the sweep.
+usage: fault_python.py WORK_DIR [--all]"""
+import ctypes
+import os
+import sys
 
-      import torch
+import torch
 
-      import qgen import qgen.torch as qt
+import qgen
+import qgen.torch as qt
 
-      lib = ctypes.CDLL(os.environ["QGEN_LIBRARY"]) lib.qg_fault_arm.argtypes =
-    [ ctypes.c_ulong, ctypes.c_ulong ] lib.qg_fault_dump.argtypes = [ctypes.c_char_p]
+lib = ctypes.CDLL(os.environ["QGEN_LIBRARY"])
+lib.qg_fault_arm.argtypes = [ctypes.c_ulong, ctypes.c_ulong]
+lib.qg_fault_dump.argtypes = [ctypes.c_char_p]
 
-    def iteration(i)
-    : ""
-      "None when both steps equal torch's; the QgenError's message when the
-      buffers were kept;
-else the problem, prefixed with 'PROBLEM'
-                      .""
-                       "
-                  torch.manual_seed(i % 2) kept = None try : spec = qgen.Spec.from_dict({"name": f"fault_py{i}", "base": "torch.qnnpack.activation"})
+
+def iteration(i):
+    """None when both steps equal torch's; the QgenError's message when the
+    buffers were kept; else the problem, prefixed with 'PROBLEM'."""
+    torch.manual_seed(i % 2)
+    kept = None
+    try:
+        spec = qgen.Spec.from_dict({"name": f"fault_py{i}", "base": "torch.qnnpack.activation"})
         k = qgen.Kernels(spec)
         ours = qt.FusedMovingAvgObsFakeQuantize()
         theirs = torch.ao.quantization.FusedMovingAvgObsFakeQuantize()

@@ -1,20 +1,19 @@
-#!/ usr / bin / env python3
-""
-    "Allocation and I/O failures injected into qgen's operations, one at a time
-    (docs / robustness.md, "Faults injected")
-        .
+#!/usr/bin/env python3
+"""Allocation and I/O failures injected into qgen's operations, one at a time
+(docs/robustness.md, "Faults injected").
 
-    Each scenario runs once without a fault,
-    counting the calls that tests / faults / fault_inject.c sees(QG_FAULT_LOG),
-    then once per chosen call with that call failing
-    : by default the first call of each call site(every allocation and I / O site fails at least once),
-      with-- all every call.An allocation site fails in the first scenario that reaches
-      it(its failure unwinds the same way whatever the command);
-an I / O site fails in every scenario that reaches it(what was saved before it differs).Every faulty run must - exit 0,
-    or 2 with one line on stderr(never a signal, never a leak
-                                 : in the sanitizer build LeakSanitizer exits 23);
-- leave each output
-    whole:the files of a watched group are all the old ones or all the new ones, and no temporary file is left;
+Each scenario runs once without a fault, counting the calls that
+tests/faults/fault_inject.c sees (QG_FAULT_LOG), then once per chosen call
+with that call failing: by default the first call of each call site
+(every allocation and I/O site fails at least once), with --all every
+call. An allocation site fails in the first scenario that reaches it (its
+failure unwinds the same way whatever the command); an I/O site fails in
+every scenario that reaches it (what was saved before it differs). Every
+faulty run must
+  - exit 0, or 2 with one line on stderr (never a signal, never a leak:
+    in the sanitizer build LeakSanitizer exits 23);
+  - leave each output whole: the files of a watched group are all the old
+    ones or all the new ones, and no temporary file is left;
   - report success exactly when the new state was saved (exit 0: the new
     state; exit 2: the old one).
 usage: fault_sweep.py --qgen QGEN --jit FAULT_JIT --work DIR [--python-lib LIB --python-path DIR] [--all]
@@ -152,7 +151,7 @@ def scenarios(a):
                                                    "out/q.npy", "--out", "out/y.npy", "--scale", "0.1",
                                                    "--zero-point", "0"], cwd=d, check=True, capture_output=True)),
                         [["out/y.npy"]]))
-#the JIT : a cold compile that stores its cache entry, and a warm one that loads it
+    # the JIT: a cold compile that stores its cache entry, and a warm one that loads it
     out.append(Scenario("jit_cold", [a.jit, "s.json", "out/cache"], base, [["out/cache"]]))
     out.append(Scenario("jit_warm", [a.jit, "s.json", "out/cache"],
                         lambda d: (base(d), subprocess.run([a.jit, "s.json", "out/cache"], cwd=d, check=True)),
@@ -168,9 +167,8 @@ def run(argv, cwd, env):
 
 
 def group_files(snap, group):
-    return {
-  k: v for k, v in snap.items() if any(k == g or k.startswith(g + "/") for g in group)
-  }
+    return {k: v for k, v in snap.items() if any(k == g or k.startswith(g + "/") for g in group)}
+
 
 def check(s, d, p, old, new, new_state):
     """Problems of one faulty run (empty: it passed)."""
@@ -251,9 +249,7 @@ def main():
                [("QG_FAULT_IO", n) for n in chosen(ios, set())]
         for k, (var, n) in enumerate(plan):
             fresh()
-            env = dict(s.env, **{
-var:
-    str(n), "QG_FAULT_ERRNO" : "EIO" if k % 2 else "ENOSPC"})
+            env = dict(s.env, **{var: str(n), "QG_FAULT_ERRNO": "EIO" if k % 2 else "ENOSPC"})
             p = run(s.argv, d, env)
             for msg in check(s, d, p, old, new, new):
                 site = (allocs if var == "QG_FAULT_ALLOC" else ios)[n - 1]
@@ -266,7 +262,7 @@ var:
         failures += len(problems)
         sys.stdout.flush()
     if a.python_lib and (not a.only or "python_step" in a.only.split(",")):
-#in one process, which arms the faults itself(fault_python.py)
+        # in one process, which arms the faults itself (fault_python.py)
         env = dict(os.environ, QGEN_LIBRARY=a.python_lib, PYTHONPATH=a.python_path, QGEN_TORCH_OPS="0",
                    XDG_CACHE_HOME=os.path.join(a.work, "python", "cache"))
         p = subprocess.run([sys.executable, os.path.join(a.here, "fault_python.py"), os.path.join(a.work, "python")]
