@@ -4,6 +4,7 @@
 #define QGEN_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 
 #include "npy.h"
@@ -23,6 +24,20 @@ int qg_cmd_targets(int argc, char **argv);
 
 /* Prints "qgen: <message>" to stderr and returns QG_EXIT_BAD_INPUT. */
 int qg_cli_fail(const qg_error *err);
+
+/* A command's help text and options, as its parser takes them: what
+ * `qgen help --man` and `qgen help --completion` are made from. */
+struct option;
+typedef struct qg_cli_command_info {
+    const char *name, *usage;
+    const struct option *options; /* getopt_long's table, {0}-terminated */
+    const char *short_options;    /* getopt's string */
+} qg_cli_command_info;
+extern const qg_cli_command_info qg_cmd_spec_info, qg_cmd_run_info, qg_cmd_generate_info, qg_cmd_check_info,
+    qg_cmd_compare_info, qg_cmd_observe_info, qg_cmd_targets_info;
+/* The man page (roff) and the bash completion script, from those. */
+void qg_cli_print_man(FILE *out, const qg_cli_command_info *const *cmds, size_t n, const char *overview);
+void qg_cli_print_completion(FILE *out, const qg_cli_command_info *const *cmds, size_t n);
 /* --spec's argument: a spec file, or a preset's name where no file has it
  * (the spec is then {"name": <the preset's name, '_' for '.'>, "base": it}). */
 qg_status qg_cli_load_spec(const char *path, const char *const *sets, size_t nsets, qg_spec *out, qg_error *err);

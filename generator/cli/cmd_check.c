@@ -5,6 +5,7 @@
  * never opens anything else (a device, a FIFO, a file elsewhere). */
 #define _DEFAULT_SOURCE
 #include <dirent.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,10 +130,14 @@ static int check_dir(const char *dir, check_set *s) {
     return rc;
 }
 
+static const char usage[] =
+    "usage: qgen check DIR\n\nParses every generated .c file in DIR with libclang for its target.\n";
+static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0}};
+const qg_cli_command_info qg_cmd_check_info = {"check", usage, opts, "h"};
+
 int qg_cmd_check(int argc, char **argv) {
     if (argc != 2 || strcmp(argv[1], "--help") == 0) {
-        fputs("usage: qgen check DIR\n\nParses every generated .c file in DIR with libclang for its target.\n",
-              argc == 2 ? stdout : stderr);
+        fputs(usage, argc == 2 ? stdout : stderr);
         return argc == 2 ? QG_EXIT_OK : QG_EXIT_BAD_INPUT;
     }
     if (!qg_validate_available())

@@ -92,21 +92,25 @@ static int compare_and_write(const qg_spec *sp, qg_compare_options *opt, bool qu
     return st ? qg_cli_fail(&err) : QG_EXIT_OK;
 }
 
+/* The options, for the parser below and for the man page and the shell
+ * completion (qgen help --man, --completion). */
+static const struct option opts[] = {{"spec", required_argument, 0, 'S'},
+                                     {"ops", required_argument, 0, 'p'},
+                                     {"targets", required_argument, 0, 't'},
+                                     {"backends", required_argument, 0, 'b'},
+                                     {"format", required_argument, 0, 'f'},
+                                     {"keep", no_argument, 0, 'k'},
+                                     {"set", required_argument, 0, 's'},
+                                     {"mca-cpu", required_argument, 0, 'm'},
+                                     {"quiet", no_argument, 0, 'q'},
+                                     {"help", no_argument, 0, 'h'},
+                                     {0}};
+const qg_cli_command_info qg_cmd_compare_info = {"compare", usage, opts, "o:h"};
+
 int qg_cmd_compare(int argc, char **argv) {
     const char *spec_path = NULL, *format = "md", *out_path = NULL;
     qg_compare_options opt = {0};
     qg_cli_sets sets = {0};
-    static const struct option opts[] = {{"spec", required_argument, 0, 'S'},
-                                         {"ops", required_argument, 0, 'p'},
-                                         {"targets", required_argument, 0, 't'},
-                                         {"backends", required_argument, 0, 'b'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {"keep", no_argument, 0, 'k'},
-                                         {"set", required_argument, 0, 's'},
-                                         {"mca-cpu", required_argument, 0, 'm'},
-                                         {"quiet", no_argument, 0, 'q'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0}};
     bool quiet = false;
     const char *op_names[QG_K_OP_COUNT];
     for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++)

@@ -21,21 +21,25 @@ static const char usage[] =
     "  --no-check    skip parsing the emitted C files with libclang before writing them\n"
     "  --quiet       no progress line (it is shown only when stderr is a terminal)\n";
 
+/* The options, for the parser below and for the man page and the shell
+ * completion (qgen help --man, --completion). */
+static const struct option opts[] = {{"no-check", no_argument, 0, 'n'},
+                                     {"spec", required_argument, 0, 'S'},
+                                     {"emit", required_argument, 0, 'e'},
+                                     {"scalar-arch", required_argument, 0, 'a'},
+                                     {"targets", required_argument, 0, 't'},
+                                     {"set", required_argument, 0, 's'},
+                                     {"quiet", no_argument, 0, 'q'},
+                                     {"help", no_argument, 0, 'h'},
+                                     {0}};
+const qg_cli_command_info qg_cmd_generate_info = {"generate", usage, opts, "o:h"};
+
 int qg_cmd_generate(int argc, char **argv) {
     const char *spec_path = NULL, *emit = "c", *targets = NULL, *out = NULL, *scalar_arch = NULL;
     qg_cli_sets sets = {0};
     int rc;
     int no_check = 0;
     bool quiet = false;
-    static const struct option opts[] = {{"no-check", no_argument, 0, 'n'},
-                                         {"spec", required_argument, 0, 'S'},
-                                         {"emit", required_argument, 0, 'e'},
-                                         {"scalar-arch", required_argument, 0, 'a'},
-                                         {"targets", required_argument, 0, 't'},
-                                         {"set", required_argument, 0, 's'},
-                                         {"quiet", no_argument, 0, 'q'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {

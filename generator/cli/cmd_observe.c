@@ -44,13 +44,17 @@ static int print_result(const qg_spec *sp, const qg_observer *obs, const float *
     return QG_EXIT_OK;
 }
 
+/* The options, for the parser below and for the man page and the shell
+ * completion (qgen help --man, --completion). */
+static const struct option opts[] = {{"spec", required_argument, 0, 'S'},  {"in", required_argument, 0, 'i'},
+                                     {"state", required_argument, 0, 't'}, {"set", required_argument, 0, 's'},
+                                     {"help", no_argument, 0, 'h'},        {0}};
+const qg_cli_command_info qg_cmd_observe_info = {"observe", usage, opts, "h"};
+
 int qg_cmd_observe(int argc, char **argv) {
     const char *spec_path = NULL, *in = NULL, *state = NULL;
     qg_cli_sets sets = {0};
     int add_rc;
-    static const struct option opts[] = {{"spec", required_argument, 0, 'S'},  {"in", required_argument, 0, 'i'},
-                                         {"state", required_argument, 0, 't'}, {"set", required_argument, 0, 's'},
-                                         {"help", no_argument, 0, 'h'},        {0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {

@@ -35,28 +35,32 @@ static const char usage[] =
 
 enum { MAXCH = 1 << 16 };
 
+/* The options, for the parser below and for the man page and the shell
+ * completion (qgen help --man, --completion). */
+static const struct option opts[] = {{"spec", required_argument, 0, 'S'},
+                                     {"op", required_argument, 0, 'o'},
+                                     {"in", required_argument, 0, 'i'},
+                                     {"out", required_argument, 0, 'O'},
+                                     {"mask", required_argument, 0, 'm'},
+                                     {"state", required_argument, 0, 't'},
+                                     {"grad", required_argument, 0, 'g'},
+                                     {"bias", required_argument, 0, 'b'},
+                                     {"scale", required_argument, 0, 'c'},
+                                     {"zero-point", required_argument, 0, 'z'},
+                                     {"s-in", required_argument, 0, '1'},
+                                     {"s-w", required_argument, 0, '2'},
+                                     {"s-out", required_argument, 0, '3'},
+                                     {"grad-factor", required_argument, 0, 'f'},
+                                     {"observer", required_argument, 0, 'B'},
+                                     {"fake-quant", required_argument, 0, 'F'},
+                                     {"set", required_argument, 0, 's'},
+                                     {"per-token", no_argument, 0, 'P'},
+                                     {"shape", required_argument, 0, 'D'},
+                                     {"help", no_argument, 0, 'h'},
+                                     {0}};
+const qg_cli_command_info qg_cmd_run_info = {"run", usage, opts, "h"};
+
 static int parse_args(int argc, char **argv, run_args *a) {
-    static const struct option opts[] = {{"spec", required_argument, 0, 'S'},
-                                         {"op", required_argument, 0, 'o'},
-                                         {"in", required_argument, 0, 'i'},
-                                         {"out", required_argument, 0, 'O'},
-                                         {"mask", required_argument, 0, 'm'},
-                                         {"state", required_argument, 0, 't'},
-                                         {"grad", required_argument, 0, 'g'},
-                                         {"bias", required_argument, 0, 'b'},
-                                         {"scale", required_argument, 0, 'c'},
-                                         {"zero-point", required_argument, 0, 'z'},
-                                         {"s-in", required_argument, 0, '1'},
-                                         {"s-w", required_argument, 0, '2'},
-                                         {"s-out", required_argument, 0, '3'},
-                                         {"grad-factor", required_argument, 0, 'f'},
-                                         {"observer", required_argument, 0, 'B'},
-                                         {"fake-quant", required_argument, 0, 'F'},
-                                         {"set", required_argument, 0, 's'},
-                                         {"per-token", no_argument, 0, 'P'},
-                                         {"shape", required_argument, 0, 'D'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0}};
     int c;
     optind = 0; /* glibc: a full reset, for callers that run the command again in one process */
     a->observer_on = a->fake_quant_on = -1;

@@ -16,6 +16,11 @@ static const char usage[] = "usage: qgen spec show FILE [--set key=value]...\n"
                             "  --set key=value   override a field; key may be observer.<field>;\n"
                             "                    value is JSON, or a bare word taken as a string\n";
 
+/* The options, for the parser below and for the man page and the shell
+ * completion (qgen help --man, --completion). */
+static const struct option opts[] = {{"set", required_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0}};
+const qg_cli_command_info qg_cmd_spec_info = {"spec", usage, opts, "s:h"};
+
 int qg_cmd_spec(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
@@ -31,7 +36,6 @@ int qg_cmd_spec(int argc, char **argv) {
         return qg_cli_failf("spec: unknown subcommand \"%s\"; expected show, check or presets", sub);
     qg_cli_sets sets = {0};
     const char *file = NULL;
-    static const struct option opts[] = {{"set", required_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0}};
     optind = 1;
     int c;
     argc--;

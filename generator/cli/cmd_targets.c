@@ -1,6 +1,7 @@
 /* qgen targets: the ISA table (targets/), one tab-separated row per ISA,
  * for people choosing --targets and for scripts that build and run the
  * generated files (scripts/demo.sh). */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,9 @@ static const char help[] = "usage: qgen targets\n"
                            "mca_cpus. Empty fields print as -.\n";
 
 static const char *or_dash(const char *s) { return s && s[0] ? s : "-"; }
+
+static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0}};
+const qg_cli_command_info qg_cmd_targets_info = {"targets", help, opts, "h"};
 
 int qg_cmd_targets(int argc, char **argv) {
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {

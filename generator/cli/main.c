@@ -22,6 +22,7 @@ static const char usage[] = "usage: qgen <command> [options]\n"
                             "  targets                          the ISA table: lanes, triples, how each ISA runs\n"
                             "\n"
                             "S, or FILE, is a spec file or a preset's name (qgen spec presets).\n"
+                            "qgen help --man and qgen help --completion print the man page and the bash completion.\n"
                             "Every command takes --help (or: qgen help COMMAND). Exit status: 0 on success, 2 on bad\n"
                             "input.\n";
 
@@ -29,10 +30,27 @@ static const char usage[] = "usage: qgen <command> [options]\n"
 static const struct command {
     const char *name;
     int (*run)(int argc, char **argv);
-} commands[] = {{"spec", qg_cmd_spec},      {"run", qg_cmd_run},         {"generate", qg_cmd_generate},
-                {"check", qg_cmd_check},    {"compare", qg_cmd_compare}, {"observe", qg_cmd_observe},
-                {"targets", qg_cmd_targets}};
+    const qg_cli_command_info *info;
+} commands[] = {{"spec", qg_cmd_spec, &qg_cmd_spec_info},
+                {"run", qg_cmd_run, &qg_cmd_run_info},
+                {"generate", qg_cmd_generate, &qg_cmd_generate_info},
+                {"check", qg_cmd_check, &qg_cmd_check_info},
+                {"compare", qg_cmd_compare, &qg_cmd_compare_info},
+                {"observe", qg_cmd_observe, &qg_cmd_observe_info},
+                {"targets", qg_cmd_targets, &qg_cmd_targets_info}};
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
+
+/* qgen help --man | --completion: the man page or the bash completion. */
+static int print_manual(const char *what) {
+    const qg_cli_command_info *infos[N_COMMANDS];
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        infos[i] = commands[i].info;
+    if (strcmp(what, "--man") == 0)
+        qg_cli_print_man(stdout, infos, N_COMMANDS, usage);
+    else
+        qg_cli_print_completion(stdout, infos, N_COMMANDS);
+    return QG_EXIT_OK;
+}
 
 static const struct command *command_named(const char *name) {
     for (size_t i = 0; i < N_COMMANDS; i++)
@@ -55,6 +73,9 @@ int main(int argc, char **argv) {
     }
     opterr = 0; /* each command reports a bad option itself, with the qgen: prefix */
     const char *cmd = argv[1];
+    if (strcmp(cmd, "help") == 0 && argc >= 3 &&
+        (strcmp(argv[2], "--man") == 0 || strcmp(argv[2], "--completion") == 0))
+        return print_manual(argv[2]);
     if (strcmp(cmd, "help") == 0 && argc >= 3) { /* qgen help COMMAND: that command's --help */
         const struct command *c = command_named(argv[2]);
         char *help_argv[] = {argv[2], "--help", NULL};

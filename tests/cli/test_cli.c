@@ -110,6 +110,57 @@ static void test_help_and_usage(void) {
     ASSERT_CONTAINS(err_text, "unknown command \"frobnicate\"");
 }
 
+/* The man page and the completion list each command's options alike, and
+ * each of them is one the command's parser takes (a made-up one it
+ * refuses): both are printed from the parser's own tables. */
+static void test_man_page_and_completion(void) {
+    static char man[sizeof out_text];
+    CU_ASSERT_EQUAL_FATAL(qgen("help", "--man", NULL), 0);
+    memcpy(man, out_text, sizeof man);
+    ASSERT_CONTAINS(man, ".TH QGEN 1", ".SS qgen generate");
+    static char completion[sizeof out_text];
+    CU_ASSERT_EQUAL_FATAL(qgen("help", "--completion", NULL), 0);
+    memcpy(completion, out_text, sizeof completion);
+    ASSERT_CONTAINS(completion, "complete -o filenames -F _qgen qgen");
+    static const char *const commands[] = {"spec", "run", "generate", "check", "compare", "observe", "targets"};
+    unsigned options = 0;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        char arm[64], section[64], opts[1024];
+        snprintf(arm, sizeof arm, "    %s) opts=\"", commands[i]);
+        const char *a = strstr(completion, arm);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        a += strlen(arm);
+        snprintf(opts, sizeof opts, "%.*s", (int)strcspn(a, "\""), a);
+        snprintf(section, sizeof section, ".SS qgen %s\n", commands[i]);
+        const char *sec = strstr(man, section), *end = sec ? strstr(sec + 1, ".SS ") : NULL;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(sec);
+        const size_t sec_len = end ? (size_t)(end - sec) : strlen(sec);
+        for (char *save = NULL, *w = strtok_r(opts, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+            char roff[80]; /* the man page spells each - as \- */
+            size_t k = 0;
+            for (const char *p = w; *p && k + 3 < sizeof roff; p++) {
+                if (*p == '-')
+                    roff[k++] = '\\';
+                roff[k++] = *p;
+            }
+            roff[k] = 0;
+            char bold[96];
+            snprintf(bold, sizeof bold, ".B %s", roff);
+            const char *hit = strstr(sec, bold);
+            CU_ASSERT(hit && (size_t)(hit - sec) < sec_len);
+            if (!hit || (size_t)(hit - sec) >= sec_len)
+                fprintf(stderr, "\n  %s: %s not in its man page section\n", commands[i], bold);
+            if (w[1] == '-') { /* the parser takes it: no "unknown option" */
+                CU_ASSERT_NOT_EQUAL(qgen(commands[i], w, NULL), 128 + 11);
+                CU_ASSERT(strstr(err_text, "unknown option") == NULL && strstr(err_text, "unrecognized") == NULL);
+            }
+            options++;
+        }
+        CU_ASSERT_EQUAL(qgen(commands[i], "--no-such-option", NULL), 2);
+    }
+    CU_ASSERT(options > 40);
+}
+
 static void test_spec_commands(void) {
     CU_ASSERT_EQUAL(qgen("spec", "show", tmp("act.json"), "--set", "dtype=qint8", NULL), 0);
     ASSERT_CONTAINS(out_text, "\"dtype\": \"qint8\"", "\"name\": \"act\"");
@@ -665,6 +716,7 @@ int main(void) {
     setup();
     static const qg_test tests[] = {
         {"help and usage", test_help_and_usage},
+        {"man page and completion from the option tables", test_man_page_and_completion},
         {"spec show/check/presets", test_spec_commands},
         {"run and observe agree with the library", test_run_matches_library},
         {"run: bfloat16 and float16 files", test_run_float_types},

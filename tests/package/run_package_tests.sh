@@ -39,7 +39,8 @@ run_expect() {
 step "cmake --install to $prefix"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 || { cat "$work/install.log"; fail install; exit 1; }
 for f in bin/qgen lib/libqgen_rt.a lib/libqgen_rt.so lib/libqgen.a include/qgen/jit.h lib/cmake/QGen/QGenConfig.cmake \
-         lib/cmake/QGen/QGenConfigVersion.cmake lib/pkgconfig/qgen.pc; do
+         lib/cmake/QGen/QGenConfigVersion.cmake lib/pkgconfig/qgen.pc lib/pkgconfig/qgen-jit.pc lib/libqgen.so \
+         share/man/man1/qgen.1 share/bash-completion/completions/qgen; do
   [ -e "$prefix/$f" ] || fail "missing $f in the install"
 done
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --libs qgen | grep -q -- "-lqgen_rt -lm" || fail "pkg-config qgen"
