@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "../util/text_buf.h"
 #include "spec_internal.h"
 #include "arg_check.h"
 
@@ -33,33 +34,12 @@ static void append(bool *ok, json_t *a, json_t *v) {
 }
 
 /* json_dump_callback's sink. json_dumps under a failing allocation can
- * return text with pieces missing (jansson 2.14's string buffer); here a
- * failed append is remembered, so the caller never takes such text. */
-typedef struct dump_buf {
-    char *p;
-    size_t len, cap;
-    bool failed;
-} dump_buf;
-
+ * return text with pieces missing (jansson 2.14's string buffer); a
+ * qg_text remembers a failed append, so the caller never takes such text. */
 static int dump_to(const char *buf, size_t size, void *data) {
-    dump_buf *d = data;
-    if (d->failed)
-        return -1;
-    if (d->len + size + 2 > d->cap) {
-        size_t cap = d->cap ? d->cap : 1024;
-        while (cap < d->len + size + 2)
-            cap *= 2;
-        char *p = realloc(d->p, cap);
-        if (!p) {
-            d->failed = true;
-            return -1;
-        }
-        d->p = p;
-        d->cap = cap;
-    }
-    memcpy(d->p + d->len, buf, size);
-    d->len += size;
-    return 0;
+    qg_text *t = data;
+    qg_text_append(t, buf, size);
+    return t->failed ? -1 : 0;
 }
 
 char *qg_spec_to_json(const qg_spec *sp) {
@@ -106,14 +86,14 @@ char *qg_spec_to_json(const qg_spec *sp) {
         if (sp->targets & (1u << i))
             append(&ok, t, json_string(qg_isa_name((qg_isa)i)));
     set(&ok, o, "targets", t);
-    dump_buf d = {0};
-    ok = ok && json_dump_callback(o, dump_to, &d, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) == 0;
+    qg_text text = {0};
+    ok =
+        ok && json_dump_callback(o, dump_to, &text, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) == 0;
     json_decref(o);
-    if (!ok || d.failed || !d.p) {
-        free(d.p);
+    qg_text_puts(&text, "\n");
+    if (!ok || text.failed || !text.p) {
+        qg_text_free(&text);
         return NULL;
     }
-    d.p[d.len++] = '\n'; /* dump_to keeps room for it and the NUL */
-    d.p[d.len] = 0;
-    return d.p;
+    return text.p; /* the caller frees it with free() */
 }

@@ -36,6 +36,8 @@
 /* ORs `count` (<= 64) bits into a packed mask at bit position pos, LSB
  * first. The mask must have been zeroed. */
 static inline void qg_ks_put_bits(uint8_t *packed, size_t pos, uint64_t bits, unsigned count) {
+    if (count == 0) /* nothing to write, not even an offset to take */
+        return;
     if (count < 64)
         bits &= ((uint64_t)1 << count) - 1;
     if ((pos & 7) == 0 && (count & 7) == 0) {

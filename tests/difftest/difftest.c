@@ -3,7 +3,7 @@
  * tester").
  *
  *   qgen-difftest [--seed S] [--first I] [--specs N | --seconds T] [--qemu K]
- *                 [--cross DIR] [--work DIR] [--keep]
+ *                 [--cross DIR] [--work DIR] [--keep] [--opt -O1|-O2|...]
  *   qgen-difftest --spec JSON --backend jit|c|llvm --isa ISA [--vl BITS]
  *                 [--case OP:N:INNER:SEED]            (a reproduction)
  *
@@ -332,14 +332,14 @@ static int reproduce(const options *o) {
 
 static int usage(void) {
     fprintf(stderr, "usage: qgen-difftest [--seed S] [--first I] [--specs N | --seconds T] [--qemu K] [--cross DIR]\n"
-                    "                     [--work DIR] [--keep]\n"
+                    "                     [--work DIR] [--keep] [--opt -O1|-O2|...]\n"
                     "       qgen-difftest --spec JSON --backend jit|c|llvm --isa ISA [--vl BITS] "
                     "[--case OP:N:INNER:SEED]\n");
     return 2;
 }
 
 int main(int argc, char **argv) {
-    options o = {.seed = 1, .specs = 100, .qemu = 0, .cfg = {.work = "difftest-work"}};
+    options o = {.seed = 1, .specs = 100, .qemu = 0, .cfg = {.work = "difftest-work", .opt = "-O2"}};
     for (int a = 1; a < argc; a++) {
         const char *arg = argv[a], *val = a + 1 < argc ? argv[a + 1] : NULL;
         if (strcmp(arg, "--keep") == 0) {
@@ -363,6 +363,8 @@ int main(int argc, char **argv) {
             o.cfg.cross = val;
         else if (strcmp(arg, "--work") == 0)
             o.cfg.work = val;
+        else if (strcmp(arg, "--opt") == 0 && val[0] == '-' && val[1] == 'O')
+            o.cfg.opt = val;
         else if (strcmp(arg, "--spec") == 0)
             o.spec_json = val;
         else if (strcmp(arg, "--backend") == 0)

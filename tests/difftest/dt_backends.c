@@ -130,9 +130,8 @@ bool dt_load(const dt_config *cfg, const qg_spec *sp, dt_backend b, qg_isa isa, 
     pathf(gen_inc, sizeof gen_inc, "-I%s", dir);
     pathf(dt_inc, sizeof dt_inc, "-I%s", DT_SOURCE_DIR);
     /* the runtime the kernels call (observers, channel tables) from its shared library */
-    char *argv[] = {
-        DT_CC, "-O2", "-fPIC", "-shared", inc, gen_inc, dt_inc, src, spec_c, DT_RT_SHARED, "-Wl,-rpath," DT_RT_DIR,
-        "-o",  so,    NULL};
+    char *argv[] = {DT_CC,        (char *)cfg->opt,        "-fPIC", "-shared", inc, gen_inc, dt_inc, src, spec_c,
+                    DT_RT_SHARED, "-Wl,-rpath," DT_RT_DIR, "-o",    so,        NULL};
     if (!run(argv, why, cap))
         return false;
     out->dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
@@ -205,7 +204,7 @@ static bool build_runner(const dt_config *cfg, const qg_spec *sp, qg_isa isa, co
     argv[n++] = DT_CC;
     argv[n++] = pathf(target, sizeof target, "--target=%s", a->triple);
     argv[n++] = "-fuse-ld=lld";
-    argv[n++] = "-O2";
+    argv[n++] = (char *)cfg->opt;
     char base[128];
     snprintf(base, sizeof base, "%s", a->baseline_cflags);
     if (base[0])

@@ -18,6 +18,7 @@ typedef struct dt_config {
     const char *work;  /* scratch directory; a spec's files are removed once it passes */
     const char *cross; /* the kernel-test builds (libkt_rt.a and libdt_runner.a per architecture); NULL = no qemu */
     bool keep;         /* keep every spec's files */
+    const char *opt;   /* the C compiler's optimization flag for generated files ("-O2") */
 } dt_config;
 
 /* A spec's kernels on one backend and ISA, in this process. */
