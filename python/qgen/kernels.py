@@ -6,6 +6,7 @@ dtype; anything else is refused with an error naming the argument."""
 import ctypes
 import math
 import threading
+from typing import Any, Optional, Sequence, Tuple, Union
 
 from . import _lib
 from .spec import Spec
@@ -84,11 +85,17 @@ def _empty_like(a, dtype, shape):
     return numpy.empty(shape, dtype=dtype)
 
 
+# an array argument: a numpy array or a torch tensor (CPU, contiguous)
+Array = Any
+# per-tensor or per-channel qparams: a number or a sequence of them
+Params = Union[float, Sequence[float]]
+
+
 class Kernels:
     """The kernels of `spec` (a Spec, or anything Spec.from_dict takes).
     `isa` forces one ISA by name ("avx2", ...); None picks the best."""
 
-    def __init__(self, spec, isa=None):
+    def __init__(self, spec: Union[Spec, dict], isa: Optional[str] = None) -> None:
         # specs no vector ISA serves (qint32, float zero points) get the JIT's
         # scalar kernels; self.isa says which ran
         self.spec = spec if isinstance(spec, Spec) else Spec.from_dict(spec)
@@ -153,7 +160,8 @@ class Kernels:
 
     # ---- ops -------------------------------------------------------------
 
-    def fake_quant(self, x, scale, zero_point, inner=None, out=None):
+    def fake_quant(self, x: Array, scale: Params, zero_point: Params, inner: Optional[int] = None,
+                   out: Optional[Array] = None) -> Tuple[Array, Array]:
         """(y, mask): y = fake-quantized x, mask = 1 where x was in range
         (docs/semantics.md); mask is bytes, or packed bits with compat_mask."""
         px, n, shape = _array_info(x, "x", self._f(x))
@@ -168,7 +176,7 @@ class Kernels:
         self._fake_quant(px, py, pm, n, qp)
         return y, mask
 
-    def masked_backward(self, dy, mask):
+    def masked_backward(self, dy: Array, mask: Array) -> Array:
         """fake_quant_backward for autograd: dy a contiguous CPU tensor of
         the spec's float type and mask the forward's own, so the checks
         are one dtype test (anything else takes fake_quant_backward)."""
@@ -185,7 +193,7 @@ class Kernels:
             self._torch_dtype = getattr(torch, self._f(t))
         return self._torch_dtype
 
-    def fake_quant_backward(self, dy, mask, out=None):
+    def fake_quant_backward(self, dy: Array, mask: Array, out: Optional[Array] = None) -> Array:
         """dx = dy where mask is set, else 0."""
         pdy, n, shape = _array_info(dy, "dy", self._f(dy))
         pm, nm, _ = _array_info(mask, "mask", "uint8")
@@ -204,14 +212,17 @@ class Kernels:
         packed bytes, one dimension."""
         return _empty_like(x, self.q_dtype, ((n + 1) // 2,) if self.spec["dtype"] in _PACKED else shape)
 
-    def quantize(self, x, scale, zero_point, inner=None):
+    def quantize(self, x: Array, scale: Params, zero_point: Params, inner: Optional[int] = None) -> Array:
+        """q from x: round(x / s) + z clamped to the range, in the spec's
+        dtype (4-bit dtypes: the packed bytes, one dimension)."""
         px, n, shape = _array_info(x, "x", self._f(x))
         q = self._q_like(x, shape, n)
         qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner), n)
         self._quantize(px, _array_info(q, "q", self.q_dtype)[0], n, qp)
         return q
 
-    def dequantize(self, q, scale, zero_point, inner=None, shape=None):
+    def dequantize(self, q: Array, scale: Params, zero_point: Params, inner: Optional[int] = None,
+                   shape: Optional[Sequence[int]] = None) -> Array:
         """x from q; for 4-bit dtypes q holds packed bytes and `shape` gives
         the tensor's shape (default: two elements per byte, one dimension)."""
         pq, n, shape_q = _array_info(q, "q", self.q_dtype)
@@ -229,7 +240,7 @@ class Kernels:
         self._dequantize(pq, _array_info(x, "x", self._f(q))[0], n, qp)
         return x
 
-    def quantize_dynamic(self, x, per_token=False):
+    def quantize_dynamic(self, x: Array, per_token: bool = False) -> Tuple[Array, Array, Array]:
         """(q, scale, zero_point): x quantized with qparams from its own
         min/max by the spec's train_qparams rule (docs/semantics.md, "Dynamic
         quantization"), one scale and zero point for the tensor, or with
@@ -280,7 +291,7 @@ class Reference(Kernels):
     what the generated kernels are checked against, and what a conformance
     test compares a peer with."""
 
-    def __init__(self, spec):
+    def __init__(self, spec: Union[Spec, dict]) -> None:
         self.spec = spec if isinstance(spec, Spec) else Spec.from_dict(spec)
         self.isa = "reference"
         self.q_dtype = _Q_NUMPY[self.spec["dtype"]]

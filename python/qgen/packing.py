@@ -2,10 +2,12 @@
 elements per byte, the one with the lower index in the low nibble, an odd
 count's last high nibble 0 (include/qgen/spec.h)."""
 
+from typing import Any
+
 import numpy as np
 
 
-def pack4(values):
+def pack4(values: Any) -> Any:
     """Packed bytes (uint8, (n + 1) // 2) of 4-bit values given one per
     element (any integer array; the low four bits of each are kept)."""
     v = np.ravel(np.asarray(values)).astype(np.int64) & 0xF
@@ -14,7 +16,7 @@ def pack4(values):
     return (v[0::2] | (v[1::2] << 4)).astype(np.uint8)
 
 
-def unpack4(packed, n, signed):
+def unpack4(packed: Any, n: int, signed: bool) -> Any:
     """The n 4-bit values of packed bytes, one per element: int8 in -8..7
     when signed (qint4), else uint8 in 0..15 (quint4)."""
     b = np.ravel(np.asarray(packed, dtype=np.uint8))

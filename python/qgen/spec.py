@@ -4,6 +4,7 @@ file, a dict or a preset, with `--set`-style overrides."""
 import ctypes
 import json
 import os
+from typing import Any, Dict, List, Mapping, Optional, Union
 
 from . import _lib
 
@@ -18,7 +19,7 @@ class Spec:
     Spec.from_dict or Spec.preset; `with_overrides` makes a changed copy.
     Errors name the field, the value and what was expected."""
 
-    def __init__(self, text, origin="<spec>", overrides=None):
+    def __init__(self, text: str, origin: str = "<spec>", overrides: Optional[Mapping[str, Any]] = None) -> None:
         self._text, self._origin = text, origin
         self._overrides = dict(overrides or {})
         L = _lib.lib()
@@ -37,7 +38,9 @@ class Spec:
             L.free(raw)
 
     @classmethod
-    def from_file(cls, path, **overrides):
+    def from_file(cls, path: Union[str, "os.PathLike[str]"], **overrides: Any) -> "Spec":
+        """The spec in the JSON file `path`, with overrides as --set gives
+        them (key a field or "observer.<field>", value any JSON value)."""
         path = os.fspath(path)
         try:
             with open(path, encoding="utf-8") as f:
@@ -47,7 +50,9 @@ class Spec:
         return cls(text, path, overrides)
 
     @classmethod
-    def from_dict(cls, fields, **overrides):
+    def from_dict(cls, fields: Dict[str, Any], **overrides: Any) -> "Spec":
+        """The spec of a dict of fields as docs/spec.md lists them ("name"
+        defaults to "py"), with overrides."""
         if not isinstance(fields, dict):
             raise TypeError(f"fields: got {type(fields).__name__}; expected a dict of spec fields")
         fields = dict(fields)
@@ -55,11 +60,13 @@ class Spec:
         return cls(json.dumps(fields), "<dict>", overrides)
 
     @classmethod
-    def preset(cls, name, **overrides):
+    def preset(cls, name: str, **overrides: Any) -> "Spec":
+        """A built-in preset (Spec.presets()), with overrides."""
         return cls.from_dict({"name": "py", "base": name}, **overrides)
 
     @staticmethod
-    def presets():
+    def presets() -> List[str]:
+        """The names of the built-in presets, as "base" takes them."""
         names = _lib.lib().qg_spec_preset_names()
         out, i = [], 0
         while names[i]:
@@ -67,40 +74,45 @@ class Spec:
             i += 1
         return out
 
-    def with_overrides(self, **overrides):
+    def with_overrides(self, **overrides: Any) -> "Spec":
+        """A copy with more overrides (later ones win), the same source."""
         merged = dict(self._overrides)
         merged.update(overrides)
         return Spec(self._text, self._origin, merged)
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, Any]:
+        """The resolved spec in canonical form: every field (a copy)."""
         return json.loads(json.dumps(self._dict))
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> Any:
         return self._dict[key]
 
     @property
-    def per_channel(self):
+    def per_channel(self) -> bool:
+        """Whether the qscheme is one of the per_channel_* ones."""
         return self._dict["qscheme"].startswith("per_channel")
 
     @property
-    def per_group(self):
+    def per_group(self) -> bool:
+        """Whether the qscheme is per_group_affine or per_group_symmetric."""
         return self._dict["qscheme"].startswith("per_group")
 
     @property
-    def group_size(self):
+    def group_size(self) -> int:
+        """The group size of a per-group spec, else 0."""
         return self._dict.get("group_size", 0)
 
     @property
-    def float_type(self):
+    def float_type(self) -> str:
         """float32, bfloat16 or float16: the element type of x, y, dy, dx."""
         return self._dict.get("float_type", "float32")
 
     @property
-    def channels(self):
+    def channels(self) -> int:
         """The spec's channel count; per group, the grouped axis' length."""
         return self._dict["channel_len"] if self.per_channel or self.per_group else 1
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         d = self._dict
         return f"Spec(name={d['name']!r}, dtype={d['dtype']}, qscheme={d['qscheme']}, channel_len={d['channel_len']})"
 

@@ -2,11 +2,16 @@
 errors come as QgenError, a RuntimeError, with bad specs and arguments as
 SpecError, also a ValueError."""
 
+import inspect
 import pathlib
 import re
+import subprocess
+import sys
 import unittest
 
 import qgen
+import qgen.torch
+import qgen.torch.horizon
 
 
 class Package(unittest.TestCase):
@@ -31,6 +36,46 @@ class Package(unittest.TestCase):
         with self.assertRaises(qgen.SpecError) as caught:
             qgen.Spec.preset("torch.fbgemm.act")
         self.assertIn("did you mean torch.fbgemm.activation", str(caught.exception))
+
+
+    def test_inside_the_package_torch_is_not_shadowed_silently(self):
+        inside = pathlib.Path(qgen.__file__).parent
+        p = subprocess.run([sys.executable, "-c", "import torch"], cwd=inside, capture_output=True, text=True)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("current directory is inside the qgen package", p.stderr)
+
+    def test_every_public_name_documented(self):
+        """A docstring on every public class, function and method of qgen,
+        qgen.torch and qgen.torch.horizon; type hints on qgen's own API."""
+        undocumented, unannotated = [], []
+        for mod in (qgen, qgen.torch, qgen.torch.horizon):
+            for name in mod.__all__:
+                obj = getattr(mod, name)
+                if isinstance(obj, str):
+                    continue
+                if not (obj.__doc__ or "").strip():
+                    undocumented.append(f"{mod.__name__}.{name}")
+                members = vars(obj).items() if inspect.isclass(obj) else [(None, obj)]
+                for member, f in members:
+                    if member is not None and (member.startswith("_") or not callable(getattr(obj, member, None))):
+                        if not isinstance(f, property):
+                            continue
+                    fn = f.fget if isinstance(f, property) else getattr(f, "__func__", f)
+                    if not inspect.isfunction(fn):
+                        continue
+                    where = f"{mod.__name__}.{name}" + (f".{member}" if member else "")
+                    if member and not (fn.__doc__ or "").strip():
+                        undocumented.append(where)
+                    if mod is qgen:
+                        sig = inspect.signature(fn)
+                        bare = [p for k, p in sig.parameters.items()
+                                if k not in ("self", "cls") and p.annotation is inspect.Parameter.empty
+                                and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+                        if bare or sig.return_annotation is inspect.Signature.empty:
+                            unannotated.append(where)
+        self.assertEqual(undocumented, [])
+        self.assertEqual(unannotated, [])
+        self.assertTrue((pathlib.Path(qgen.__file__).parent / "py.typed").exists())
 
 
 if __name__ == "__main__":

@@ -16,6 +16,12 @@ min/max family: a histogram's qparams are torch's own search).
 qgen.torch.horizon.FakeQuantize takes the arguments of Horizon's QAT
 module (docs/python.md)."""
 
+if __name__ == "torch":  # found as PyTorch itself: the current directory is python/qgen
+    raise ImportError(
+        "this is qgen.torch, found as 'torch' because the current directory is inside the qgen package "
+        "(python/qgen), where its torch/ shadows PyTorch; run from another directory"
+    )
+
 from .fake_quantize import FakeQuantize, FixedQParamsFakeQuantize, FusedMovingAvgObsFakeQuantize
 from .learnable import LearnableFakeQuantize
 from .observer import (

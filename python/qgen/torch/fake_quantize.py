@@ -91,6 +91,7 @@ class FixedQParamsFakeQuantize(tq.FixedQParamsFakeQuantize):
         return y, mask, kernels[key]
 
     def forward(self, X):
+        """X fake-quantized with the fixed qparams (the JIT's kernel)."""
         _step.check_input(X)
         if self.fake_quant_enabled.item() != 1:
             return X

@@ -13,6 +13,8 @@ from torch.ao import quantization as tq
 from . import _ops, _step
 from .observer import MovingAverageMinMaxObserver
 
+__all__ = ["FakeQuantize", "MovingAverageMinMaxObserver"]
+
 _RANGES = {"qint8": (-128, 127), "qint16": (-32768, 32767)}
 _OBSERVER_DTYPE = {"qint8": torch.qint8, "qint16": torch.qint32}
 
@@ -176,6 +178,8 @@ class FakeQuantize(tq.FakeQuantizeBase):
                                self.compat_mask, in_place=self.in_place)
 
     def forward(self, X):
+        """Observe (when on), new qparams, fake quant (when on): Horizon's
+        module's step, as one fused step with fast_training."""
         _step.check_input(X, (torch.float32,))
         if X.numel() == 0:  # as torch's modules: the state as it was, y empty (X itself in place)
             return X if self.in_place else X.clone()
@@ -188,6 +192,7 @@ class FakeQuantize(tq.FakeQuantizeBase):
         return _HorizonFakeQuant.apply(X, self._qgen_run, self.in_place)
 
     def calculate_qparams(self):
+        """(scale, zero_point) of the observer as it stands."""
         return self.activation_post_process.calculate_qparams()
 
     def set_qparams(self, scale, zero_point=None):
@@ -205,6 +210,7 @@ class FakeQuantize(tq.FakeQuantizeBase):
             self.zero_point.zero_()
 
     def extra_repr(self):
+        """The arguments that differ between instances, for repr()."""
         return (
             f"dtype={self.dtype}, qscheme={self.qscheme}, quant_min={self.quant_min}, quant_max={self.quant_max}, "
             f"saturate={self.saturate}, in_place={self.in_place}, compat_mask={self.compat_mask}, "

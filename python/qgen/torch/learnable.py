@@ -78,6 +78,8 @@ class LearnableFakeQuantize(tl._LearnableFakeQuantize):
         return specs[channels]
 
     def forward(self, X):
+        """X fake-quantized with the learnable scale and zero point (the
+        runtime's LSQ forward); backward gives torch's gradients."""
         _step.check_input(X, (torch.float32,))
         # the static branch is torch's: the observer, then its qparams
         if self.static_enabled.item() == 1:

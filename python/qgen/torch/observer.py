@@ -12,6 +12,8 @@ from . import _step
 
 class _Observe:
     def forward(self, x_orig):
+        """Observes x_orig (the histogram updated as torch's forward does)
+        and returns it unchanged."""
         if x_orig.numel() == 0:
             return x_orig
         ft = _step.check_input(x_orig)
@@ -31,19 +33,23 @@ class _Observe:
 
 
 class MinMaxObserver(_Observe, tq.MinMaxObserver):
-    pass
+    """torch.ao.quantization.MinMaxObserver with its min/max taken by qgen's
+    kernels: the same buffers, arguments and qparams, bit for bit."""
 
 
 class MovingAverageMinMaxObserver(_Observe, tq.MovingAverageMinMaxObserver):
-    pass
+    """torch.ao.quantization.MovingAverageMinMaxObserver with its min/max taken by qgen's
+    kernels: the same buffers, arguments and qparams, bit for bit."""
 
 
 class PerChannelMinMaxObserver(_Observe, tq.PerChannelMinMaxObserver):
-    pass
+    """torch.ao.quantization.PerChannelMinMaxObserver with its min/max taken by qgen's
+    kernels: the same buffers, arguments and qparams, bit for bit."""
 
 
 class MovingAveragePerChannelMinMaxObserver(_Observe, tq.MovingAveragePerChannelMinMaxObserver):
-    pass
+    """torch.ao.quantization.MovingAveragePerChannelMinMaxObserver with its min/max taken by qgen's
+    kernels: the same buffers, arguments and qparams, bit for bit."""
 
 
 class HistogramObserver(tq.HistogramObserver):
@@ -70,6 +76,8 @@ class HistogramObserver(tq.HistogramObserver):
         return fields
 
     def forward(self, x_orig):
+        """Observes x_orig (the histogram updated as torch's forward does)
+        and returns it unchanged."""
         if x_orig.numel() == 0:
             return x_orig
         _step.check_input(x_orig, (torch.float32,))
