@@ -82,8 +82,8 @@ def _library_path():
     if beside.exists():
         return str(beside)
     hint = pathlib.Path(__file__).with_name("_libpath.txt")
-    if hint.exists():
-        return hint.read_text().strip()
+    if hint.exists():  # absolute (a build tree) or relative to the package (an install)
+        return str(pathlib.Path(__file__).parent / hint.read_text().strip())
     raise QgenError(
         "QG_ERR_IO",
         "libqgen.so: not found; expected QGEN_LIBRARY to name it, the package installed by pip (which carries "

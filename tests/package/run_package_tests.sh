@@ -46,7 +46,9 @@ done
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --libs qgen | grep -q -- "-lqgen_rt -lm" || fail "pkg-config qgen"
 
 step "the Python package from the install"
-pyout=$(cd "$work" && PYTHONPATH="$prefix/lib/python3/dist-packages" XDG_CACHE_HOME="$work/py-cache" /usr/bin/python3 -c '
+pydir=$(ls -d "$prefix"/lib/python3.*/dist-packages)
+grep -qv "^/" "$pydir/qgen/_libpath.txt" || fail "_libpath.txt: expected a path relative to the package"
+pyout=$(cd "$work" && PYTHONPATH="$pydir" XDG_CACHE_HOME="$work/py-cache" /usr/bin/python3 -c '
 import numpy, qgen
 k = qgen.Kernels(qgen.Spec.preset("torch.qnnpack.activation"))
 y, m = k.fake_quant(numpy.array([0.5, -1.0, 300.0], dtype=numpy.float32), [0.5], [0])
