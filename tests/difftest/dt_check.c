@@ -13,10 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const op_names[DT_OP_COUNT] = {"fake_quant", "quantize", "dequantize",      "fake_quant_backward",
-                                                  "requantize", "observe",  "fused_train_step"};
+static const char *const op_names[] = {"fake_quant", "quantize", "dequantize",       "fake_quant_backward",
+                                       "requantize", "observe",  "fused_train_step", "quantize_dynamic"};
+_Static_assert(sizeof op_names / sizeof op_names[0] == DT_OP_COUNT, "a name for every op");
 
-const char *dt_op_name(dt_op op) { return op < DT_OP_COUNT ? op_names[op] : "?"; }
+const char *dt_op_name(dt_op op) { return op < DT_OP_COUNT && op_names[op] ? op_names[op] : "?"; }
 
 /* ---- numbers ------------------------------------------------------------- */
 
@@ -57,15 +58,18 @@ size_t dt_draw_cases(const qg_spec *sp, uint64_t seed, size_t step, dt_case *out
     dt_rng r = {seed};
     const size_t C = per_channel(sp) || per_group(sp) ? sp->channel_len : 1;
     const bool observer = !per_group(sp), fused = observer && keeps_min_max(sp->observer.type);
+    const bool dynamic = qg_quantize_dynamic_check(sp, NULL) == QG_OK && sp->float_type == QG_FLOAT32;
     size_t k = 0;
     for (int op = 0; op < DT_OP_COUNT; op++) {
-        if ((op == DT_OBSERVE && !observer) || (op == DT_FUSED && !fused))
+        if ((op == DT_OBSERVE && !observer) || (op == DT_FUSED && !fused) || (op == DT_DYNAMIC && !dynamic))
             continue;
         for (int i = 0; i < 4 && k < cap; i++) {
             dt_case c = {(dt_op)op, draw_length(&r, step ? step : 1), draw_inner(sp, &r), dt_next(&r)};
             if (op == DT_BACKWARD)
                 c.inner = 1;
             const size_t run = C * c.inner;
+            if (op == DT_DYNAMIC)
+                c.inner = 1;                          /* rows of the last axis */
             if (per_group(sp) && op != DT_REQUANTIZE) /* whole slices of the grouped axis */
                 c.n = (c.n / run > 4 ? 4 : c.n / run + (i == 0)) * run;
             if (op == DT_FUSED)
@@ -518,6 +522,49 @@ static void op_fused(run *u, dt_rng *r, size_t n, size_t inner) {
     free(rm);
 }
 
+/* Dynamic quantization (docs/semantics.md): the kernels' observe and
+ * quantize in qg_quantize_dynamic against the reference's, on one to three
+ * rows (per group: rows of the grouped axis), finite data but for a NaN
+ * in the last row now and then; the status, q, scales and zero points. */
+static void op_dynamic(run *u, dt_rng *r, size_t n, params *p) {
+    const qg_spec *sp = u->sp;
+    const size_t D = sp->channel_len;
+    const size_t rows = per_group(sp) ? n / D : n >= 3 ? 1 + dt_below(r, 3) : 1;
+    size_t row_len = per_group(sp) ? D : rows ? n / rows : 0;
+    if (qg_dtype_is_packed(sp->dtype) && rows > 1)
+        row_len = row_len / 2 * 2; /* packed rows start on whole bytes */
+    const size_t m = rows * row_len, per_row = per_group(sp) ? (D + sp->group_size - 1) / sp->group_size : 1;
+    const size_t qb = qg_q_bytes(sp->dtype, m), ns = rows * per_row + 1;
+    float *x = malloc((m + 1) * sizeof(float)), *s = malloc(2 * ns * sizeof(float));
+    int32_t *z = malloc(2 * ns * sizeof(int32_t));
+    unsigned char *q = malloc(2 * (qb + GUARD));
+    if (x && s && z && q) {
+        for (size_t i = 0; i < m; i++) {
+            const size_t j = param_of(sp, &p->qp, i);
+            x[i] = draw_x(sp, r, p->scale[j], p->zp[j]);
+            if (!isfinite(x[i]))
+                x[i] = (float)(dt_uniform(r) * 8.0 - 4.0);
+        }
+        if (m && dt_next(r) % 4 == 0)
+            x[m - 1] = NAN;
+        memset(q, 0xA5, 2 * (qb + GUARD));
+        memset(s, 0, 2 * ns * sizeof(float));
+        memset(z, 0, 2 * ns * sizeof(int32_t));
+        qg_error ea, eb;
+        const qg_status sa = qg_quantize_dynamic(sp, (qg_observe_fn)u->k->observe, (qg_quantize_fn)u->k->quantize, x, q,
+                                                 rows, row_len, s, z, &ea);
+        const qg_status sb = qg_quantize_dynamic(sp, NULL, NULL, x, q + qb + GUARD, rows, row_len, s + ns, z + ns, &eb);
+        check(u, "quantize_dynamic status", sa == sb);
+        compare(u, "quantize_dynamic q", q, q + qb + GUARD, qb, 1, GUARD);
+        compare(u, "quantize_dynamic scale", s, s + ns, ns, 4, 0);
+        compare(u, "quantize_dynamic zero_point", z, z + ns, ns, 4, 0);
+    }
+    free(x);
+    free(s);
+    free(z);
+    free(q);
+}
+
 uint64_t dt_run_case(const qg_spec *sp, const dt_kernels *k, const dt_case *c, dt_tally *t) {
     run u = {sp, k, c, t, 0};
     dt_rng r = {c->seed};
@@ -532,6 +579,7 @@ uint64_t dt_run_case(const qg_spec *sp, const dt_kernels *k, const dt_case *c, d
         case DT_REQUANTIZE: op_requantize(&u, &r, c->n, c->inner); break;
         case DT_OBSERVE: op_observe(&u, &r, c->n, c->inner, &p); break;
         case DT_FUSED: op_fused(&u, &r, c->n, c->inner); break;
+        case DT_DYNAMIC: op_dynamic(&u, &r, c->n, &p); break;
         default: break;
         }
     }

@@ -38,6 +38,7 @@ typedef enum dt_op {
     DT_REQUANTIZE,
     DT_OBSERVE,
     DT_FUSED,
+    DT_DYNAMIC,
     DT_OP_COUNT
 } dt_op;
 
