@@ -397,6 +397,12 @@ int main(int argc, char **argv) {
            tot.foreign, tot.built_only);
     printf("coverage:\n");
     dt_cover_print();
+    if (o.cfg.cross && tot.foreign < o.qemu) { /* asked for, not done: a failure, never a quiet pass */
+        printf("FAILED: %llu of the %zu specs asked for ran under qemu (no runner in %s/<arch>, or no spec a foreign "
+               "ISA serves)\n",
+               tot.foreign, o.qemu, o.cfg.cross);
+        tot.failures++;
+    }
     printf("%llu cases, %llu values compared: %llu mismatches, %llu failures\n", tot.cases, tot.values, tot.mismatches,
            tot.failures);
     return tot.mismatches || tot.failures ? 1 : 0;

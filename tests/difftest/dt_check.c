@@ -7,6 +7,7 @@
 #include "dt_check.h"
 #include "dt_rng.h"
 #include "../float_nudge.h"
+#include "rt_internal.h" /* qg_param_index: which parameters an element takes */
 
 #include <math.h>
 #include <stdio.h>
@@ -139,17 +140,6 @@ static void free_params(params *p) {
     free(p->zp);
 }
 
-/* Element i's parameter index (docs/semantics.md, "Layouts"). */
-static size_t param_of(const qg_spec *sp, const qg_qparams *qp, size_t i) {
-    if (qp->channels <= 1 && !per_group(sp))
-        return 0;
-    const size_t c = (i / qp->inner) % qp->channels;
-    if (!per_group(sp))
-        return c;
-    const size_t G = sp->group_size, groups = (qp->channels + G - 1) / G;
-    return ((i / qp->inner / qp->channels) * groups + c / G) * qp->inner + i % qp->inner;
-}
-
 static const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 3.4e38f, -3.4e38f, 1e-40f, -1e-40f};
 
 /* fp8: a code's value, the tie to the next code and beside it, overflow,
@@ -270,7 +260,7 @@ static void check(run *u, const char *what, bool ok) {
 
 static void fill_x(run *u, dt_rng *r, ftensor *x, size_t n, const params *p) {
     for (size_t i = 0; i < n; i++) {
-        const size_t j = param_of(u->sp, &p->qp, i);
+        const size_t j = qg_param_index(u->sp, &p->qp, i);
         x->w[i] = draw_x(u->sp, r, p->scale[j], p->zp[j]);
     }
     ft_settle(u->sp, x, n, r);
@@ -397,7 +387,9 @@ static void op_requantize(run *u, dt_rng *r, size_t n, size_t inner) {
     qg_error err;
     int32_t *acc = malloc((n + 1) * sizeof(int32_t));
     unsigned char *q = malloc(qb + GUARD), *rq = malloc(qb + GUARD);
-    if (acc && q && rq && qg_requant_params_validate(sp, &rp, &err) == QG_OK) {
+    const bool valid = qg_requant_params_validate(sp, &rp, &err) == QG_OK;
+    check(u, "requantize params refused", valid); /* drawn to be valid: a refusal is a finding, not a skip */
+    if (acc && q && rq && valid) {
         for (size_t i = 0; i < n; i++)
             acc[i] = acc_value(r);
         memset(q, 0xA5, qb + GUARD);
@@ -442,12 +434,13 @@ static void op_observe(run *u, dt_rng *r, size_t n, size_t inner, params *p) {
     qg_observer *a = NULL, *b = NULL;
     qg_error ea, eb;
     ftensor x = {0};
-    if (qg_observer_create(sp, &a, &ea) == QG_OK && qg_observer_create(sp, &b, &eb) == QG_OK &&
-        ft_alloc(sp, &x, n, dt_below(r, 4))) {
+    const bool made = qg_observer_create(sp, &a, &ea) == QG_OK && qg_observer_create(sp, &b, &eb) == QG_OK;
+    check(u, "observe: observer_create", made); /* drawn only for specs that keep an observer */
+    if (made && ft_alloc(sp, &x, n, dt_below(r, 4))) {
         for (int batch = 0; batch < 3; batch++) {
             const bool nan = batch == 2 && n > 0;
             for (size_t i = 0; i < n; i++) {
-                const size_t j = param_of(sp, &p->qp, i);
+                const size_t j = qg_param_index(sp, &p->qp, i);
                 x.w[i] = draw_x(sp, r, p->scale[j], p->zp[j]);
                 if (!isfinite(x.w[i]))
                     x.w[i] = (float)(dt_uniform(r) * 10.0 - 5.0);
@@ -481,8 +474,9 @@ static void op_fused(run *u, dt_rng *r, size_t n, size_t inner) {
     float *ry = malloc((n + 1) * sizeof(float)), *st = malloc(8 * ch * sizeof(float));
     int32_t *z = malloc(2 * ch * sizeof(int32_t));
     unsigned char *want = malloc(n * fs + 1), *m = malloc(mb + 1), *rm = malloc(mb + 1);
-    const bool ok = ry && st && z && want && m && rm && qg_observer_create(sp, &a, &err) == QG_OK &&
-                    qg_observer_create(&f32, &b, &err) == QG_OK && ft_alloc(sp, &x, n, 0) && ft_alloc(sp, &y, n, 0);
+    const bool made = qg_observer_create(sp, &a, &err) == QG_OK && qg_observer_create(&f32, &b, &err) == QG_OK;
+    check(u, "fused: observer_create", made);
+    const bool ok = made && ry && st && z && want && m && rm && ft_alloc(sp, &x, n, 0) && ft_alloc(sp, &y, n, 0);
     for (size_t k = 0; ok && k < sizeof sw / sizeof sw[0]; k++) {
         const double sd = ldexp(1.0 + dt_uniform(r), (int)dt_below(r, 12) - 6), loc = (dt_uniform(r) * 6.0 - 3.0) * sd;
         for (size_t i = 0; i < n; i++)
@@ -540,7 +534,7 @@ static void op_dynamic(run *u, dt_rng *r, size_t n, params *p) {
     unsigned char *q = malloc(2 * (qb + GUARD));
     if (x && s && z && q) {
         for (size_t i = 0; i < m; i++) {
-            const size_t j = param_of(sp, &p->qp, i);
+            const size_t j = qg_param_index(sp, &p->qp, i);
             x[i] = draw_x(sp, r, p->scale[j], p->zp[j]);
             if (!isfinite(x[i]))
                 x[i] = (float)(dt_uniform(r) * 8.0 - 4.0);

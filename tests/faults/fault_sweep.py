@@ -15,7 +15,8 @@ faulty run must
   - leave each output whole: the files of a watched group are all the old
     ones or all the new ones, and no temporary file is left;
   - report success exactly when the new state was saved (exit 0: the new
-    state; exit 2: the old one).
+    state; exit 2: the old one), and exit 0 only with every output new
+    (the JIT's cache aside, whose stores are best effort).
 usage: fault_sweep.py --qgen QGEN --jit FAULT_JIT --work DIR [--python-lib LIB --python-path DIR] [--all]
        [--only NAME,...]
 """
@@ -50,9 +51,13 @@ class Scenario:
     state() names the files whose content says whether the new state was
     saved."""
 
-    def __init__(self, name, argv, setup, groups, state=(), env=None, one_line=True):
+    def __init__(self, name, argv, setup, groups, state=(), env=None, one_line=True, best_effort=False):
         self.name, self.argv, self.setup, self.groups = name, argv, setup, groups
         self.state, self.env, self.one_line = state, env or {}, one_line
+        # best_effort: outputs a success may leave old (the JIT's cache: a
+        # store that failed is counted, not an error); else exit 0 means every
+        # output is the new one
+        self.best_effort = best_effort
 
 
 def save_npy(path, descr, fmt, shape, values):
@@ -152,10 +157,10 @@ def scenarios(a):
                                                    "--zero-point", "0"], cwd=d, check=True, capture_output=True)),
                         [["out/y.npy"]]))
     # the JIT: a cold compile that stores its cache entry, and a warm one that loads it
-    out.append(Scenario("jit_cold", [a.jit, "s.json", "out/cache"], base, [["out/cache"]]))
+    out.append(Scenario("jit_cold", [a.jit, "s.json", "out/cache"], base, [["out/cache"]], best_effort=True))
     out.append(Scenario("jit_warm", [a.jit, "s.json", "out/cache"],
                         lambda d: (base(d), subprocess.run([a.jit, "s.json", "out/cache"], cwd=d, check=True)),
-                        [["out/cache"]]))
+                        [["out/cache"]], best_effort=True))
     return out
 
 
@@ -183,6 +188,8 @@ def check(s, d, p, old, new, new_state):
         got = group_files(after, g)
         if got != group_files(old, g) and got != group_files(new, g):
             problems.append(f"{g} neither old nor new: {sorted(set(got.items()) ^ set(group_files(new, g).items()))[:4]}")
+        elif p.returncode == 0 and not s.best_effort and got != group_files(new, g):
+            problems.append(f"exit 0 but {g} is still the old output")
     for f in s.state:
         f = f[len("out/"):]
         if p.returncode == 0 and after.get(f) != new_state.get(f):
