@@ -4,47 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "c_signature.h"
 #include "c_kernel.h"
-
-/* s0 and z0 of channel `c`, the ones the plan reads. */
-static void emit_param_values(emitter *e, const qg_plan *p, const char *c, const char *indent) {
-    const qg_kernel_loops *lp = e->lp;
-    const bool fixed = lp->params == QG_PARAMS_FIXED;
-    if (fixed)
-        P("%s(void)qp; /* fixed_qparams: the spec's own */\n", indent);
-    if (p->uses[QG_IN_S] || p->uses[QG_IN_INV]) {
-        char lit[40];
-        qg_c_float_literal(lp->fixed_scale, lit, sizeof lit);
-        P("%sconst float s0 = ", indent);
-        fixed ? P("%s;\n", lit) : P("qp->scale[%s];\n", c);
-    }
-    if (p->uses[QG_IN_LO] || p->uses[QG_IN_HI] || p->uses[QG_IN_Z]) {
-        P("%sconst int32_t z0 = ", indent);
-        fixed ? P("%d;\n", (int)lp->fixed_zero_point) : P("qp->zero_point[%s];\n", c);
-    }
-}
-
-/* Arguments passing one channel's parameters to a span. */
-static void emit_param_args(emitter *e, const qg_plan *p) {
-    static const char *const scalar_expr[QG_IN_COUNT] = {
-        [QG_IN_S] = "s0", [QG_IN_INV] = "1.0f / s0", [QG_IN_Z] = "z0", [QG_IN_B] = "b0"};
-    for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
-        if (!p->uses[in])
-            continue;
-        char expr[96];
-        if (in == QG_IN_LO || in == QG_IN_HI)
-            snprintf(expr, sizeof expr, "(float)(%lldLL - (int64_t)z0)", in == QG_IN_LO ? e->lp->qmin : e->lp->qmax);
-        else
-            snprintf(expr, sizeof expr, "%s", scalar_expr[in]);
-        if (e->scalable) {
-            P(", %s", expr);
-        } else {
-            S(", ");
-            spell(e, p->kind[in] == QG_VI ? e->is->splat_i : e->is->op[QG_OP_SPLAT_F], expr, NULL, NULL);
-        }
-    }
-}
+#include "c_signature.h"
 
 /* NAME_<op>__<isa>(args) { */
 void qg_c_entry_open(emitter *e, qg_kernel_op op) {
@@ -185,7 +146,7 @@ static void emit_rows_function(emitter *e, const qg_plan *p, const op_io *io, co
 }
 
 /* The entry's channels-last branch: the table, its rows, the table freed. */
-static void emit_channels_last(emitter *e, const qg_plan *p) {
+void qg_c_channels_last(emitter *e, const qg_plan *p) {
     const qg_op_info *o = qg_op_info_of(p->op);
     P("        %s_chan__%s cp;\n", e->name, e->tg->name);
     P("        if (%s_chan_init__%s(&cp, qp)) {\n", e->name, e->tg->name);
@@ -230,69 +191,16 @@ void qg_c_open_link(emitter *e, const qg_op_info *o, const char *infix) {
     }
 }
 
-/* NAME_<op><name>__<isa>(args) { qg_<driver>_<op>(&NAME_spec, NAME_<op><inner>__<isa>, args); }
- * (the runtime's per-group, 4-bit and 16-bit float drivers). */
-static void emit_forwarder(emitter *e, const qg_op_info *o, const char *name, const char *driver, const char *inner) {
-    qg_c_open_link(e, o, name);
-    P("    %sqg_%s_%s(&%s_spec, %s_%s%s__%s, ", o->returns_status ? "return " : "", driver, o->driver_stem, e->name,
-      e->name, o->name, inner, e->tg->name);
-    qg_c_arg_names(e->t, o);
-    S(");\n}\n\n");
-}
-
-/* The walk's body, after its opening line. */
-static void emit_walk(emitter *e, const qg_plan *p) {
-    op_io io = qg_c_io_of(e, p);
-    const char *op = qg_kernel_op_name(p->op);
-    const char *mask_arg = io.mask_in || io.mask_out ? ", mask" : "";
-    if (e->lp->clear_mask_first)
-        S("    if (mask)\n        memset(mask, 0, (n + 7) / 8);\n");
-    if (e->lp->params == QG_PARAMS_NONE) {
-        P("    %s_%s_span(dy, dx, mask, 0, n);\n}\n\n", e->name, op);
+/* The rows function of the op's channels-last walk, where it has one. */
+void qg_c_rows(emitter *e, const qg_plan *p) {
+    if (!qg_c_has_rows(e))
         return;
-    }
-    if (e->lp->walk == QG_WALK_WHOLE) {
-        emit_param_values(e, p, "0", "    ");
-        P("    %s_%s_span(%s, %s%s, 0, n", e->name, op, io.in_name, io.out_name, mask_arg);
-        emit_param_args(e, p);
-        S(");\n}\n\n");
-        return;
-    }
-    emit_channel_count(e, "    ");
-    S("    const size_t inner = qp->inner;\n");
-    if (e->lp->channels_last_table) {
-        S("    if (inner == 1) {\n");
-        emit_channels_last(e, p);
-        S("    }\n");
-    }
-    S("    const size_t run_len = inner ? inner : 1;\n");
-    /* the channel counts along with the runs: a division per run costs more than a short run */
-    S("    for (size_t c = 0, base = 0; base < n; c = c + 1 == C ? 0 : c + 1, base += run_len) {\n");
-    S("        const size_t m = n - base < run_len ? n - base : run_len;\n");
-    emit_param_values(e, p, "c", "        ");
-    P("        %s_%s_span(%s, %s%s, base, m", e->name, op, io.in_name, io.out_name, mask_arg);
-    emit_param_args(e, p);
-    S(");\n    }\n}\n\n");
-}
-
-void qg_c_forwarders(emitter *e, const qg_op_info *o, const qg_entry_chain *ch) {
-    for (int f = 0; f < ch->forwarders; f++)
-        emit_forwarder(e, o, ch->name[f], ch->driver[f], ch->inner[f]);
-}
-
-void qg_c_entry(emitter *e, const qg_plan *p) {
-    const qg_op_info *o = qg_op_info_of(p->op);
     qg_entry_chain ch;
     qg_entry_chain_of(e->lp, &ch);
-    if (qg_c_has_rows(e)) {
-        const op_io io = qg_c_io_of(e, p);
-        /* the walk's float tensors: the entry's, or a driver link's (qg_c_open_link) */
-        const char *float_t = !ch.walk[0] ? qg_c_float_t(e->sp) : e->lp->float_io == QG_FLOAT32 ? "float" : "uint16_t";
-        emit_rows_function(e, p, &io, float_t);
-    }
-    qg_c_open_link(e, o, ch.walk);
-    emit_walk(e, p);
-    qg_c_forwarders(e, o, &ch);
+    const op_io io = qg_c_io_of(e, p);
+    /* the walk's float tensors: the entry's, or a driver link's (qg_c_open_link) */
+    const char *float_t = !ch.walk[0] ? qg_c_float_t(e->sp) : e->lp->float_io == QG_FLOAT32 ? "float" : "uint16_t";
+    emit_rows_function(e, p, &io, float_t);
 }
 
 /* Per-channel parameter table for the channels-last layout, padded to a
@@ -314,39 +222,4 @@ void qg_c_chan_table(emitter *e) {
     S("    cp->z = (int32_t *)(f + 4 * padded);\n");
     S("    return 1;\n}\n\n");
     P("static void %s_chan_free__%s(%s_chan__%s *cp) { free(cp->s); }\n\n", n, isa, n, isa);
-}
-
-/* requantize: runs of `inner` accumulators sharing one output channel's
- * multiplier m = fl(fl(s_in * s_w[c]) / s_out) and bias. */
-void qg_c_requantize_entry(emitter *e, const qg_plan *p) {
-    const char *n = e->name;
-    qg_c_entry_open(e, p->op);
-    S("    const size_t C = rp->channels ? rp->channels : 1;\n");
-    S("    const size_t run_len = C == 1 ? (n ? n : 1) : (rp->inner ? rp->inner : 1);\n");
-    /* the channel counts along with the runs: a division per run costs more than a short run */
-    S("    for (size_t c = 0, base = 0; base < n; c = c + 1 == C ? 0 : c + 1, base += run_len) {\n");
-    S("        const size_t m = n - base < run_len ? n - base : run_len;\n");
-    S("        const float s0 = rp->s_in * rp->s_w[c] / rp->s_out;\n");
-    S("        const int32_t b0 = rp->bias_q ? rp->bias_q[c] : 0, z0 = rp->z_out;\n");
-    P("        %s_requantize_span(acc, q, base, m", n);
-    emit_param_args(e, p);
-    S(");\n    }\n}\n\n");
-}
-
-/* An entry point that forwards to the op's runtime reference. */
-void qg_c_by_reference(emitter *e, qg_kernel_op op) {
-    const qg_op_info *o = qg_op_info_of(op);
-    qg_c_entry_open(e, op);
-    P("    %s(&%s_spec, ", o->reference, e->name);
-    qg_c_arg_names(e->t, o);
-    S(");\n}\n\n");
-}
-
-/* qint32 and float zero points: the scalar "kernels" are the runtime's
- * reference itself (vector ISAs refuse these specs). */
-void qg_c_reference_entries(emitter *e) {
-    S("/* This spec's arithmetic (qint32, or float zero points) needs more than\n"
-      " * fp32 lanes; the scalar kernels are the runtime's reference. */\n");
-    for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD; op++)
-        qg_c_by_reference(e, op);
 }

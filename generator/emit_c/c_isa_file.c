@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c_signature.h"
+#include "c_builder.h"
 #include "c_kernel.h"
+#include "c_signature.h"
 
 /* docs/semantics.md forbids FMA contraction and the file needs its ISA:
  * both are set here, for the functions that follow, in each compiler's
@@ -72,8 +73,31 @@ static void emit_helpers(emitter *e) {
     }
 }
 
+void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p) {
+    e->lp = lp;
+    e->op = p ? p->op : QG_K_OBSERVE;
+    e->op_from = e->t->len;
+    if (!p) {
+        if (qg_plan_observer_reduces(e->sp))
+            qg_c_minmax_span(e);
+        return;
+    }
+    if (lp->channels_last_table && !e->chan_table_done) {
+        qg_c_chan_table(e);
+        e->chan_table_done = true;
+    }
+    qg_c_body(e, p);
+    qg_c_span(e, p);
+    qg_c_rows(e, p);
+}
+
+void qg_c_op_end(emitter *e) {
+    lower_group_tokens(e, e->op_from, lmul_of(e, e->op));
+    e->lp = NULL;
+}
+
 qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg_text *t, qg_error *err) {
-    emitter ev = {t, sp, qg_isa_spelling_of(isa), qg_target_of(isa), sp->name, NULL, 0, false, ""};
+    emitter ev = {t, sp, qg_isa_spelling_of(isa), qg_target_of(isa), sp->name, NULL, 0, false, "", 0, 0, false};
     emitter *e = &ev;
     e->lanes = e->tg->lanes;
     e->scalable = e->tg->lanes == 0;
@@ -97,47 +121,12 @@ qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg
     emit_target_push(e);
     emit_helpers(e);
     S("\n");
-    const bool by_reference = qg_plan_by_reference(sp, QG_K_QUANTIZE);
-    qg_kernel_loops lp;
-    qg_kernel_loops_of(sp, isa, QG_K_FAKE_QUANT, &lp);
-    e->lp = &lp;
-    if (lp.channels_last_table && !by_reference)
-        qg_c_chan_table(e);
-    if (by_reference)
-        qg_c_reference_entries(e);
-    for (qg_kernel_op op = QG_K_QUANTIZE; op <= QG_K_FAKE_QUANT_BACKWARD && !by_reference; op++) {
-        qg_plan plan;
-        if ((st = qg_plan_build_for(sp, e->tg->isa, op, &plan, err)))
-            return st;
-        qg_kernel_loops_of(sp, isa, op, &lp);
-        P("/* ---- %s ---- */\n\n", qg_kernel_op_name(op));
-        const size_t from = e->t->len;
-        qg_c_body(e, &plan);
-        qg_c_span(e, &plan);
-        qg_c_entry(e, &plan);
-        lower_group_tokens(e, from, lmul_of(e, op));
-    }
-    S("/* ---- requantize ---- */\n\n");
-    if (qg_plan_by_reference(sp, QG_K_REQUANTIZE)) {
-        S("/* The fixed-point scheme (64-bit products) runs on the runtime's reference. */\n");
-        qg_c_by_reference(e, QG_K_REQUANTIZE);
-    } else {
-        qg_plan plan;
-        if ((st = qg_plan_build_for(sp, e->tg->isa, QG_K_REQUANTIZE, &plan, err)))
-            return st;
-        qg_kernel_loops_of(sp, isa, QG_K_REQUANTIZE, &lp);
-        const size_t from = e->t->len;
-        qg_c_body(e, &plan);
-        qg_c_span(e, &plan);
-        qg_c_requantize_entry(e, &plan);
-        lower_group_tokens(e, from, lmul_of(e, QG_K_REQUANTIZE));
-    }
-    S("/* ---- observe ---- */\n\n");
-    const size_t from = e->t->len;
-    if (qg_plan_observer_reduces(sp))
-        qg_c_minmax_span(e);
-    qg_c_observe(e);
-    lower_group_tokens(e, from, lmul_of(e, QG_K_OBSERVE));
+    c_kb b;
+    qg_c_kb_init(&b, e);
+    st = qg_lower_kernels(&b.kb, sp, isa, (1u << QG_K_OP_COUNT) - 1, err);
+    qg_c_kb_free(&b);
+    if (st)
+        return st;
     emit_target_pop(e);
     P("#else\ntypedef int %s_%s_not_this_architecture;\n#endif\n", sp->name, e->tg->name);
     return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");

@@ -62,7 +62,17 @@ void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, c
  * backend's lx_whole_steps_test. */
 void qg_c_steps_for(emitter *e, const char *ind, const char *i, const char *len, const char *step);
 void qg_c_strip_open(emitter *e, const char *at, const char *end, const char *indent);
+/* Scalable ISAs' span; NAME_<op>_span_part of the channels-last rows. */
 void qg_c_span(emitter *e, const qg_plan *p);
+void qg_c_span_open(emitter *e, const qg_plan *p, const char *storage, const char *suffix);
+/* One whole vector at element `at`: loaded, the body, stored unless
+ * skip_store keeps r<k> (g<k>) for a store that follows; with mask4 its
+ * mask bits come from mbits and stay in m<k>; `ordered` keeps the result
+ * without NaN lanes and nan<k> (qg_plan.out_ordered). */
+void qg_c_full_vector(emitter *e, const qg_plan *p, int k, const char *at, const char *indent, bool skip_store,
+                      bool mask4, bool ordered);
+/* The partial vector at base + i of r lanes, through masks or buffers. */
+void qg_c_tail(emitter *e, const qg_plan *p);
 /* Whether the op's entry walks channels-last rows (NAME_<op>_rows__<isa>)
  * and, with partial vectors, has a NAME_<op>_span_part. */
 bool qg_c_has_rows(const emitter *e);
@@ -73,15 +83,15 @@ void qg_c_entry_open(emitter *e, qg_kernel_op op);
  * runtime driver calls), and emits the chain's forwarder links, each
  * calling qg_<driver>_<stem> with the link it wraps. */
 void qg_c_open_link(emitter *e, const qg_op_info *o, const char *infix);
-void qg_c_forwarders(emitter *e, const qg_op_info *o, const qg_entry_chain *ch);
-void qg_c_entry(emitter *e, const qg_plan *p);
 void qg_c_chan_table(emitter *e);
-void qg_c_requantize_entry(emitter *e, const qg_plan *p);
-void qg_c_by_reference(emitter *e, qg_kernel_op op);
-void qg_c_reference_entries(emitter *e);
+void qg_c_rows(emitter *e, const qg_plan *p);
+
+/* c_isa_file.c: what the builder's op_begin and op_end print (the plan's
+ * body, spans, rows; observe's reduction), around the lowered entries */
+void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p);
+void qg_c_op_end(emitter *e);
 
 /* c_observe.c: the min/max reduction */
 void qg_c_minmax_span(emitter *e);
-void qg_c_observe(emitter *e);
 
 #endif

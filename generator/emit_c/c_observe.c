@@ -158,21 +158,3 @@ void qg_c_minmax_span(emitter *e) {
     spell(e, is->mask_to_bits, "ok", NULL, NULL);
     P(" == %s;\n}\n\n", L == 64 ? "~0ull" : L == 1 ? "1u" : (L == 4 ? "0xFu" : L == 8 ? "0xFFu" : "0xFFFFu"));
 }
-
-/* The layout walk, NaN reporting and non-min/max observers are the
- * runtime's (qg_observe_with); the kernel brings its reduction. */
-void qg_c_observe(emitter *e) {
-    const qg_op_info *o = qg_op_info_of(QG_K_OBSERVE);
-    qg_kernel_loops lp;
-    qg_entry_chain ch;
-    qg_kernel_loops_of(e->sp, e->tg->isa, QG_K_OBSERVE, &lp);
-    qg_entry_chain_of(&lp, &ch);
-    qg_c_open_link(e, o, ch.walk);
-    const char *with = lp.float_io == QG_FLOAT32 ? "qg_observe_with" : "qg_observe16_with";
-    if (qg_plan_observer_reduces(e->sp))
-        P("    return %s(obs, x, n, inner, %s_minmax_span, err);\n}\n\n", with, e->name);
-    else
-        P("    /* %s observers keep no min/max to vectorize */\n    return %s(obs, x, n, inner, NULL, err);\n}\n\n",
-          qg_observer_type_name(e->sp->observer.type), with);
-    qg_c_forwarders(e, o, &ch);
-}

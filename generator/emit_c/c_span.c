@@ -97,10 +97,10 @@ void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, c
  * loop's NaN test (`ordered`: the result as it is without NaN lanes), with
  * mask4 (group_mask) its mask bits come from and go to the four vectors'
  * 16 (mbits, m<k>). */
-static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, int k, const char *off_expr,
-                                const char *indent, bool skip_store, bool mask4, bool ordered) {
-    char at[96], ptr[128], in[320], mexpr[320] = "", res[16], mres[16];
-    snprintf(at, sizeof at, "base + i%s", off_expr);
+void qg_c_full_vector(emitter *e, const qg_plan *p, int k, const char *at, const char *indent, bool skip_store,
+                      bool mask4, bool ordered) {
+    const op_io io_v = qg_c_io_of(e, p), *io = &io_v;
+    char ptr[160], in[320], mexpr[320] = "", res[16], mres[16];
     snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at);
     qg_c_load_expr(e, io, ptr, in, sizeof in);
     char count[64];
@@ -126,15 +126,6 @@ static void emit_full_vector_ex(emitter *e, const qg_plan *p, const op_io *io, i
         qg_c_store(e, io, ptr, res, indent);
     if (io->mask_out && !mask4)
         qg_c_mask_store_full(e, at, count, mres, indent);
-}
-
-/* single full vectors from i on (fixed-width ISAs) */
-static void emit_vector_loop(emitter *e, const qg_plan *p, const op_io *io) {
-    char step[16];
-    snprintf(step, sizeof step, "%d", e->lp->lanes);
-    qg_c_steps_for(e, "    ", "i", "len", step);
-    emit_full_vector_ex(e, p, io, 0, "", "        ", false, false, false);
-    S("    }\n");
 }
 
 static void emit_span_params(emitter *e, const qg_plan *p) {
@@ -197,8 +188,6 @@ static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
      * writes outside the caller's arrays. */
     const char *in_t = io.in_is_i32 ? "int32_t" : io.in_is_q ? qg_q_type(io.in_q) : "float";
     const char *out_t = io.out_is_q ? qg_q_type(io.out_q) : "float";
-    S("    if (i < len) {\n");
-    S("        const size_t r = len - i;\n");
     P("        %s inb[%d] = {0};\n        %s outb[%d];\n", in_t, L, out_t, L);
     P("        memcpy(inb, %s + base + i, r * sizeof inb[0]);\n", io.in_name);
     char in[320], mexpr[320] = "";
@@ -218,7 +207,6 @@ static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
     P("        memcpy(%s + base + i, outb, r * sizeof outb[0]);\n", io.out_name);
     if (io.mask_out)
         emit_mask_store_tail(e, false);
-    S("    }\n");
 }
 
 /* The tail of a span with masked loads and stores: lanes past the end are
@@ -232,7 +220,6 @@ static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
     const char *store_tail = io->out_is_q ? is->store_q_tail[d_out] : is->store_f_tail;
     const bool mask_bytes =
         !packed_mask(e) && ((io->mask_in && is->load_mask_bytes_tail) || (io->mask_out && is->store_mask_bytes_tail));
-    S("    if (i < len) {\n        const size_t r = len - i;\n");
     if (load_tail || store_tail || mask_bytes) { /* the tail mask, where a masked access takes it */
         P("        const %s tm = ", is->tail_mask_type ? is->tail_mask_type : is->vm);
         spell(e, is->tail_mask, "r", NULL, NULL);
@@ -275,11 +262,17 @@ static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
     }
     if (io->mask_out)
         emit_mask_store_tail(e, true);
-    S("    }\n");
+}
+
+/* The partial vector at base + i of r = len - i lanes (inside `if (i < len)`). */
+void qg_c_tail(emitter *e, const qg_plan *p) {
+    const op_io io = qg_c_io_of(e, p);
+    e->lp->tail_buffered ? emit_buffered_tail(e, p, &io) : emit_masked_tail(e, p, &io);
 }
 
 /* <storage> void NAME_<op>_span<suffix>(in, out, [mask,] base, len, params...) { */
-static void span_open_as(emitter *e, const qg_plan *p, const op_io *io, const char *storage, const char *suffix) {
+void qg_c_span_open(emitter *e, const qg_plan *p, const char *storage, const char *suffix) {
+    const op_io io_v = qg_c_io_of(e, p), *io = &io_v;
     P("%s void %s_%s_span%s(%s, %s%s, size_t base, size_t len", storage, e->name, qg_kernel_op_name(p->op), suffix,
       io->in_decl, io->out_decl,
       io->mask_in    ? ", const uint8_t *mask"
@@ -289,137 +282,26 @@ static void span_open_as(emitter *e, const qg_plan *p, const op_io *io, const ch
     S(") {\n");
 }
 
-static void span_open(emitter *e, const qg_plan *p, const op_io *io, const char *suffix) {
-    span_open_as(e, p, io, "static inline", suffix);
-}
-
-/* NAME_<op>_span<suffix>(in, out, [mask,] base, len, params...); */
-static void span_call(emitter *e, const qg_plan *p, const op_io *io, const char *suffix, const char *base,
-                      const char *len, const char *indent) {
-    P("%s%s_%s_span%s(%s, %s%s, %s, %s", indent, e->name, qg_kernel_op_name(p->op), suffix, io->in_name, io->out_name,
-      io->mask_in || io->mask_out ? ", mask" : "", base, len);
-    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
-        if (p->uses[in])
-            P(", %s", qg_c_input_names[in]);
-    S(");\n");
-}
-
-/* The span of kernel_loops' align_head: a partial vector up to the float
- * tensor's next vector boundary, then the rest from there. */
-static void emit_align_head(emitter *e, const qg_plan *p, const op_io *io) {
-    const char *ptr = e->lp->align_out ? io->out_name : io->in_name;
-    span_open(e, p, io, "");
-    P("    const size_t head = (size_t)(-(uintptr_t)(%s + base) %% %uu) / sizeof %s[0];\n", ptr, e->lp->align_bytes,
-      ptr);
-    P("    if (head && len >= %u) {\n", e->lp->align_min);
-    span_call(e, p, io, "_run", "base", "head", "        ");
-    S("        base += head;\n        len -= head;\n    }\n");
-    span_call(e, p, io, "_run", "base", "len", "    ");
-    S("}\n\n");
-}
-/* The main loop's one NaN test of its four vectors (nan0..nan3): where a
- * lane is NaN, the four run again one by one out of line (the rare path,
- * NAME_<op>_span_vectors, with the masks NaN lanes need) and the iteration
- * ends there; else their results are stored, unless a grouped store
- * follows. */
-static void emit_nan_test(emitter *e, const qg_plan *p, const op_io *io, bool grouped_store) {
-    const int L = e->lp->lanes;
-    char count[16];
-    snprintf(count, sizeof count, "%d", 4 * L);
-    S("        if (");
-    spell(e, e->is->any_nan4, "nan0, nan1, nan2, nan3", NULL, NULL);
-    S(") {\n");
-    span_call(e, p, io, "_vectors", "base + i", count, "            ");
-    S("            continue;\n        }\n");
-    for (int k = 0; k < 4 && !grouped_store; k++) {
-        char off[16] = "", ptr[96], res[8];
-        if (k)
-            snprintf(off, sizeof off, " + %d", k * L);
-        snprintf(ptr, sizeof ptr, "%s + base + i%s", io->out_name, off);
-        snprintf(res, sizeof res, "r%d", k);
-        qg_c_store(e, io, ptr, res, "        ");
-    }
-}
-
-/* NAME_<op>_span_vectors: whole vectors one at a time, for the main loop's
- * NaN path. */
-static void emit_span_vectors(emitter *e, const qg_plan *p, const op_io *io) {
-    span_open_as(e, p, io, "QG_KS_OUT_OF_LINE", "_vectors");
-    S("    size_t i = 0;\n");
-    emit_vector_loop(e, p, io);
-    S("}\n\n");
-}
-
+/* Scalable ISAs: one strip-mining loop, no tail; NAME_<op>_span_part
+ * beside the fixed-width spans of the lowering (lower/lower_span.c) where
+ * the channels-last rows end in a partial vector. */
 void qg_c_span(emitter *e, const qg_plan *p) {
-    op_io io = qg_c_io_of(e, p);
-    if (p->out_ordered >= 0 && !e->scalable && e->lp->unroll > 1)
-        emit_span_vectors(e, p, &io);
-    span_open(e, p, &io, e->lp->align_head ? "_run" : "");
     if (e->scalable) {
+        qg_c_span_open(e, p, "static inline", "");
         S("    for (size_t i = 0; i < len;) {\n");
         qg_c_strip_open(e, "i", "len", "        ");
         emit_param_splats(e, p, "        ");
-        emit_full_vector_ex(e, p, &io, 0, "", "        ", false, false, false);
+        qg_c_full_vector(e, p, 0, "base + i", "        ", false, false, false);
         P("        i += %s;\n    }\n}\n\n", e->is->strip_step);
         return;
     }
-    const int L = e->lp->lanes, U = e->lp->unroll;
-    S("    size_t i = 0;\n");
-    if (U > 1) {
-        char step[16];
-        snprintf(step, sizeof step, "%d", L * U);
-        qg_c_steps_for(e, "    ", "i", "len", step);
-        /* narrow outputs of four vectors are packed and stored together */
-        const bool store4 = e->lp->group_store, mask4 = e->lp->group_mask;
-        if (mask4 && io.mask_in)
-            P("        const uint64_t mbits = qg_ks_get_bits(mask, base + i, %du);\n", 4 * L);
-        /* qg_plan.out_ordered: one NaN test of the U vectors, their masks applied only after it */
-        const bool nan_once = p->out_ordered >= 0;
-        for (int k = 0; k < U; k++) {
-            char off[32] = "";
-            if (k)
-                snprintf(off, sizeof off, " + %d", k * L);
-            emit_full_vector_ex(e, p, &io, k, off, "        ", store4 || nan_once, mask4, nan_once);
-        }
-        if (nan_once)
-            emit_nan_test(e, p, &io, store4);
-        if (store4 && e->lp->group_store_adds_z) {
-            char qmin[24];
-            snprintf(qmin, sizeof qmin, "%lld", e->lp->qmin);
-            S("        ");
-            spell(e, e->is->store_q4_z[qg_kernel_dtype(e->sp)], "q + base + i", "g0, g1, g2, g3, z", qmin);
-            S(";\n");
-        } else if (store4) {
-            S("        ");
-            spell(e, e->is->store_q4[qg_kernel_dtype(e->sp)], "q + base + i", "r0, r1, r2, r3", NULL);
-            S(";\n");
-        }
-        if (mask4 && io.mask_out && packed_mask(e)) {
-            S("        if (mask)\n            qg_ks_put_bits(mask, base + i, ");
-            spell(e, e->is->mask4_to_bits, "m0, m1, m2, m3", NULL, NULL);
-            P(", %du);\n", 4 * L);
-        } else if (mask4 && io.mask_out) {
-            S("        if (mask)\n            ");
-            spell(e, e->is->store_mask4_bytes, "mask + base + i", "m0, m1, m2, m3", NULL);
-            S(";\n");
-        }
-        S("    }\n");
-    }
-    emit_vector_loop(e, p, &io);
-    if (e->lp->tail_buffered)
-        emit_buffered_tail(e, p, &io);
-    else if (e->lp->tail)
-        emit_masked_tail(e, p, &io);
-    S("}\n\n");
-    if (e->lp->align_head)
-        emit_align_head(e, p, &io);
     if (qg_c_has_rows(e) && e->lp->tail) {
-        /* NAME_<op>_span_part: one partial vector, the tail alone, for the
-         * channels-last rows' last columns (no span loops around it) */
-        span_open(e, p, &io, "_part");
-        S("    const size_t i = 0;\n");
-        e->lp->tail_buffered ? emit_buffered_tail(e, p, &io) : emit_masked_tail(e, p, &io);
-        S("}\n\n");
+        /* one partial vector, the tail alone, for the channels-last rows'
+         * last columns (no span loops around it) */
+        qg_c_span_open(e, p, "static inline", "_part");
+        S("    const size_t i = 0;\n    if (i < len) {\n        const size_t r = len - i;\n");
+        qg_c_tail(e, p);
+        S("    }\n}\n\n");
     }
 }
 

@@ -47,8 +47,8 @@ void qg_llvm_blob_free(qg_llvm_blob *b);
  * and emits `out`. QG_LLVM_JIT_OBJ on a vector ISA runs a short pipeline
  * instead (inlining, SROA, CSE, instcombine, CFG clean-up, LICM): the IR
  * arrives vectorized and unrolled, so O2's loop passes only cost compile
- * time, about half of a cold JIT compile (docs/performance.md). Never aborts: a target LLVM cannot build for, or an
- * LLVM fatal error, comes back as an error. */
+ * time, about half of a cold JIT compile (docs/performance.md). A target LLVM cannot build for, or a module that does
+ * not verify, comes back as an error before code generation (docs/jit.md). */
 qg_status qg_llvm_compile(const qg_spec *spec, const qg_llvm_target *target, const char *prefix, unsigned ops,
                           qg_llvm_output out, qg_llvm_blob *result, qg_error *err);
 
@@ -69,7 +69,7 @@ int qg_llvm_elements_per_iteration(qg_isa isa, int op, int vlen);
 /* LLVM's version, e.g. "19.1.4" (part of the JIT cache key). */
 const char *qg_llvm_version(void);
 
-/* Sets LLVM up once per process: targets, and the fatal-error handler. */
+/* Sets LLVM up once per process: its targets. */
 void qg_llvm_init(void);
 
 #endif

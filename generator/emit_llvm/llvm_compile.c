@@ -1,15 +1,17 @@
 /* One spec, one target: the module built, verified, optimized at O2 and
- * emitted. LLVM reports its fatal errors through a handler that returns
- * control here instead of exiting the host process. */
+ * emitted. Everything LLVM would treat as fatal is checked before it sees
+ * it (the target against the ISA's features, the module by the verifier),
+ * so no spec reaches LLVM's fatal paths; one that still happens ends the
+ * process (docs/jit.md): unwinding out of LLVM's C++ frames would be
+ * undefined behaviour, and a library does not own the process-wide
+ * handler. */
 #include <pthread.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/BitWriter.h>
-#include <llvm-c/ErrorHandling.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -26,18 +28,9 @@ int qg_llvm_elements_per_iteration(qg_isa isa, int op, int vlen) {
     return lanes * t->unroll;
 }
 
-/* ---- LLVM set-up and fatal errors --------------------------------------- */
+/* ---- LLVM set-up ---------------------------------------------------------- */
 
 static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
-static _Thread_local jmp_buf *fatal_jump;
-static _Thread_local char fatal_reason[256];
-
-static void on_fatal_error(const char *reason) {
-    snprintf(fatal_reason, sizeof fatal_reason, "%s", reason ? reason : "unknown");
-    if (fatal_jump)
-        longjmp(*fatal_jump, 1);
-    /* not inside a qgen compile: nothing to return to */
-}
 
 static void init_llvm(void) {
     LLVMInitializeX86TargetInfo();
@@ -52,7 +45,6 @@ static void init_llvm(void) {
     LLVMInitializeRISCVTarget();
     LLVMInitializeRISCVTargetMC();
     LLVMInitializeRISCVAsmPrinter();
-    LLVMInstallFatalErrorHandler(on_fatal_error);
 }
 
 void qg_llvm_blob_free(qg_llvm_blob *b) {
@@ -268,19 +260,7 @@ static qg_status compile(const qg_spec *spec, const qg_plan *probe, const qg_llv
         LLVMAddModuleFlag(x.m, LLVMModuleFlagBehaviorError, "target-abi", 10,
                           LLVMMDStringInContext2(x.c, target->abi, strlen(target->abi)));
     init_types(&x);
-    jmp_buf jump;
-    jmp_buf *volatile saved = fatal_jump;
-    if (setjmp(jump) == 0) {
-        fatal_jump = &jump;
-        st = build_and_emit(&x, tm, out, result, err);
-    } else {
-        /* LLVM's state after a fatal error is unknown: report, leak it */
-        fatal_jump = saved;
-        qg_llvm_blob_free(result);
-        return qg_error_set(err, QG_ERR_BACKEND, "llvm: fatal error compiling %s for %s: %s", spec->name,
-                            target->triple, fatal_reason);
-    }
-    fatal_jump = saved;
+    st = build_and_emit(&x, tm, out, result, err);
     LLVMDisposeBuilder(x.b);
     LLVMDisposeModule(x.m);
     LLVMContextDispose(x.c);

@@ -5,6 +5,7 @@
 
 #include "../emit_c/isa_spelling.h"
 #include "../plan/kernel_ops.h"
+#include "../lower/kernel_builder.h"
 #include "llvm_builder.h"
 #include "qgen/runtime.h"
 
@@ -66,16 +67,52 @@ void lx_store_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef m, LLV
 LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vector);
 
 /* llvm_entry.c: entries */
-LLVMValueRef lx_define_entry(lx *x, const qg_op_info *o);
 /* NAME_<op><infix>__<isa>: the entry (infix ""), else internal. */
 LLVMValueRef lx_define_link(lx *x, const qg_op_info *o, const char *infix);
-/* A link that calls runtime_fn(&NAME_spec, [extra,] its args) and returns
- * what it returns; and the chain's forwarder links around `walk`. */
-LLVMValueRef lx_build_forwarder(lx *x, const qg_op_info *o, const char *infix, const char *runtime_fn,
-                                LLVMValueRef extra);
-void lx_build_forwarders(lx *x, const qg_op_info *o, const qg_entry_chain *ch, LLVMValueRef walk);
+
+/* llvm_kbuilder.c: the kernel builder (lower/kernel_builder.h) on x */
+enum { LX_KB_MAX = 16 }; /* loops, ifs and variables open at once */
+struct qg_kvar {
+    LLVMValueRef slot;
+    LLVMTypeRef t;
+};
+typedef struct lx_kb_loop {
+    struct qg_kvar *v;
+    LLVMValueRef step;
+    LLVMBasicBlockRef head, done;
+} lx_kb_loop;
+typedef struct lx_kb {
+    qg_kb kb;
+    lx *x;
+    const qg_op_info *o;  /* the open link's op */
+    LLVMValueRef minmax;  /* observe's reduction */
+    span_args s;          /* the open span's arguments */
+    io_t io;              /* ... and its tensors */
+    LLVMValueRef m_in[4]; /* the main loop's four vectors' mask inputs (group_mask_in) */
+    lx_kb_loop loops[LX_KB_MAX];
+    LLVMBasicBlockRef joins[LX_KB_MAX];
+    struct qg_kvar vars[LX_KB_MAX];
+    int nloops, nifs, nvars;
+} lx_kb;
+void lx_kb_init(lx_kb *k, lx *x);
+/* llvm_span.c: the builder's span calls */
+void lx_kb_open_span(lx_kb *k, const qg_plan *p, const char *suffix, bool out_of_line);
+LLVMValueRef lx_kb_span_arg(lx_kb *k, int which);
+void lx_kb_vector(lx_kb *k, const qg_plan *p, LLVMValueRef at, LLVMValueRef count, const qg_kvector *v);
+void lx_kb_group_mask_in(lx_kb *k, LLVMValueRef at);
+void lx_kb_store_result(lx_kb *k, LLVMValueRef r, LLVMValueRef at);
+void lx_kb_group_store(lx_kb *k, LLVMValueRef r[4], LLVMValueRef at);
+void lx_kb_group_mask_out(lx_kb *k, LLVMValueRef m[4], LLVMValueRef at);
+LLVMValueRef lx_kb_any_nan4(lx_kb *k, LLVMValueRef nan[4]);
+LLVMValueRef lx_kb_to_boundary(lx_kb *k, LLVMValueRef ptr, LLVMValueRef base, bool of_output, unsigned bytes);
+
+/* llvm_entry.c: the channels-last branch of the channel walk; `fallback`
+ * takes over when the parameter table cannot be allocated */
+void lx_channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out, LLVMValueRef mask,
+                      LLVMValueRef n, LLVMValueRef qp, LLVMValueRef C, LLVMBasicBlockRef fallback);
 
 /* llvm_observe.c: the min/max reduction */
-void lx_build_observe(lx *x);
+/* <prefix>_minmax_span__<isa>: min and max of a run, 0 when it holds a NaN */
+LLVMValueRef lx_build_minmax(lx *x);
 
 #endif

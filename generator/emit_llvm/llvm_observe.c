@@ -98,21 +98,8 @@ static LLVMValueRef build_minmax(lx *x, const qg_plan *widen) {
     LLVMBuildRet(x->b, LLVMBuildZExt(x->b, rok, x->i32, ""));
     return fn;
 }
-void lx_build_observe(lx *x) {
+LLVMValueRef lx_build_minmax(lx *x) {
     qg_plan widening;
     const bool sixteen = qg_plan_observe_widening(x->sp, x->target->isa, &widening);
-    LLVMValueRef span =
-        qg_plan_observer_reduces(x->sp) ? build_minmax(x, sixteen ? &widening : NULL) : LLVMConstNull(x->ptr);
-    const qg_op_info *o = qg_op_info_of(QG_K_OBSERVE);
-    qg_kernel_loops lp;
-    qg_entry_chain ch;
-    qg_kernel_loops_of(x->sp, x->target->isa, QG_K_OBSERVE, &lp);
-    qg_entry_chain_of(&lp, &ch);
-    LLVMValueRef fn = lx_define_link(x, o, ch.walk);
-    LLVMTypeRef rtypes[6] = {x->ptr, x->ptr, x->i64, x->i64, x->ptr, x->ptr};
-    LLVMValueRef drv = lx_declare(x, sixteen ? "qg_observe16_with" : "qg_observe_with", x->i32, rtypes, 6);
-    LLVMValueRef args[6] = {LLVMGetParam(fn, 3), LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), LLVMGetParam(fn, 2), span,
-                            LLVMGetParam(fn, 4)};
-    LLVMBuildRet(x->b, lx_call(x, drv, args, 6));
-    lx_build_forwarders(x, o, &ch, fn);
+    return build_minmax(x, sixteen ? &widening : NULL);
 }

@@ -214,22 +214,33 @@ static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *
     vector_at_ex(x, p, io, s, at, count, active, NULL);
 }
 
-/* The types of a span's arguments: in, out, mask, base, len, then the
+/* Whether the op's span takes a mask (only ops with one do). */
+static bool has_mask(const lx *x) { return x->lp->mask_in != QG_MASK_NONE || x->lp->mask_out != QG_MASK_NONE; }
+
+/* The types of a span's arguments: in, out, [mask,] base, len, then the
  * parameters the plan uses; returns their count. */
 static unsigned span_param_types(lx *x, const qg_plan *p, LLVMTypeRef params[5 + QG_IN_COUNT]) {
-    LLVMTypeRef head[5] = {x->ptr, x->ptr, x->ptr, x->i64, x->i64};
-    unsigned np = 5;
-    memcpy(params, head, sizeof head);
+    unsigned np = 0;
+    params[np++] = x->ptr;
+    params[np++] = x->ptr;
+    if (has_mask(x))
+        params[np++] = x->ptr;
+    params[np++] = x->i64;
+    params[np++] = x->i64;
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         if (p->uses[k])
             params[np++] = p->kind[k] == QG_VI ? x->vi : x->vf;
     return np;
 }
 
-static span_args span_args_of(const qg_plan *p, LLVMValueRef fn) {
-    span_args s = {LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), LLVMGetParam(fn, 2),
-                   LLVMGetParam(fn, 3), LLVMGetParam(fn, 4), {0}};
-    unsigned np = 5;
+static span_args span_args_of(lx *x, const qg_plan *p, LLVMValueRef fn) {
+    unsigned np = 0;
+    span_args s = {0};
+    s.in = LLVMGetParam(fn, np++);
+    s.out = LLVMGetParam(fn, np++);
+    s.mask = has_mask(x) ? LLVMGetParam(fn, np++) : LLVMConstNull(x->ptr);
+    s.base = LLVMGetParam(fn, np++);
+    s.len = LLVMGetParam(fn, np++);
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         if (p->uses[k])
             s.param[k] = LLVMGetParam(fn, np++);
@@ -249,110 +260,26 @@ static lx_loop vector_loop(lx *x, const qg_plan *p, const io_t *io, const span_a
     return one;
 }
 
-/* <prefix>_<op>_span_vectors(in, out, mask, base, len, params...): whole
- * vectors one at a time, out of line, for the main loop's NaN path. */
-static LLVMValueRef span_vectors(lx *x, const qg_plan *p, const io_t *io) {
-    LLVMTypeRef params[5 + QG_IN_COUNT];
-    const unsigned np = span_param_types(x, p, params);
-    char suffix[64];
-    snprintf(suffix, sizeof suffix, "_%s_span_vectors", qg_kernel_op_name(p->op));
-    LLVMValueRef fn;
-    lx_resume caller;
-    if (!lx_helper_open(x, suffix, x->vd, params, np, &fn, &caller))
-        return fn;
-    const span_args s = span_args_of(p, fn);
-    vector_loop(x, p, io, &s, lx_i64(x, 0), lx_vl(x));
-    LLVMBuildRetVoid(x->b);
-    lx_helper_close(x, &caller);
-    return fn;
-}
-
-/* The main loop's one NaN test of its four vectors' nan values: where a
- * lane is NaN, the four run again one by one out of line (span_vectors,
- * with the masks NaN lanes need) and the iteration ends there; else the
- * caller stores the results. */
-static void nan_test(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef nan[4], LLVMValueRef at0,
-                     const lx_loop *loop, LLVMValueRef step) {
-    LLVMValueRef any;
-    LLVMTypeRef vt = LLVMTypeOf(nan[0]);
-    if (x->isa->minmax == LX_MINMAX_MINIMUM) { /* a NaN-keeping max and its reduction (NEON: fmax, fmaxv) */
-        LLVMValueRef ab = lx_intrinsic(x, "llvm.maximum", &vt, 1, (LLVMValueRef[]){nan[0], nan[1]}, 2);
-        LLVMValueRef cd = lx_intrinsic(x, "llvm.maximum", &vt, 1, (LLVMValueRef[]){nan[2], nan[3]}, 2);
-        LLVMValueRef m = lx_intrinsic(x, "llvm.maximum", &vt, 1, (LLVMValueRef[]){ab, cd}, 2);
-        m = lx_intrinsic(x, "llvm.vector.reduce.fmaximum", &vt, 1, &m, 1);
-        any = LLVMBuildFCmp(x->b, LLVMRealUNO, m, m, "");
-    } else { /* unordered pairs (x86: two compares) */
-        LLVMValueRef ab = LLVMBuildFCmp(x->b, LLVMRealUNO, nan[0], nan[1], "");
-        LLVMValueRef cd = LLVMBuildFCmp(x->b, LLVMRealUNO, nan[2], nan[3], "");
-        any = LLVMBuildOr(x->b, ab, cd, "");
-        LLVMTypeRef mt = LLVMTypeOf(any);
-        any = lx_intrinsic(x, "llvm.vector.reduce.or", &mt, 1, &any, 1);
-    }
-    LLVMBasicBlockRef rare = lx_block(x, "nan"), stores = lx_block(x, "ordered");
-    LLVMBuildCondBr(x->b, any, rare, stores);
-    LLVMPositionBuilderAtEnd(x->b, rare);
-    LLVMValueRef args[5 + QG_IN_COUNT] = {s->in, s->out, s->mask, at0, step};
-    unsigned n = 5;
-    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
-        if (p->uses[k])
-            args[n++] = s->param[k];
-    lx_call(x, span_vectors(x, p, io), args, n);
-    lx_loop_continue(x, loop, step);
-    LLVMPositionBuilderAtEnd(x->b, stores);
-}
-
 /* static void span(in, out, mask, base, len, params...) */
 /* With one_vector, the span of the channels-last walk: one vector, so no
  * loops (and far less code to compile); 1 <= len <= one vector, but on SVE,
  * where len may pass it and the strip's predicate (whilelo) saturates. */
 static LLVMValueRef span_function(lx *x, const qg_plan *p, const io_t *io, bool one_vector, const char *suffix);
 
-/* The span of kernel_loops' align_head: a partial vector up to the float
- * tensor's next vector boundary (`run` on `head` elements), then `run` on
- * the rest from there. */
-static LLVMValueRef align_head_span(lx *x, const qg_plan *p, const io_t *io, LLVMValueRef run) {
-    LLVMValueRef fn = span_function(x, p, io, false, "");
-    const unsigned np = LLVMCountParams(fn);
-    LLVMValueRef args[5 + QG_IN_COUNT];
-    for (unsigned k = 0; k < np; k++)
-        args[k] = LLVMGetParam(fn, k);
-    LLVMValueRef base = args[3], len = args[4];
-    const unsigned esize = x->lp->align_out ? io->out_size : io->in_size;
-    LLVMValueRef at = lx_gep(x, x->i8, args[x->lp->align_out ? 1 : 0], LLVMBuildMul(x->b, base, lx_i64(x, esize), ""));
-    LLVMValueRef to_line = LLVMBuildNeg(x->b, LLVMBuildPtrToInt(x->b, at, x->i64, ""), "");
-    to_line = LLVMBuildURem(x->b, to_line, lx_i64(x, x->lp->align_bytes), "");
-    LLVMValueRef head = LLVMBuildUDiv(x->b, to_line, lx_i64(x, esize), "head");
-    LLVMValueRef cut = LLVMBuildAnd(x->b, LLVMBuildICmp(x->b, LLVMIntNE, head, lx_i64(x, 0), ""),
-                                    LLVMBuildICmp(x->b, LLVMIntUGE, len, lx_i64(x, x->lp->align_min), ""), "");
-    LLVMBasicBlockRef join = lx_if_open(x, cut);
-    args[4] = head;
-    lx_call(x, run, args, np);
-    lx_if_close(x, join);
-    head = LLVMBuildSelect(x->b, cut, head, lx_i64(x, 0), "");
-    args[3] = LLVMBuildAdd(x->b, base, head, "");
-    args[4] = LLVMBuildSub(x->b, len, head, "");
-    lx_call(x, run, args, np);
-    LLVMBuildRetVoid(x->b);
-    return fn;
-}
-
 LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vector) {
-    if (x->lp->align_head && !one_vector)
-        return align_head_span(x, p, io, span_function(x, p, io, false, "_run"));
     return span_function(x, p, io, one_vector, one_vector ? "1" : "");
 }
 
-/* static void NAME_<op>_span<suffix>(in, out, mask, base, len, params...),
- * with its body but for align_head's outer span (align_head_span's). */
+/* static void NAME_<op>_span<suffix>(in, out, mask, base, len, params...):
+ * scalable ISAs' whole vectors and predicated tail, and the one-vector
+ * span of the channels-last rows (fixed-width spans: lower/lower_span.c). */
 static LLVMValueRef span_function(lx *x, const qg_plan *p, const io_t *io, bool one_vector, const char *suffix) {
     LLVMTypeRef params[5 + QG_IN_COUNT];
     const unsigned np = span_param_types(x, p, params);
     char name[QG_NAME_MAX + 64];
     snprintf(name, sizeof name, "%s_%s_span%s", x->prefix, qg_kernel_op_name(p->op), suffix);
     LLVMValueRef fn = lx_define(x, name, x->vd, params, np, true);
-    if (!suffix[0] && x->lp->align_head && !one_vector)
-        return fn; /* align_head_span builds it */
-    span_args s = span_args_of(p, fn);
+    span_args s = span_args_of(x, p, fn);
     LLVMValueRef vl = lx_vl(x);
     if (one_vector && x->isa->scalable) {
         /* one predicated strip, as the C backend's strips: no branch; the
@@ -376,38 +303,7 @@ static LLVMValueRef span_function(lx *x, const qg_plan *p, const io_t *io, bool 
         LLVMBuildRetVoid(x->b);
         return fn;
     }
-    lx_loop main = {0};
-    const int U = x->lp->unroll;
     LLVMValueRef i0 = lx_i64(x, 0);
-    if (U > 1) {
-        LLVMValueRef step = LLVMBuildMul(x->b, vl, lx_i64(x, U), "");
-        const bool four = packs_four(x), mask4 = x->lp->group_mask && io->mask_out;
-        LLVMValueRef z16 = four && x->lp->group_store_adds_z ? zero_point16(x, s.param[QG_IN_Z]) : NULL;
-        main = lx_loop_open(x, i0, "unrolled");
-        LLVMValueRef i = lx_loop_value(x, &main);
-        lx_loop_test(x, &main, lx_whole_steps_test(x, i, s.len, step));
-        LLVMValueRef r[4], m[4], m_in[4] = {0}, nan[4], at[4];
-        if (x->lp->group_mask && io->mask_in)
-            load_four_masks(x, s.mask, LLVMBuildAdd(x->b, s.base, i, ""), m_in);
-        const bool nan_once = p->out_ordered >= 0; /* qg_plan.out_ordered: one NaN test of the four */
-        for (int k = 0; k < U; k++) {
-            LLVMValueRef off = LLVMBuildAdd(x->b, i, LLVMBuildMul(x->b, vl, lx_i64(x, k), ""), "");
-            const group_slot g = {four || nan_once ? &r[k] : NULL, mask4 ? &m[k] : NULL, m_in[k & 3],
-                                  nan_once ? &nan[k] : NULL};
-            at[k] = LLVMBuildAdd(x->b, s.base, off, "");
-            vector_at_ex(x, p, io, &s, at[k], vl, NULL, &g);
-        }
-        if (nan_once)
-            nan_test(x, p, io, &s, nan, at[0], &main, step);
-        for (int k = 0; k < U && nan_once && !four; k++)
-            lx_store(x, r[k], io->out_t, io->out_size, s.out, at[k], NULL, vl);
-        if (four)
-            store_four_q8(x, r, z16, s.out, LLVMBuildAdd(x->b, s.base, i, ""));
-        if (mask4)
-            store_four_masks(x, m, s.mask, LLVMBuildAdd(x->b, s.base, i, ""));
-        lx_loop_close(x, &main, step);
-        i0 = lx_loop_value(x, &main);
-    }
     lx_loop one = vector_loop(x, p, io, &s, i0, vl);
     if (x->lp->tail) {
         LLVMValueRef i = lx_loop_value(x, &one);
@@ -419,4 +315,100 @@ static LLVMValueRef span_function(lx *x, const qg_plan *p, const io_t *io, bool 
     }
     LLVMBuildRetVoid(x->b);
     return fn;
+}
+
+/* ---- the kernel builder's span calls (lower/lower_span.c) ---------------- */
+
+void lx_kb_open_span(lx_kb *k, const qg_plan *p, const char *suffix, bool out_of_line) {
+    lx *x = k->x;
+    LLVMTypeRef params[5 + QG_IN_COUNT];
+    const unsigned np = span_param_types(x, p, params);
+    char name[QG_NAME_MAX + 64];
+    snprintf(name, sizeof name, "%s_%s_span%s", x->prefix, qg_kernel_op_name(p->op), suffix);
+    LLVMValueRef fn = lx_define(x, name, x->vd, params, np, !out_of_line);
+    if (out_of_line) { /* the rare path: kept out of the loop that calls it */
+        LLVMSetLinkage(fn, LLVMInternalLinkage);
+        const unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(x->c, noinline, 0));
+    }
+    k->s = span_args_of(x, p, fn);
+    k->io = lx_io_of(x);
+}
+
+LLVMValueRef lx_kb_span_arg(lx_kb *k, int which) {
+    const span_args *s = &k->s;
+    switch (which) {
+    case QG_KSPAN_IN: return s->in;
+    case QG_KSPAN_OUT: return s->out;
+    case QG_KSPAN_MASK: return s->mask;
+    case QG_KSPAN_BASE: return s->base;
+    case QG_KSPAN_LEN: return s->len;
+    default: return s->param[which - QG_KSPAN_PARAM];
+    }
+}
+
+void lx_kb_vector(lx_kb *k, const qg_plan *p, LLVMValueRef at, LLVMValueRef count, const qg_kvector *v) {
+    lx *x = k->x;
+    LLVMValueRef result = NULL, mask = NULL, nan = NULL;
+    const group_slot g = {v->keep ? &result : NULL, v->mask4 && k->io.mask_out ? &mask : NULL,
+                          v->mask4 && k->io.mask_in && v->slot >= 0 ? k->m_in[v->slot & 3] : NULL,
+                          v->ordered ? &nan : NULL};
+    /* a partial vector's lanes k < count */
+    LLVMValueRef active = v->partial ? lx_active(x, lx_i64(x, 0), count) : NULL;
+    vector_at_ex(x, p, &k->io, &k->s, at, count, active, v->slot >= 0 ? &g : NULL);
+    if (v->result)
+        *v->result = (qg_kv *)result;
+    if (v->mask_out)
+        *v->mask_out = (qg_kv *)mask;
+    if (v->nan)
+        *v->nan = (qg_kv *)nan;
+}
+
+void lx_kb_group_mask_in(lx_kb *k, LLVMValueRef at) { load_four_masks(k->x, k->s.mask, at, k->m_in); }
+
+void lx_kb_store_result(lx_kb *k, LLVMValueRef r, LLVMValueRef at) {
+    lx_store(k->x, r, k->io.out_t, k->io.out_size, k->s.out, at, NULL, lx_vl(k->x));
+}
+
+void lx_kb_group_store(lx_kb *k, LLVMValueRef r[4], LLVMValueRef at) {
+    lx *x = k->x;
+    if (!packs_four(x)) { /* no narrowing store of four: one by one */
+        LLVMValueRef vl = lx_vl(x);
+        for (int j = 0; j < 4; j++)
+            lx_store(x, narrow_q(x, r[j]), k->io.out_t, k->io.out_size, k->s.out,
+                     LLVMBuildAdd(x->b, at, LLVMBuildMul(x->b, vl, lx_i64(x, j), ""), ""), NULL, vl);
+        return;
+    }
+    LLVMValueRef z16 = x->lp->group_store_adds_z ? zero_point16(x, k->s.param[QG_IN_Z]) : NULL;
+    store_four_q8(x, r, z16, k->s.out, at);
+}
+
+void lx_kb_group_mask_out(lx_kb *k, LLVMValueRef m[4], LLVMValueRef at) { store_four_masks(k->x, m, k->s.mask, at); }
+
+/* Whether a lane of the four nan values is NaN: a NaN-keeping max and its
+ * reduction (NEON: fmax, fmaxv), or unordered pairs (x86: two compares). */
+LLVMValueRef lx_kb_any_nan4(lx_kb *k, LLVMValueRef nan[4]) {
+    lx *x = k->x;
+    LLVMTypeRef vt = LLVMTypeOf(nan[0]);
+    if (x->isa->minmax == LX_MINMAX_MINIMUM) {
+        LLVMValueRef ab = lx_intrinsic(x, "llvm.maximum", &vt, 1, (LLVMValueRef[]){nan[0], nan[1]}, 2);
+        LLVMValueRef cd = lx_intrinsic(x, "llvm.maximum", &vt, 1, (LLVMValueRef[]){nan[2], nan[3]}, 2);
+        LLVMValueRef m = lx_intrinsic(x, "llvm.maximum", &vt, 1, (LLVMValueRef[]){ab, cd}, 2);
+        m = lx_intrinsic(x, "llvm.vector.reduce.fmaximum", &vt, 1, &m, 1);
+        return LLVMBuildFCmp(x->b, LLVMRealUNO, m, m, "");
+    }
+    LLVMValueRef ab = LLVMBuildFCmp(x->b, LLVMRealUNO, nan[0], nan[1], "");
+    LLVMValueRef cd = LLVMBuildFCmp(x->b, LLVMRealUNO, nan[2], nan[3], "");
+    LLVMValueRef any = LLVMBuildOr(x->b, ab, cd, "");
+    LLVMTypeRef mt = LLVMTypeOf(any);
+    return lx_intrinsic(x, "llvm.vector.reduce.or", &mt, 1, &any, 1);
+}
+
+LLVMValueRef lx_kb_to_boundary(lx_kb *k, LLVMValueRef ptr, LLVMValueRef base, bool of_output, unsigned bytes) {
+    lx *x = k->x;
+    const unsigned esize = of_output ? k->io.out_size : k->io.in_size;
+    LLVMValueRef at = lx_gep(x, x->i8, ptr, LLVMBuildMul(x->b, base, lx_i64(x, esize), ""));
+    LLVMValueRef to_line = LLVMBuildNeg(x->b, LLVMBuildPtrToInt(x->b, at, x->i64, ""), "");
+    to_line = LLVMBuildURem(x->b, to_line, lx_i64(x, bytes), "");
+    return LLVMBuildUDiv(x->b, to_line, lx_i64(x, esize), "head");
 }

@@ -25,6 +25,7 @@
 #include "../emit_llvm/emit_llvm.h"
 #include "qgen_source_hash.h"
 #include "../targets/target_table.h"
+#include "../plan/kernel_ops.h"
 #include "../plan/kernel_plan.h"
 #include "../spec/spec_internal.h"
 #include "object_cache.h"
@@ -89,37 +90,33 @@ static qg_status check_isa(int isa, qg_error *err) {
     return QG_OK;
 }
 
-/* The runtime functions generated kernels call (and memcpy: the
- * buffered tails of ISAs without masked accesses copy through it). */
+/* The runtime functions generated kernels call: each op's from the op
+ * table, and the helpers every op's loops share (memcpy: the buffered
+ * tails of ISAs without masked accesses copy through it). */
 static qg_status define_runtime(qg_jit *j, qg_error *err) {
     static const struct {
         const char *name;
         void (*fn)(void);
-    } syms[] = {
+    } shared[] = {
         {"memcpy", (void (*)(void))memcpy},
         {"qg_chan_table_fill", (void (*)(void))qg_chan_table_fill},
-        {"qg_observe_with", (void (*)(void))qg_observe_with},
-        {"qg_observe16_with", (void (*)(void))qg_observe16_with},
         {"qg_mask_pack_bits", (void (*)(void))qg_mask_pack_bits},
         {"qg_mask_unpack_bits", (void (*)(void))qg_mask_unpack_bits},
-        {"qg_ref_quantize", (void (*)(void))qg_ref_quantize},
-        {"qg_ref_dequantize", (void (*)(void))qg_ref_dequantize},
-        {"qg_ref_fake_quant", (void (*)(void))qg_ref_fake_quant},
-        {"qg_ref_fake_quant_backward", (void (*)(void))qg_ref_fake_quant_backward},
-        {"qg_ref_requantize", (void (*)(void))qg_ref_requantize},
-        {"qg_group_quantize", (void (*)(void))qg_group_quantize},
-        {"qg_group_dequantize", (void (*)(void))qg_group_dequantize},
-        {"qg_group_fake_quant", (void (*)(void))qg_group_fake_quant},
-        {"qg_pack4_quantize", (void (*)(void))qg_pack4_quantize},
-        {"qg_pack4_dequantize", (void (*)(void))qg_pack4_dequantize},
     };
-    enum { N = sizeof syms / sizeof syms[0] };
-    LLVMOrcCSymbolMapPair pairs[N];
-    for (size_t i = 0; i < N; i++) {
-        pairs[i].Name = LLVMOrcLLJITMangleAndIntern(j->lljit, syms[i].name);
-        pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)syms[i].fn;
-        pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
-        pairs[i].Sym.Flags.TargetFlags = 0;
+    enum { SHARED = sizeof shared / sizeof shared[0], MAX = SHARED + 3 * QG_K_OP_COUNT };
+    LLVMOrcCSymbolMapPair pairs[MAX];
+    size_t N = 0;
+    for (size_t i = 0; i < SHARED + 3 * QG_K_OP_COUNT; i++) {
+        const qg_op_info *o = i < SHARED ? NULL : qg_op_info_of((qg_kernel_op)((i - SHARED) / 3));
+        const char *name = o ? o->callees[(i - SHARED) % 3].name : shared[i].name;
+        void (*fn)(void) = o ? o->callees[(i - SHARED) % 3].fn : shared[i].fn;
+        if (!name)
+            continue;
+        pairs[N].Name = LLVMOrcLLJITMangleAndIntern(j->lljit, name);
+        pairs[N].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)fn;
+        pairs[N].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+        pairs[N].Sym.Flags.TargetFlags = 0;
+        N++;
     }
     LLVMErrorRef e = LLVMOrcJITDylibDefine(j->jd, LLVMOrcAbsoluteSymbols(pairs, N));
     return e ? llvm_failure(err, "defining the runtime's symbols", e) : QG_OK;

@@ -1,6 +1,11 @@
 /* The op table (see kernel_ops.h). */
 #include "kernel_ops.h"
 
+#include "qgen/kernel_support.h"
+
+#define CALLEE(f)                                                                                                      \
+    { #f, (void (*)(void))f }
+
 static const qg_op_info ops[QG_K_OP_COUNT] = {
     [QG_K_QUANTIZE] = {QG_K_QUANTIZE,
                        "quantize",
@@ -9,7 +14,8 @@ static const qg_op_info ops[QG_K_OP_COUNT] = {
                        {{QG_ARG_F32_IN, "x"}, {QG_ARG_Q_OUT, "q"}, {QG_ARG_N, "n"}, {QG_ARG_QPARAMS, "qp"}},
                        "qg_ref_quantize",
                        QG_IN_X,
-                       "quantize"},
+                       "quantize",
+                       {CALLEE(qg_ref_quantize), CALLEE(qg_group_quantize), CALLEE(qg_pack4_quantize)}},
     [QG_K_DEQUANTIZE] = {QG_K_DEQUANTIZE,
                          "dequantize",
                          false,
@@ -17,7 +23,8 @@ static const qg_op_info ops[QG_K_OP_COUNT] = {
                          {{QG_ARG_Q_IN, "q"}, {QG_ARG_F32_OUT, "y"}, {QG_ARG_N, "n"}, {QG_ARG_QPARAMS, "qp"}},
                          "qg_ref_dequantize",
                          QG_IN_Q,
-                         "dequantize"},
+                         "dequantize",
+                         {CALLEE(qg_ref_dequantize), CALLEE(qg_group_dequantize), CALLEE(qg_pack4_dequantize)}},
     [QG_K_FAKE_QUANT] = {QG_K_FAKE_QUANT,
                          "fake_quant",
                          false,
@@ -29,7 +36,8 @@ static const qg_op_info ops[QG_K_OP_COUNT] = {
                           {QG_ARG_QPARAMS, "qp"}},
                          "qg_ref_fake_quant",
                          QG_IN_X,
-                         "fake_quant"},
+                         "fake_quant",
+                         {CALLEE(qg_ref_fake_quant), CALLEE(qg_group_fake_quant)}},
     [QG_K_FAKE_QUANT_BACKWARD] =
         {QG_K_FAKE_QUANT_BACKWARD,
          "fake_quant_backward",
@@ -38,7 +46,8 @@ static const qg_op_info ops[QG_K_OP_COUNT] = {
          {{QG_ARG_F32_IN, "dy"}, {QG_ARG_MASK_IN, "mask"}, {QG_ARG_F32_OUT, "dx"}, {QG_ARG_N, "n"}},
          "qg_ref_fake_quant_backward",
          QG_IN_DY,
-         NULL},
+         NULL,
+         {CALLEE(qg_ref_fake_quant_backward)}},
     [QG_K_OBSERVE] = {QG_K_OBSERVE,
                       "observe",
                       true,
@@ -50,7 +59,8 @@ static const qg_op_info ops[QG_K_OP_COUNT] = {
                        {QG_ARG_ERROR, "err"}},
                       NULL,
                       QG_IN_X,
-                      NULL},
+                      NULL,
+                      {CALLEE(qg_observe_with), CALLEE(qg_observe16_with)}},
     [QG_K_REQUANTIZE] = {QG_K_REQUANTIZE,
                          "requantize",
                          false,
@@ -58,7 +68,8 @@ static const qg_op_info ops[QG_K_OP_COUNT] = {
                          {{QG_ARG_ACC_IN, "acc"}, {QG_ARG_Q_OUT, "q"}, {QG_ARG_N, "n"}, {QG_ARG_REQUANT, "rp"}},
                          "qg_ref_requantize",
                          QG_IN_Q,
-                         NULL},
+                         NULL,
+                         {CALLEE(qg_ref_requantize)}},
 };
 
 const char *qg_kernel_op_name(qg_kernel_op op) { return op < QG_K_OP_COUNT ? ops[op].name : "?"; }

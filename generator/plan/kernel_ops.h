@@ -47,6 +47,13 @@ typedef struct qg_op_info {
      * inner function as a qg_<stem>_link_fn (NULL: the op has no such
      * drivers). */
     const char *driver_stem;
+    /* Every runtime function the op's entries may call (the reference, the
+     * drivers, observe's walks), by name and address: the JIT defines
+     * these for its kernels. */
+    struct {
+        const char *name;
+        void (*fn)(void);
+    } callees[3];
 } qg_op_info;
 
 const qg_op_info *qg_op_info_of(qg_kernel_op op);

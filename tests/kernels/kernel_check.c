@@ -612,6 +612,51 @@ static void test_backward(void) {
     CHECK_EQ(mismatches, 0);
 }
 
+/* Missing tensors at n > 0, or missing parameters, leave every output as
+ * it was, as the reference's argument check does (and n = 0 touches
+ * nothing): no kernel dereferences them. */
+static void test_missing_arguments(void) {
+    params p;
+    make_params(&p);
+    const size_t n = 5;
+    qg_qparams qp = qparams_of(&p, n);
+    KC_F x[8] = {0}, y[8];
+    KC_Q q[8];
+    uint8_t mask[8];
+    for (int round = 0; round < 2; round++) {
+        const size_t len = round ? n : 0;
+        memset(y, 0x5A, sizeof y);
+        memset(q, 0x5A, sizeof q);
+        memset(mask, 0x5A, sizeof mask);
+        K->quantize(x, q, len, NULL);
+        K->dequantize(q, y, len, NULL);
+        K->fake_quant(x, y, mask, len, NULL);
+        K->fake_quant_backward(x, NULL, y, len);
+        K->requantize((const int32_t *)x, q, len, NULL);
+        if (len) { /* a NULL tensor with qparams */
+            K->quantize(NULL, q, len, &qp);
+            K->fake_quant(x, NULL, mask, len, &qp);
+            K->dequantize(NULL, y, len, &qp);
+        }
+        const float s_w = 0.5f;
+        qg_requant_params rp = {0.5f, NULL, NULL, 0.25f, 0, 1, 1};
+        K->requantize((const int32_t *)x, q, len, &rp); /* no weight scales */
+        rp.s_w = &s_w;
+        K->requantize(NULL, q, len, &rp);
+        for (size_t i = 0; i < sizeof y; i++)
+            CHECK_EQ(((const uint8_t *)y)[i], 0x5A);
+        for (size_t i = 0; i < sizeof q; i++)
+            CHECK_EQ(((const uint8_t *)q)[i], 0x5A);
+        for (size_t i = 0; i < sizeof mask; i++)
+            CHECK_EQ(mask[i], 0x5A);
+    }
+    /* n = 0 with every pointer NULL */
+    K->quantize(NULL, NULL, 0, &qp);
+    K->dequantize(NULL, NULL, 0, &qp);
+    K->fake_quant(NULL, NULL, NULL, 0, &qp);
+    K->fake_quant_backward(NULL, NULL, NULL, 0);
+}
+
 static int32_t acc_value(void) {
     switch (next() % 6) {
     case 0: return (int32_t)(INT32_MAX - (int32_t)(next() % 1000));
@@ -1034,6 +1079,7 @@ int main(int argc, char **argv) {
                  {"quantize and dequantize", test_quantize_dequantize},
                  {"fake_quant_backward", test_backward},
                  {"requantize", test_requantize},
+                 {"missing arguments", test_missing_arguments},
                  {"observe", test_observe},
                  {"fused_train_step", test_fused_train_step},
                  {"quantize_dynamic", test_quantize_dynamic},

@@ -1,11 +1,13 @@
 /* The C backend's pieces on their own, below the plan: each ISA's
  * spellings (templates/<isa>.def) take exactly the operands their plan
  * operation has (qg_opcode_arity), the op table is whole, and the line
- * wrapper keeps emitted C within 100 columns without changing a token. A
- * failure here names a spelling or the wrapper, not a plan. */
+ * wrapper keeps emitted C within 100 columns without changing a token, and
+ * the kernel builder prints its calls as C reads them. A failure here
+ * names a spelling, the wrapper or the printer, not a plan. */
 #include <string.h>
 
 #include "../test_util.h"
+#include "emit_c/c_builder.h"
 #include "emit_c/c_signature.h"
 #include "emit_c/c_wrap.h"
 #include "emit_c/isa_spelling.h"
@@ -91,6 +93,23 @@ static void test_op_table_is_whole(void) {
         CU_ASSERT_TRUE(qg_op_data_in(o) >= 0);
         CU_ASSERT_TRUE(qg_op_arg_index(o, QG_ARG_N) >= 0);
         CU_ASSERT_EQUAL(qg_op_data_out(o) >= 0, o->reference != NULL);
+        /* the JIT defines exactly the callees: the reference and each driver an entry may call are among them */
+        const char *wanted[3] = {o->reference, NULL, NULL};
+        char drivers[2][64];
+        for (int d = 0; d < 2 && o->driver_stem; d++) {
+            snprintf(drivers[d], sizeof drivers[d], "qg_%s_%s", d ? "pack4" : "group", o->driver_stem);
+            wanted[1 + d] = drivers[d];
+        }
+        if (op == QG_K_FAKE_QUANT) /* 4-bit dtypes pack only quantize's and dequantize's output */
+            wanted[2] = NULL;
+        for (int w = 0; w < 3; w++) {
+            if (!wanted[w])
+                continue;
+            bool found = false;
+            for (int k = 0; k < 3; k++)
+                found = found || (o->callees[k].name && strcmp(o->callees[k].name, wanted[w]) == 0 && o->callees[k].fn);
+            CU_ASSERT_TRUE(found);
+        }
     }
     qg_text t = {0};
     qg_c_prototype(&t, qg_op_info_of(QG_K_FAKE_QUANT_BACKWARD), "net", "float", "__avx2");
@@ -165,12 +184,53 @@ static void test_wrap_keeps_tokens_within_width(void) {
     }
 }
 
+/* The kernel builder printed as C (lower/kernel_builder.h): a few calls,
+ * their exact text. */
+static void test_c_printer_spells_calls(void) {
+    qg_spec sp;
+    qg_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(
+        qg_spec_load_string("{\"name\": \"net\", \"dtype\": \"quint8\"}", "<test>", NULL, 0, &sp, &err), QG_OK);
+    qg_text text = {0};
+    qg_kernel_loops lp;
+    qg_kernel_loops_of(&sp, QG_ISA_AVX2, QG_K_QUANTIZE, &lp);
+    emitter e = {&text, &sp,  qg_isa_spelling_of(QG_ISA_AVX2), qg_target_of(QG_ISA_AVX2), "net", &lp, 8, false, "8", 0,
+                 0,     false};
+    c_kb c;
+    qg_c_kb_init(&c, &e);
+    qg_kb *b = &c.kb;
+    const qg_kb_ops *B = b->ops;
+    c.depth = 1;
+    /* sums of literals fold; the others print with the parentheses C needs */
+    qg_kv *k = B->let(b, "k", B->bin(b, QG_KB_ADD, B->imm(b, QG_KT_SIZE, 3), B->imm(b, QG_KT_SIZE, 4)));
+    qg_kv *n = B->let(
+        b, "n2", B->bin(b, QG_KB_DIV, B->bin(b, QG_KB_ADD, k, B->imm(b, QG_KT_SIZE, 1)), B->imm(b, QG_KT_SIZE, 8)));
+    qg_kvar *i = B->var(b, "i", QG_KT_SIZE, B->imm(b, QG_KT_SIZE, 0));
+    B->loop_open(b, "vectors", i, QG_KTEST_WHOLE_STEPS, n, B->imm(b, QG_KT_SIZE, 8));
+    B->if_open(b, B->bin(b, QG_KB_EQ, B->get(b, i), B->cast(b, QG_KT_SIZE, B->bin(b, QG_KB_SUB, n, n))));
+    B->call(b, NULL, "f", NULL, (qg_kv *[]){B->imm(b, QG_KT_I64, -3), B->imm(b, QG_KT_PTR, 0)}, 2);
+    B->if_close(b);
+    B->loop_close(b);
+    CU_ASSERT_TRUE(qg_text_ok(&text));
+    CU_ASSERT_STRING_EQUAL(text.p, "    const size_t k = 7;\n"
+                                   "    const size_t n2 = (k + 1) / 8;\n"
+                                   "    size_t i = 0;\n"
+                                   "    for (const size_t i_end = n2 < 8 ? 0 : n2 - 8 + 1; i < i_end; i += 8) {\n"
+                                   "        if (i == (size_t)(n2 - n2)) {\n"
+                                   "            f(-3LL, NULL);\n"
+                                   "        }\n"
+                                   "    }\n");
+    qg_c_kb_free(&c);
+    qg_text_free(&text);
+}
+
 int main(void) {
     static const qg_test tests[] = {
         {"every operation spelled with its operands", test_every_operation_spelled_with_its_operands},
         {"strips spelled exactly for scalable ISAs", test_strips_spelled_exactly_for_scalable_isas},
         {"the op table is whole", test_op_table_is_whole},
         {"wrapping keeps tokens within 100 columns", test_wrap_keeps_tokens_within_width},
+        {"the kernel builder printed as C", test_c_printer_spells_calls},
     };
     return QG_RUN("lowering", tests);
 }

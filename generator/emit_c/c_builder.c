@@ -1,0 +1,450 @@
+/* The kernel builder (lower/kernel_builder.h) as C text: each call prints
+ * its statement, or returns its expression for the call that uses it. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "c_builder.h"
+#include "c_kernel.h"
+#include "c_signature.h"
+
+/* An expression and the precedence of its outermost operator: 0 for
+ * primaries, casts and calls, then C's levels (3 multiplicative, 4
+ * additive, 6 relational, 7 equality, 11 &&, 13 ?:). */
+struct qg_kv {
+    struct qg_kv *next; /* the builder's list, freed together */
+    qg_kt t;
+    int prec;
+    char s[];
+};
+
+static c_kb *cb(qg_kb *b) { return (c_kb *)b; }
+
+/* A new expression of type t from printf's format; on failure a
+ * placeholder, the text buffer marked failed (qg_text_ok reports it). */
+static qg_kv *expr(qg_kb *b, qg_kt t, int prec, const char *fmt, ...) {
+    c_kb *c = cb(b);
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    const int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    qg_kv *v = len < 0 ? NULL : malloc(sizeof *v + (size_t)len + 1);
+    if (!v) {
+        va_end(ap2);
+        c->e->t->failed = true;
+        static qg_kv failed = {NULL, QG_KT_SIZE, 0, {0}};
+        return &failed;
+    }
+    vsnprintf(v->s, (size_t)len + 1, fmt, ap2);
+    va_end(ap2);
+    v->t = t;
+    v->prec = prec;
+    v->next = c->values;
+    c->values = v;
+    return v;
+}
+
+/* v as an operand of an operator of precedence `prec` (`right`: its right
+ * operand, where an equal level needs parentheses too) */
+static bool wrap(const qg_kv *v, int prec, bool right) { return right ? v->prec >= prec : v->prec > prec; }
+#define OPND(v, prec, right) wrap(v, prec, right) ? "(" : "", (v)->s, wrap(v, prec, right) ? ")" : ""
+
+static void line(qg_kb *b, const char *fmt, ...) {
+    c_kb *c = cb(b);
+    qg_text_printf(c->e->t, "%*s", 4 * c->depth, "");
+    va_list ap;
+    va_start(ap, fmt);
+    char small[256];
+    const int len = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (len >= 0 && (size_t)len < sizeof small) {
+        qg_text_puts(c->e->t, small);
+    } else { /* longer lines go through an expression of their own */
+        va_start(ap, fmt);
+        char *big = len < 0 ? NULL : malloc((size_t)len + 1);
+        if (big)
+            vsnprintf(big, (size_t)len + 1, fmt, ap);
+        va_end(ap);
+        big ? qg_text_puts(c->e->t, big) : (void)(c->e->t->failed = true);
+        free(big);
+    }
+    qg_text_puts(c->e->t, "\n");
+}
+
+static const char *c_type(qg_kt t) {
+    static const char *const names[] = {"size_t", "int32_t", "int64_t", "float", "void *", "int"};
+    return names[t];
+}
+
+static void open_link(qg_kb *b, const qg_op_info *o, const char *infix) {
+    c_kb *c = cb(b);
+    c->o = o;
+    c->depth = 1;
+    c->nvars = 0; /* variables are a function's */
+    qg_c_open_link(c->e, o, infix);
+}
+
+static qg_kv *arg(qg_kb *b, qg_arg_kind kind) {
+    const qg_op_info *o = cb(b)->o;
+    const int k = qg_op_arg_index(o, kind);
+    return k >= 0 ? expr(b, kind == QG_ARG_N ? QG_KT_SIZE : QG_KT_PTR, 0, "%s", o->args[k].name)
+                  : expr(b, QG_KT_PTR, 0, "NULL");
+}
+
+static void close_fn(qg_kb *b, qg_kv *v) {
+    if (v)
+        line(b, "return %s;", v->s);
+    cb(b)->depth = 0;
+    qg_text_puts(cb(b)->e->t, "}\n\n");
+}
+
+static void ret(qg_kb *b) { line(b, "return;"); }
+
+static qg_kv *link_ref(qg_kb *b, const qg_op_info *o, const char *infix) {
+    const emitter *e = cb(b)->e;
+    return expr(b, QG_KT_PTR, 0, "%s_%s%s__%s", e->name, o->name, infix, e->tg->name);
+}
+
+static qg_kv *spec_ref(qg_kb *b) { return expr(b, QG_KT_PTR, 0, "&%s_spec", cb(b)->e->name); }
+
+static qg_kv *span_ref(qg_kb *b, const char *suffix) {
+    return expr(b, QG_KT_PTR, 0, "%s_%s_span%s", cb(b)->e->name, cb(b)->o->name, suffix);
+}
+
+static qg_kv *imm(qg_kb *b, qg_kt t, long long v) {
+    if (t == QG_KT_PTR)
+        return expr(b, t, 0, "NULL");
+    return expr(b, t, 0, t == QG_KT_I64 ? "%lldLL" : "%lld", v);
+}
+
+static qg_kv *minmax_ref(qg_kb *b) { return expr(b, QG_KT_PTR, 0, "%s_minmax_span", cb(b)->e->name); }
+
+static void comment(qg_kb *b, const char *text) { line(b, "/* %s */", text); }
+
+static void section(qg_kb *b, const char *op_name) { qg_text_printf(cb(b)->e->t, "/* ---- %s ---- */\n\n", op_name); }
+
+static void op_begin(qg_kb *b, const qg_plan *plan) { qg_c_op_begin(cb(b)->e, b->lp, plan); }
+
+static void op_end(qg_kb *b) { qg_c_op_end(cb(b)->e); }
+
+static qg_kv *fimm(qg_kb *b, float v) {
+    char lit[48];
+    qg_c_float_literal(v, lit, sizeof lit);
+    return expr(b, QG_KT_F32, 0, "%s", lit);
+}
+
+/* Whether v is a decimal integer literal, and its value. */
+static bool literal(const qg_kv *v, long long *out) {
+    char *end;
+    *out = strtoll(v->s, &end, 10);
+    return v->prec == 0 && v->s[0] && *end == 0 && (v->t == QG_KT_SIZE || v->t == QG_KT_I32);
+}
+
+static qg_kv *bin(qg_kb *b, qg_kbin op, qg_kv *x, qg_kv *y) {
+    long long l, r;
+    if (op <= QG_KB_MUL && literal(x, &l) && literal(y, &r)) /* sums of the lowering's constants, folded */
+        return expr(b, x->t, 0, "%lld", op == QG_KB_ADD ? l + r : op == QG_KB_SUB ? l - r : l * r);
+    static const char *const spelled[] = {"+", "-", "*", "/", "==", "!=", "<", ">=", "&&", "||"};
+    static const int prec[] = {4, 4, 3, 3, 7, 7, 6, 6, 11, 12};
+    const qg_kt t = op >= QG_KB_EQ ? QG_KT_BOOL : x->t;
+    return expr(b, t, prec[op], "%s%s%s %s %s%s%s", OPND(x, prec[op], false), spelled[op], OPND(y, prec[op], true));
+}
+
+static qg_kv *select_(qg_kb *b, qg_kv *cond, qg_kv *x, qg_kv *y) {
+    return expr(b, x->t, 13, "%s%s%s ? %s%s%s : %s%s%s", OPND(cond, 13, true), OPND(x, 0, false), OPND(y, 13, false));
+}
+
+static qg_kv *cast(qg_kb *b, qg_kt t, qg_kv *v) { return expr(b, t, 0, "(%s)%s%s%s", c_type(t), OPND(v, 0, false)); }
+
+static qg_kv *nonnull(qg_kb *b, qg_kv *ptr) { return expr(b, QG_KT_BOOL, ptr->prec, "%s", ptr->s); }
+
+static void discard(qg_kb *b, qg_kv *v) { line(b, "(void)%s;", v->s); }
+
+static qg_kv *let(qg_kb *b, const char *name, qg_kv *v) {
+    line(b, "const %s %s = %s;", c_type(v->t), name, v->s);
+    return expr(b, v->t, 0, "%s", name);
+}
+
+static qg_kv *field(qg_kb *b, qg_kv *ptr, qg_kfield f) {
+    static const struct {
+        const char *name;
+        qg_kt t;
+    } fields[QG_KF_COUNT] = {{"scale", QG_KT_PTR},     {"zero_point", QG_KT_PTR}, {"channels", QG_KT_SIZE},
+                             {"inner", QG_KT_SIZE},    {"s_in", QG_KT_F32},       {"s_w", QG_KT_PTR},
+                             {"s_out", QG_KT_F32},     {"z_out", QG_KT_I32},      {"bias_q", QG_KT_PTR},
+                             {"channels", QG_KT_SIZE}, {"inner", QG_KT_SIZE}};
+    return expr(b, fields[f].t, 0, "%s->%s", ptr->s, fields[f].name);
+}
+
+static qg_kv *index_(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i, bool or_zero) {
+    if (or_zero)
+        return expr(b, t, 13, "%s ? %s[%s] : 0", ptr->s, ptr->s, i->s);
+    return expr(b, t, 0, "%s[%s]", ptr->s, i->s);
+}
+
+static qg_kvar *var(qg_kb *b, const char *name, qg_kt t, qg_kv *init) {
+    c_kb *c = cb(b);
+    line(b, "%s %s = %s;", c_type(t), name, init->s);
+    qg_kvar *v = c->nvars < C_KB_MAX_VARS ? &c->vars[c->nvars++] : NULL;
+    if (!v) { /* more than a kernel function declares */
+        c->e->t->failed = true;
+        v = &c->vars[0];
+    }
+    v->name = expr(b, t, 0, "%s", name);
+    return v;
+}
+
+static qg_kv *get(qg_kb *b, qg_kvar *v) {
+    (void)b;
+    return v->name;
+}
+
+static void set(qg_kb *b, qg_kvar *v, qg_kv *value) { line(b, "%s = %s;", v->name->s, value->s); }
+
+static void loop_open(qg_kb *b, const char *name, qg_kvar *v, qg_ktest test, qg_kv *bound, qg_kv *step) {
+    (void)name;
+    const char *i = v->name->s;
+    if (test == QG_KTEST_WHOLE_STEPS)
+        line(b, "for (const size_t %s_end = %s < %s ? 0 : %s - %s + 1; %s < %s_end; %s += %s) {", i, bound->s, step->s,
+             bound->s, step->s, i, i, i, step->s);
+    else
+        line(b, "for (; %s < %s; %s += %s) {", i, bound->s, i, step->s);
+    cb(b)->depth++;
+}
+
+static void block_close(qg_kb *b) {
+    cb(b)->depth--;
+    line(b, "}");
+}
+
+static void if_open(qg_kb *b, qg_kv *cond) {
+    line(b, "if (%s) {", cond->s);
+    cb(b)->depth++;
+}
+
+static qg_kv *call(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, qg_kv **args, int n) {
+    qg_text list = {0};
+    for (int k = 0; k < n; k++)
+        qg_text_printf(&list, "%s%s", k ? ", " : "", args[k]->s);
+    if (list.failed)
+        cb(b)->e->t->failed = true;
+    const char *callee = fn ? fn->s : name;
+    qg_kv *r = NULL;
+    if (ret)
+        r = expr(b, *ret, 0, "%s(%s)", callee, list.p ? list.p : "");
+    else
+        line(b, "%s(%s);", callee, list.p ? list.p : "");
+    qg_text_free(&list);
+    return r;
+}
+
+static void zero_bytes(qg_kb *b, qg_kv *ptr, qg_kv *count) { line(b, "memset(%s, 0, %s);", ptr->s, count->s); }
+
+static qg_kv *param(qg_kb *b, qg_plan_input in, qg_kv *scalar) {
+    emitter *e = cb(b)->e;
+    if (e->scalable) /* strips splat their parameters themselves */
+        return scalar;
+    qg_text t = {0};
+    const bool is_int = in == QG_IN_Z || in == QG_IN_B;
+    qg_text_spell(&t, is_int ? e->is->splat_i : e->is->op[QG_OP_SPLAT_F], scalar->s, NULL, NULL);
+    qg_kv *v = expr(b, QG_KT_PTR, 0, "%s", t.p ? t.p : "");
+    if (!qg_text_ok(&t))
+        e->t->failed = true;
+    qg_text_free(&t);
+    return v;
+}
+
+static void channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_kv *C) {
+    (void)io;
+    (void)C;
+    qg_c_channels_last(cb(b)->e, p);
+}
+
+/* ---- spans */
+
+static void open_span(qg_kb *b, const qg_plan *p, const char *suffix, bool out_of_line) {
+    c_kb *c = cb(b);
+    c->o = qg_op_info_of(p->op);
+    c->p = p;
+    c->depth = 1;
+    c->nvars = 0;
+    qg_c_span_open(c->e, p, out_of_line ? "QG_KS_OUT_OF_LINE" : "static inline", suffix);
+}
+
+static qg_kv *span_arg(qg_kb *b, int k) {
+    c_kb *c = cb(b);
+    const op_io io = qg_c_io_of(c->e, c->p);
+    static const char *const fixed[] = {NULL, NULL, "mask", "base", "len"};
+    const char *name = k == QG_KSPAN_IN     ? io.in_name
+                       : k == QG_KSPAN_OUT  ? io.out_name
+                       : k < QG_KSPAN_PARAM ? fixed[k]
+                                            : qg_c_input_names[k - QG_KSPAN_PARAM];
+    return expr(b, k == QG_KSPAN_BASE || k == QG_KSPAN_LEN ? QG_KT_SIZE : QG_KT_PTR, 0, "%s", name);
+}
+
+static qg_kv *lanes(qg_kb *b) { return expr(b, QG_KT_SIZE, 0, "%s", cb(b)->e->lanes_str); }
+
+static const char *indent(const c_kb *c) {
+    static const char spaces[] = "                                ";
+    const int n = 4 * c->depth < (int)sizeof spaces - 1 ? 4 * c->depth : (int)sizeof spaces - 1;
+    return spaces + sizeof spaces - 1 - n;
+}
+
+static void vector(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
+    c_kb *c = cb(b);
+    if (v->partial) { /* at base + i, r lanes: the lowering's names */
+        qg_c_tail(c->e, p);
+        return;
+    }
+    const int k = v->slot < 0 ? 0 : v->slot;
+    qg_c_full_vector(c->e, p, k, v->at->s, indent(c), v->keep, v->mask4, v->ordered);
+    /* quantize's q - z for a grouped store that adds the zero point is g<k> */
+    const bool grouped = (v->ordered || (v->keep && b->lp->group_store_adds_z)) && p->out_q_grouped >= 0;
+    if (v->result)
+        *v->result = expr(b, QG_KT_PTR, 0, "%c%d", grouped ? 'g' : 'r', k);
+    if (v->mask_out)
+        *v->mask_out = expr(b, QG_KT_PTR, 0, "m%d", k);
+    if (v->nan)
+        *v->nan = expr(b, QG_KT_PTR, 0, "nan%d", k);
+}
+
+static void group_mask_in(qg_kb *b, qg_kv *at) {
+    line(b, "const uint64_t mbits = qg_ks_get_bits(mask, %s, %du);", at->s, 4 * cb(b)->e->lanes);
+}
+
+static void store_result(qg_kb *b, qg_kv *r, qg_kv *at) {
+    c_kb *c = cb(b);
+    const op_io io = qg_c_io_of(c->e, c->p);
+    char ptr[160];
+    snprintf(ptr, sizeof ptr, "%s + %s", io.out_name, at->s);
+    qg_c_store(c->e, &io, ptr, r->s, indent(c));
+}
+
+/* $a..: four handles' names, comma-separated */
+static void four(qg_kv *const v[4], const char *extra, char *out, size_t cap) {
+    snprintf(out, cap, "%s, %s, %s, %s%s", v[0]->s, v[1]->s, v[2]->s, v[3]->s, extra);
+}
+
+static void spelled_line(qg_kb *b, const char *fmt, const char *x, const char *y, const char *z) {
+    qg_text t = {0};
+    qg_text_spell(&t, fmt, x, y, z);
+    if (!qg_text_ok(&t))
+        cb(b)->e->t->failed = true;
+    line(b, "%s;", t.p ? t.p : "");
+    qg_text_free(&t);
+}
+
+static void group_store(qg_kb *b, qg_kv *const r[4], qg_kv *at) {
+    emitter *e = cb(b)->e;
+    const qg_dtype kd = qg_kernel_dtype(e->sp);
+    char ptr[160], vs[96], qmin[24];
+    snprintf(ptr, sizeof ptr, "%s + %s", qg_c_io_of(e, cb(b)->p).out_name, at->s);
+    snprintf(qmin, sizeof qmin, "%lld", b->lp->qmin);
+    four(r, b->lp->group_store_adds_z ? ", z" : "", vs, sizeof vs);
+    spelled_line(b, b->lp->group_store_adds_z ? e->is->store_q4_z[kd] : e->is->store_q4[kd], ptr, vs, qmin);
+}
+
+static void group_mask_out(qg_kb *b, qg_kv *const m[4], qg_kv *at) {
+    emitter *e = cb(b)->e;
+    char ms[96], ptr[160];
+    four(m, "", ms, sizeof ms);
+    line(b, "if (mask)");
+    cb(b)->depth++;
+    if (b->lp->mask_out == QG_MASK_BITS) {
+        qg_text bits = {0};
+        qg_text_spell(&bits, e->is->mask4_to_bits, ms, NULL, NULL);
+        line(b, "qg_ks_put_bits(mask, %s, %s, %du);", at->s, bits.p ? bits.p : "", 4 * e->lanes);
+        if (!qg_text_ok(&bits))
+            e->t->failed = true;
+        qg_text_free(&bits);
+    } else {
+        snprintf(ptr, sizeof ptr, "mask + %s", at->s);
+        spelled_line(b, e->is->store_mask4_bytes, ptr, ms, NULL);
+    }
+    cb(b)->depth--;
+}
+
+static qg_kv *any_nan4(qg_kb *b, qg_kv *const nan[4]) {
+    char ns[96];
+    four(nan, "", ns, sizeof ns);
+    qg_text t = {0};
+    qg_text_spell(&t, cb(b)->e->is->any_nan4, ns, NULL, NULL);
+    qg_kv *v = expr(b, QG_KT_BOOL, 0, "%s", t.p ? t.p : "");
+    if (!qg_text_ok(&t))
+        cb(b)->e->t->failed = true;
+    qg_text_free(&t);
+    return v;
+}
+
+static qg_kv *to_boundary(qg_kb *b, qg_kv *ptr, qg_kv *base, bool of_output, unsigned bytes) {
+    (void)of_output;
+    return expr(b, QG_KT_SIZE, 3, "(size_t)(-(uintptr_t)(%s + %s) %% %uu) / sizeof %s[0]", ptr->s, base->s, bytes,
+                ptr->s);
+}
+
+static void loop_continue(qg_kb *b) { line(b, "continue;"); }
+
+static const qg_kb_ops c_ops = {
+    .open_link = open_link,
+    .arg = arg,
+    .close_fn = close_fn,
+    .ret = ret,
+    .link_ref = link_ref,
+    .spec_ref = spec_ref,
+    .span_ref = span_ref,
+    .minmax_ref = minmax_ref,
+    .comment = comment,
+    .section = section,
+    .op_begin = op_begin,
+    .op_end = op_end,
+    .imm = imm,
+    .fimm = fimm,
+    .bin = bin,
+    .select = select_,
+    .cast = cast,
+    .nonnull = nonnull,
+    .discard = discard,
+    .let = let,
+    .field = field,
+    .index = index_,
+    .var = var,
+    .get = get,
+    .set = set,
+    .loop_open = loop_open,
+    .loop_close = block_close,
+    .loop_continue = loop_continue,
+    .if_open = if_open,
+    .if_close = block_close,
+    .call = call,
+    .zero_bytes = zero_bytes,
+    .param = param,
+    .channels_last = channels_last,
+    .open_span = open_span,
+    .span_arg = span_arg,
+    .lanes = lanes,
+    .vector = vector,
+    .group_mask_in = group_mask_in,
+    .store_result = store_result,
+    .group_store = group_store,
+    .group_mask_out = group_mask_out,
+    .any_nan4 = any_nan4,
+    .to_boundary = to_boundary,
+};
+
+void qg_c_kb_init(c_kb *c, emitter *e) {
+    memset(c, 0, sizeof *c);
+    c->kb.ops = &c_ops;
+    c->kb.lp = e->lp;
+    c->e = e;
+}
+
+void qg_c_kb_free(c_kb *c) {
+    for (qg_kv *v = c->values, *next; v; v = next) {
+        next = v->next;
+        free(v);
+    }
+    c->values = NULL;
+    c->nvars = 0;
+}

@@ -1,0 +1,33 @@
+/* The C backend's kernel builder (lower/kernel_builder.h). */
+#ifndef QGEN_C_BUILDER_H
+#define QGEN_C_BUILDER_H
+
+#include "../lower/kernel_builder.h"
+#include "emit_c.h"
+
+struct qg_kvar {
+    qg_kv *name;
+};
+
+enum { C_KB_MAX_VARS = 16 }; /* variables of one builder's functions */
+
+typedef struct c_kb {
+    qg_kb kb;
+    emitter *e;
+    int depth;            /* indentation: open functions, loops and ifs */
+    const qg_op_info *o;  /* the open link's op */
+    const qg_plan *p;     /* the open span's plan */
+    struct qg_kv *values; /* every expression made, freed by qg_c_kb_free */
+    struct qg_kvar vars[C_KB_MAX_VARS];
+    int nvars;
+} c_kb;
+
+/* A builder printing into e's text for the op whose loops are e->lp. */
+void qg_c_kb_init(c_kb *c, emitter *e);
+void qg_c_kb_free(c_kb *c);
+
+/* c_entry.c: the channels-last branch of the channel walk */
+struct qg_plan;
+void qg_c_channels_last(emitter *e, const struct qg_plan *p);
+
+#endif

@@ -1,0 +1,205 @@
+/* The kernel builder: the one interface through which the lowering
+ * (lower/) writes every kernel, and which each backend implements, the C
+ * backend by printing text (emit_c/c_builder.c), the LLVM backend by
+ * building IR (emit_llvm/llvm_kbuilder.c). The lowering takes every
+ * decision (which functions, loops, walks, parameters, calls); a backend
+ * only spells the calls below. docs/c-backend.md lists why a builder and
+ * not a separate loop IR.
+ *
+ * Calls are structured: functions, loops and ifs open and close in
+ * nesting order, and a value is used only inside the construct that made
+ * it or one nested in it. */
+#ifndef QGEN_KERNEL_BUILDER_H
+#define QGEN_KERNEL_BUILDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../plan/kernel_loops.h"
+#include "../plan/kernel_ops.h"
+
+/* A value the builder made: C text, or an LLVM value. Owned by the
+ * builder; valid until it is freed. */
+typedef struct qg_kv qg_kv;
+/* A scalar variable (C: a local; LLVM: a stack slot). */
+typedef struct qg_kvar qg_kvar;
+
+/* Scalar types: size_t, int32_t, int64_t, float, pointer, a condition. */
+typedef enum qg_kt { QG_KT_SIZE, QG_KT_I32, QG_KT_I64, QG_KT_F32, QG_KT_PTR, QG_KT_BOOL } qg_kt;
+
+/* Binary operations on scalars of one type (comparisons: unsigned for
+ * sizes, a condition as their result). */
+typedef enum qg_kbin {
+    QG_KB_ADD,
+    QG_KB_SUB,
+    QG_KB_MUL,
+    QG_KB_DIV, /* float, or unsigned sizes */
+    QG_KB_EQ,
+    QG_KB_NE,
+    QG_KB_LT,
+    QG_KB_GE,
+    QG_KB_AND, /* conditions, both evaluated */
+    QG_KB_OR,
+} qg_kbin;
+
+/* Fields of the runtime's parameter structs (qgen/runtime.h) a walk reads. */
+typedef enum qg_kfield {
+    QG_KF_QP_SCALE,      /* const float * */
+    QG_KF_QP_ZERO_POINT, /* const int32_t * */
+    QG_KF_QP_CHANNELS,   /* size_t */
+    QG_KF_QP_INNER,      /* size_t */
+    QG_KF_RP_S_IN,       /* float */
+    QG_KF_RP_S_W,        /* const float * */
+    QG_KF_RP_S_OUT,      /* float */
+    QG_KF_RP_Z_OUT,      /* int32_t */
+    QG_KF_RP_BIAS_Q,     /* const int32_t *, may be NULL */
+    QG_KF_RP_CHANNELS,   /* size_t */
+    QG_KF_RP_INNER,      /* size_t */
+    QG_KF_COUNT
+} qg_kfield;
+
+/* Loop tests: v < bound, or "a whole step fits", v + step <= bound
+ * (written v < bound - step + 1, the bound 0 when bound < step, so the
+ * test reads one induction variable). */
+typedef enum qg_ktest { QG_KTEST_LT, QG_KTEST_WHOLE_STEPS } qg_ktest;
+
+/* The functions of an op a builder can open. */
+typedef enum qg_kfn {
+    QG_KFN_LINK, /* NAME_<op><infix>__<isa>: the entry (infix ""), or a static link a runtime driver calls */
+} qg_kfn;
+
+/* A span's arguments: its tensors, base and len, then the parameters
+ * (QG_KSPAN_PARAM + the plan input). */
+enum { QG_KSPAN_IN, QG_KSPAN_OUT, QG_KSPAN_MASK, QG_KSPAN_BASE, QG_KSPAN_LEN, QG_KSPAN_PARAM };
+
+/* One vector of a span's plan. */
+typedef struct qg_kvector {
+    qg_kv *at;    /* element index of its first lane */
+    qg_kv *count; /* its lanes: a whole vector's, or fewer (partial) */
+    bool partial; /* nothing past at + count is read or written */
+    int slot;     /* k of the main loop's vectors, -1 elsewhere */
+    bool keep;    /* its result is left in *result for a store of the lowering's */
+    bool ordered; /* ... as it is without NaN lanes (qg_plan.out_ordered), *nan the value to test */
+    bool mask4;   /* its mask bits come from and go to the main loop's four (group_mask_in/out) */
+    qg_kv **result, **mask_out, **nan;
+} qg_kvector;
+
+typedef struct qg_kb qg_kb;
+
+typedef struct qg_kb_ops {
+    /* ---- functions */
+    /* Opens op `o`'s link `infix` (qg_entry_chain) with the op table's
+     * signature; the float tensors' element type is the loops' float_io
+     * inside a driver link, the spec's at the entry. */
+    void (*open_link)(qg_kb *b, const qg_op_info *o, const char *infix);
+    /* The open link's argument of `kind`; a null pointer when it has none. */
+    qg_kv *(*arg)(qg_kb *b, qg_arg_kind kind);
+    /* Returns `v` (NULL: nothing) and closes the function. */
+    void (*close_fn)(qg_kb *b, qg_kv *v);
+    /* Returns from a void function, inside an if. */
+    void (*ret)(qg_kb *b);
+    /* The address of op `o`'s link `infix`, defined before; of the spec
+     * object NAME_spec; of the op's span (suffix "" or "1": the one-vector
+     * span of the channels-last rows), built by the backend for now. */
+    qg_kv *(*link_ref)(qg_kb *b, const qg_op_info *o, const char *infix);
+    qg_kv *(*spec_ref)(qg_kb *b);
+    qg_kv *(*span_ref)(qg_kb *b, const char *suffix);
+    /* ... of observe's min/max reduction, NAME_minmax_span, built by the backend for now */
+    qg_kv *(*minmax_ref)(qg_kb *b);
+    /* A comment above what follows, and the heading of an op's part of
+     * the file (C only). */
+    void (*comment)(qg_kb *b, const char *text);
+    void (*section)(qg_kb *b, const char *op_name);
+    /* Around an op's entries (b->lp its loops): what the backend still
+     * builds itself (the plan's body and spans; observe's reduction with
+     * `plan` NULL), and the end of the op's part. */
+    void (*op_begin)(qg_kb *b, const qg_plan *plan);
+    void (*op_end)(qg_kb *b);
+
+    /* ---- spans */
+    /* Opens NAME_<op>_span<suffix>(in, out, [mask,] base, len, params...):
+     * inline, or out of line (a rare path). */
+    void (*open_span)(qg_kb *b, const qg_plan *p, const char *suffix, bool out_of_line);
+    qg_kv *(*span_arg)(qg_kb *b, int k);
+    qg_kv *(*lanes)(qg_kb *b); /* elements per vector */
+    /* The plan on one vector (loads, body, stores, masks: the backend's for now). */
+    void (*vector)(qg_kb *b, const qg_plan *p, const qg_kvector *v);
+    /* The main loop's four vectors: their packed mask bits read at once;
+     * their kept results stored (one, or four narrowed together, the zero
+     * point added there where the loops say so); their masks stored
+     * together; whether a lane of their nan values is NaN. */
+    void (*group_mask_in)(qg_kb *b, qg_kv *at);
+    void (*store_result)(qg_kb *b, qg_kv *r, qg_kv *at);
+    void (*group_store)(qg_kb *b, qg_kv *const r[4], qg_kv *at);
+    void (*group_mask_out)(qg_kb *b, qg_kv *const m[4], qg_kv *at);
+    qg_kv *(*any_nan4)(qg_kb *b, qg_kv *const nan[4]);
+    /* Elements from the span's input (or output) at `base` to its next
+     * `bytes` boundary. */
+    qg_kv *(*to_boundary)(qg_kb *b, qg_kv *ptr, qg_kv *base, bool of_output, unsigned bytes);
+
+    /* ---- scalars */
+    qg_kv *(*imm)(qg_kb *b, qg_kt t, long long v); /* QG_KT_PTR: v 0, the null pointer */
+    qg_kv *(*fimm)(qg_kb *b, float v);
+    qg_kv *(*bin)(qg_kb *b, qg_kbin op, qg_kv *x, qg_kv *y);
+    qg_kv *(*select)(qg_kb *b, qg_kv *cond, qg_kv *x, qg_kv *y);
+    /* The value converted to type t (integers: sign-extended or cut;
+     * integer to float: rounded as C converts). */
+    qg_kv *(*cast)(qg_kb *b, qg_kt t, qg_kv *v);
+    qg_kv *(*nonnull)(qg_kb *b, qg_kv *ptr);
+    /* An argument the function does not read (C: cast to void). */
+    void (*discard)(qg_kb *b, qg_kv *v);
+    /* v, named (C: a const local of that name). */
+    qg_kv *(*let)(qg_kb *b, const char *name, qg_kv *v);
+    qg_kv *(*field)(qg_kb *b, qg_kv *ptr, qg_kfield f);
+    /* ptr[i] of elements of type t; with `or_zero`, 0 where ptr is NULL. */
+    qg_kv *(*index)(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i, bool or_zero);
+
+    /* ---- variables and control */
+    qg_kvar *(*var)(qg_kb *b, const char *name, qg_kt t, qg_kv *init);
+    qg_kv *(*get)(qg_kb *b, qg_kvar *v);
+    void (*set)(qg_kb *b, qg_kvar *v, qg_kv *value);
+    /* for (; v <test> bound; v += step) { ... } around what follows until
+     * loop_close; `name` labels the loop (LLVM's blocks). */
+    void (*loop_open)(qg_kb *b, const char *name, qg_kvar *v, qg_ktest test, qg_kv *bound, qg_kv *step);
+    void (*loop_close)(qg_kb *b);
+    /* The innermost loop's next iteration, from inside an if. */
+    void (*loop_continue)(qg_kb *b);
+    void (*if_open)(qg_kb *b, qg_kv *cond);
+    void (*if_close)(qg_kb *b);
+
+    /* ---- calls and memory */
+    /* fn(args); a value unless `ret` is NULL (a statement then). fn is a
+     * reference from above, or NULL and `name` the runtime's function. */
+    qg_kv *(*call)(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, qg_kv **args, int n);
+    void (*zero_bytes)(qg_kb *b, qg_kv *ptr, qg_kv *count);
+    /* A span parameter of plan input `in` from its scalar (QG_IN_Z and
+     * QG_IN_B int32, the others float). */
+    qg_kv *(*param)(qg_kb *b, qg_plan_input in, qg_kv *scalar);
+    /* The channels-last branch of the channel walk, built by the backend
+     * for now: tensors in, out, mask, count n, qparams qp, channel count C. */
+    void (*channels_last)(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_kv *C);
+} qg_kb_ops;
+
+struct qg_kb {
+    const qg_kb_ops *ops;
+    const qg_kernel_loops *lp; /* the op being lowered */
+};
+
+/* lower_span.c: the op's span on a fixed-width ISA (b->lp->lanes > 0). */
+void qg_lower_span(qg_kb *b, const qg_plan *p);
+
+/* lower_entry.c: every kernel of `spec` on `isa` in `ops` (a bit set of
+ * 1u << qg_kernel_op), in the op table's order. */
+qg_status qg_lower_kernels(qg_kb *b, const qg_spec *spec, qg_isa isa, unsigned ops, qg_error *err);
+
+/* op `p->op`'s entry (its walk and the forwarders to the
+ * runtime's drivers around it), requantize's entry, a by-reference entry. */
+void qg_lower_entry(qg_kb *b, const qg_plan *p);
+void qg_lower_requantize_entry(qg_kb *b, const qg_plan *p);
+void qg_lower_by_reference(qg_kb *b, qg_kernel_op op);
+void qg_lower_forwarders(qg_kb *b, const qg_op_info *o, const qg_entry_chain *ch);
+/* observe's entry: the runtime's walk and observers (qg_observe_with), with
+ * the kernel's min/max reduction where the spec's observer keeps one. */
+void qg_lower_observe_entry(qg_kb *b, const qg_spec *spec);
+
+#endif

@@ -1,0 +1,272 @@
+/* Entries, lowered once for both backends: the layout walk around an op's
+ * span (docs/semantics.md, "Layouts"), each run's channel parameters, the
+ * forwarders to the runtime's drivers and the by-reference entries. */
+#include "kernel_builder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define B (b->ops)
+
+static qg_kv *size(qg_kb *b, long long v) { return B->imm(b, QG_KT_SIZE, v); }
+
+/* Channel c's scale and zero point, those the plan reads (NULL the
+ * others): qp's, or the spec's fixed qparams. */
+static void channel_scalars(qg_kb *b, const qg_plan *p, qg_kv *qp, qg_kv *c, qg_kv **s, qg_kv **z) {
+    const qg_kernel_loops *lp = b->lp;
+    const bool fixed = lp->params == QG_PARAMS_FIXED;
+    *s = *z = NULL;
+    if (fixed)
+        B->discard(b, qp);
+    if (p->uses[QG_IN_S] || p->uses[QG_IN_INV])
+        *s = B->let(b, "s0",
+                    fixed ? B->fimm(b, lp->fixed_scale)
+                          : B->index(b, QG_KT_F32, B->field(b, qp, QG_KF_QP_SCALE), c, false));
+    if (p->uses[QG_IN_LO] || p->uses[QG_IN_HI] || p->uses[QG_IN_Z])
+        *z = B->let(b, "z0",
+                    fixed ? B->imm(b, QG_KT_I32, lp->fixed_zero_point)
+                          : B->index(b, QG_KT_I32, B->field(b, qp, QG_KF_QP_ZERO_POINT), c, false));
+}
+
+/* qmin - z or qmax - z as fp32, from 64-bit integers (exact). */
+static qg_kv *bound(qg_kb *b, long long q, qg_kv *z) {
+    return B->cast(b, QG_KT_F32, B->bin(b, QG_KB_SUB, B->imm(b, QG_KT_I64, q), B->cast(b, QG_KT_I64, z)));
+}
+
+/* The span's arguments: tensors in, out, mask, then base and len, then
+ * the parameters the plan uses from one channel's s, z and bias. */
+static void call_span(qg_kb *b, const qg_plan *p, qg_kv *span, qg_kv *const io[3], qg_kv *base, qg_kv *len, qg_kv *s,
+                      qg_kv *z, qg_kv *bias) {
+    qg_kv *args[5 + QG_IN_COUNT] = {io[0], io[1]};
+    int n = 2;
+    if (io[2]) /* spans of ops with a mask take it */
+        args[n++] = io[2];
+    args[n++] = base;
+    args[n++] = len;
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
+        if (!p->uses[in])
+            continue;
+        qg_kv *v = in == QG_IN_S     ? s
+                   : in == QG_IN_INV ? B->bin(b, QG_KB_DIV, B->fimm(b, 1.0f), s)
+                   : in == QG_IN_LO  ? bound(b, b->lp->qmin, z)
+                   : in == QG_IN_HI  ? bound(b, b->lp->qmax, z)
+                   : in == QG_IN_Z   ? z
+                                     : bias;
+        args[n++] = B->param(b, (qg_plan_input)in, v);
+    }
+    B->call(b, span, NULL, NULL, args, n);
+}
+
+/* Runs of run_len elements from 0 to n; run r in channel r % C, counted
+ * along with the runs (a division per run costs more than a short run).
+ * `each` gives a run's scalars from its channel. */
+typedef void (*run_scalars)(qg_kb *b, const qg_plan *p, qg_kv *src, qg_kv *c, qg_kv **s, qg_kv **z, qg_kv **bias);
+
+static void channel_runs(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_kv *n, qg_kv *run_len, qg_kv *C,
+                         run_scalars each, qg_kv *src) {
+    qg_kvar *c = B->var(b, "c", QG_KT_SIZE, size(b, 0));
+    qg_kvar *base = B->var(b, "base", QG_KT_SIZE, size(b, 0));
+    B->loop_open(b, "runs", base, QG_KTEST_LT, n, run_len);
+    qg_kv *at = B->get(b, base), *ch = B->get(b, c);
+    qg_kv *left = B->bin(b, QG_KB_SUB, n, at);
+    qg_kv *m = B->let(b, "m", B->select(b, B->bin(b, QG_KB_LT, left, run_len), left, run_len));
+    qg_kv *s, *z, *bias = NULL;
+    each(b, p, src, ch, &s, &z, &bias);
+    call_span(b, p, B->span_ref(b, ""), io, at, m, s, z, bias);
+    qg_kv *next = B->bin(b, QG_KB_ADD, ch, size(b, 1));
+    B->set(b, c, B->select(b, B->bin(b, QG_KB_EQ, next, C), size(b, 0), next));
+    B->loop_close(b);
+}
+
+static void qparams_run(qg_kb *b, const qg_plan *p, qg_kv *qp, qg_kv *c, qg_kv **s, qg_kv **z, qg_kv **bias) {
+    channel_scalars(b, p, qp, c, s, z);
+    *bias = NULL;
+}
+
+/* requantize: m = fl(fl(s_in * s_w[c]) / s_out), bias_q[c] (0 without), z_out. */
+static void requant_run(qg_kb *b, const qg_plan *p, qg_kv *rp, qg_kv *c, qg_kv **s, qg_kv **z, qg_kv **bias) {
+    (void)p; /* requantize's plan reads all three */
+    qg_kv *w = B->index(b, QG_KT_F32, B->field(b, rp, QG_KF_RP_S_W), c, false);
+    qg_kv *sw = B->bin(b, QG_KB_MUL, B->field(b, rp, QG_KF_RP_S_IN), w);
+    *s = B->let(b, "s0", B->bin(b, QG_KB_DIV, sw, B->field(b, rp, QG_KF_RP_S_OUT)));
+    *bias = B->let(b, "b0", B->index(b, QG_KT_I32, B->field(b, rp, QG_KF_RP_BIAS_Q), c, true));
+    *z = B->let(b, "z0", B->field(b, rp, QG_KF_RP_Z_OUT));
+}
+
+/* v, or 1 where v is 0 */
+static qg_kv *at_least_one(qg_kb *b, qg_kv *v) {
+    return B->select(b, B->bin(b, QG_KB_EQ, v, size(b, 0)), size(b, 1), v);
+}
+
+/* Returns where `cond` holds. */
+static void refuse_if(qg_kb *b, qg_kv *cond) {
+    B->if_open(b, cond);
+    B->ret(b);
+    B->if_close(b);
+}
+
+static qg_kv *is_null(qg_kb *b, qg_kv *p) { return B->bin(b, QG_KB_EQ, p, B->imm(b, QG_KT_PTR, 0)); }
+
+/* The reference's argument check (runtime/arg_check.h): a missing tensor
+ * at n > 0, or missing parameters, leave every output as it was. */
+static void check_args(qg_kb *b, qg_kv *const io[3], qg_kv *n, qg_kv *params, bool mask_needed) {
+    if (params)
+        refuse_if(b, is_null(b, params));
+    qg_kv *missing = B->bin(b, QG_KB_OR, is_null(b, io[0]), is_null(b, io[1]));
+    if (mask_needed)
+        missing = B->bin(b, QG_KB_OR, missing, is_null(b, io[2]));
+    refuse_if(b, B->bin(b, QG_KB_AND, B->bin(b, QG_KB_NE, n, size(b, 0)), missing));
+}
+
+/* The walk of the open link over the tensor. */
+static void walk(qg_kb *b, const qg_plan *p) {
+    const qg_kernel_loops *lp = b->lp;
+    const qg_op_info *o = qg_op_info_of(p->op);
+    const bool has_mask = lp->mask_in != QG_MASK_NONE || lp->mask_out != QG_MASK_NONE;
+    qg_kv *io[3] = {B->arg(b, o->args[qg_op_data_in(o)].kind), B->arg(b, o->args[qg_op_data_out(o)].kind),
+                    has_mask ? B->arg(b, lp->mask_in != QG_MASK_NONE ? QG_ARG_MASK_IN : QG_ARG_MASK_OUT) : NULL};
+    qg_kv *n = B->arg(b, QG_ARG_N), *qp = B->arg(b, QG_ARG_QPARAMS);
+    /* backward reads its mask; fake_quant's may be NULL */
+    check_args(b, io, n, lp->params == QG_PARAMS_NONE ? NULL : qp, lp->mask_in != QG_MASK_NONE);
+    if (lp->clear_mask_first) {
+        B->if_open(b, B->nonnull(b, io[2]));
+        B->zero_bytes(b, io[2], B->bin(b, QG_KB_DIV, B->bin(b, QG_KB_ADD, n, size(b, 7)), size(b, 8)));
+        B->if_close(b);
+    }
+    if (lp->params == QG_PARAMS_NONE) {
+        call_span(b, p, B->span_ref(b, ""), io, size(b, 0), n, NULL, NULL, NULL);
+        return;
+    }
+    if (lp->walk == QG_WALK_WHOLE) {
+        qg_kv *s, *z;
+        channel_scalars(b, p, qp, size(b, 0), &s, &z);
+        call_span(b, p, B->span_ref(b, ""), io, size(b, 0), n, s, z, NULL);
+        return;
+    }
+    /* the spec's channel count, or the caller's (per-group blocks) */
+    qg_kv *C = B->let(b, "C", lp->channels ? size(b, (long long)lp->channels) : B->field(b, qp, QG_KF_QP_CHANNELS));
+    qg_kv *inner = B->let(b, "inner", B->field(b, qp, QG_KF_QP_INNER));
+    if (lp->channels_last_table) {
+        B->if_open(b, B->bin(b, QG_KB_EQ, inner, size(b, 1)));
+        B->channels_last(b, p, (qg_kv *const[5]){io[0], io[1], io[2], n, qp}, C);
+        B->if_close(b);
+    }
+    qg_kv *run_len = B->let(b, "run_len", at_least_one(b, inner));
+    channel_runs(b, p, io, n, run_len, C, qparams_run, qp);
+}
+
+void qg_lower_forwarders(qg_kb *b, const qg_op_info *o, const qg_entry_chain *ch) {
+    for (int f = 0; f < ch->forwarders; f++) {
+        B->open_link(b, o, ch->name[f]);
+        qg_kv *args[QG_OP_MAX_ARGS + 2] = {B->spec_ref(b), B->link_ref(b, o, ch->inner[f])};
+        for (int k = 0; k < o->nargs; k++)
+            args[2 + k] = B->arg(b, o->args[k].kind);
+        char fn[64]; /* qg_<driver>_<stem>: names from the op and driver tables */
+        if (snprintf(fn, sizeof fn, "qg_%s_%s", ch->driver[f], o->driver_stem) >= (int)sizeof fn)
+            abort();
+        const qg_kt status = QG_KT_I32;
+        qg_kv *r = B->call(b, NULL, fn, o->returns_status ? &status : NULL, args, 2 + o->nargs);
+        B->close_fn(b, r);
+    }
+}
+
+void qg_lower_entry(qg_kb *b, const qg_plan *p) {
+    const qg_op_info *o = qg_op_info_of(p->op);
+    qg_entry_chain ch;
+    qg_entry_chain_of(b->lp, &ch);
+    B->open_link(b, o, ch.walk);
+    walk(b, p);
+    B->close_fn(b, NULL);
+    qg_lower_forwarders(b, o, &ch);
+}
+
+void qg_lower_requantize_entry(qg_kb *b, const qg_plan *p) {
+    const qg_op_info *o = qg_op_info_of(QG_K_REQUANTIZE);
+    B->open_link(b, o, "");
+    qg_kv *io[3] = {B->arg(b, QG_ARG_ACC_IN), B->arg(b, QG_ARG_Q_OUT), NULL};
+    qg_kv *n = B->arg(b, QG_ARG_N), *rp = B->arg(b, QG_ARG_REQUANT);
+    check_args(b, io, n, rp, false);
+    refuse_if(b, is_null(b, B->field(b, rp, QG_KF_RP_S_W)));
+    qg_kv *C = B->let(b, "C", at_least_one(b, B->field(b, rp, QG_KF_RP_CHANNELS)));
+    /* one channel: the whole tensor is one run */
+    qg_kv *inner = at_least_one(b, B->field(b, rp, QG_KF_RP_INNER));
+    qg_kv *run_len = B->let(b, "run_len", B->select(b, B->bin(b, QG_KB_EQ, C, size(b, 1)), at_least_one(b, n), inner));
+    channel_runs(b, p, io, n, run_len, C, requant_run, rp);
+    B->close_fn(b, NULL);
+}
+
+void qg_lower_by_reference(qg_kb *b, qg_kernel_op op) {
+    const qg_op_info *o = qg_op_info_of(op);
+    B->open_link(b, o, "");
+    qg_kv *args[QG_OP_MAX_ARGS + 1] = {B->spec_ref(b)};
+    for (int k = 0; k < o->nargs; k++)
+        args[1 + k] = B->arg(b, o->args[k].kind);
+    const qg_kt status = QG_KT_I32;
+    B->close_fn(b, B->call(b, NULL, o->reference, o->returns_status ? &status : NULL, args, 1 + o->nargs));
+}
+
+void qg_lower_observe_entry(qg_kb *b, const qg_spec *spec) {
+    const qg_op_info *o = qg_op_info_of(QG_K_OBSERVE);
+    qg_entry_chain ch;
+    qg_entry_chain_of(b->lp, &ch);
+    B->open_link(b, o, ch.walk);
+    const bool reduces = qg_plan_observer_reduces(spec);
+    if (!reduces) {
+        char text[96];
+        snprintf(text, sizeof text, "%s observers keep no min/max to vectorize",
+                 qg_observer_type_name(spec->observer.type));
+        B->comment(b, text);
+    }
+    qg_kv *args[6] = {B->arg(b, QG_ARG_OBSERVER),
+                      B->arg(b, QG_ARG_F32_IN),
+                      B->arg(b, QG_ARG_N),
+                      B->arg(b, QG_ARG_INNER),
+                      reduces ? B->minmax_ref(b) : B->imm(b, QG_KT_PTR, 0),
+                      B->arg(b, QG_ARG_ERROR)};
+    const qg_kt status = QG_KT_I32;
+    const char *with = b->lp->float_io == QG_FLOAT32 ? "qg_observe_with" : "qg_observe16_with";
+    B->close_fn(b, B->call(b, NULL, with, &status, args, 6));
+    qg_lower_forwarders(b, o, &ch);
+}
+
+/* Why a spec's op runs on the runtime's reference (qg_plan_by_reference). */
+static const char *by_reference_reason(qg_kernel_op op) {
+    return op == QG_K_REQUANTIZE
+               ? "The runtime's reference serves it: fixed-point products, or 4-bit or fp8 output."
+               : "The runtime's reference serves it: qint32 or float zero points need more than fp32.";
+}
+
+qg_status qg_lower_kernels(qg_kb *b, const qg_spec *sp, qg_isa isa, unsigned ops, qg_error *err) {
+    qg_status st = qg_plan_check_isa(sp, isa, err);
+    static const qg_kernel_op order[] = {QG_K_QUANTIZE,   QG_K_DEQUANTIZE, QG_K_FAKE_QUANT, QG_K_FAKE_QUANT_BACKWARD,
+                                         QG_K_REQUANTIZE, QG_K_OBSERVE};
+    for (size_t k = 0; k < sizeof order / sizeof order[0] && !st; k++) {
+        const qg_kernel_op op = order[k];
+        if (!(ops & (1u << op)))
+            continue;
+        B->section(b, qg_kernel_op_name(op));
+        if (qg_plan_by_reference(sp, op)) {
+            B->comment(b, by_reference_reason(op));
+            qg_lower_by_reference(b, op);
+            continue;
+        }
+        qg_kernel_loops lp;
+        qg_plan plan;
+        qg_kernel_loops_of(sp, isa, op, &lp);
+        b->lp = &lp;
+        if (op != QG_K_OBSERVE && (st = qg_plan_build_for(sp, isa, op, &plan, err)))
+            break;
+        B->op_begin(b, op == QG_K_OBSERVE ? NULL : &plan);
+        if (op != QG_K_OBSERVE && lp.lanes)
+            qg_lower_span(b, &plan);
+        if (op == QG_K_OBSERVE)
+            qg_lower_observe_entry(b, sp);
+        else if (op == QG_K_REQUANTIZE)
+            qg_lower_requantize_entry(b, &plan);
+        else
+            qg_lower_entry(b, &plan);
+        B->op_end(b);
+        b->lp = NULL;
+    }
+    return st;
+}

@@ -1,0 +1,336 @@
+/* The lowering on its own (lower/): a builder that records its calls as
+ * one line each shows which functions, loops, ifs, parameters and calls
+ * an op's entry is made of for a spec class, with no backend involved
+ * (the printers on their own: unit.lowering, unit.llvm_lowering). A
+ * failure here says lowering, not printing or kernel arithmetic. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../test_util.h"
+#include "lower/kernel_builder.h"
+#include "plan/kernel_loops.h"
+#include "util/text_buf.h"
+
+/* ---- a builder that records ---------------------------------------------- */
+
+/* Values are the numbers of the calls that made them, "v<k>". */
+struct qg_kv {
+    char name[16];
+};
+
+typedef struct trace_kb {
+    qg_kb kb;
+    qg_text log;
+    struct qg_kv values[256];
+    struct qg_kvar {
+        int id;
+    } vars[8];
+    int nvalues, nvars;
+} trace_kb;
+
+static trace_kb *tb(qg_kb *b) { return (trace_kb *)b; }
+
+static qg_kv *value(qg_kb *b) {
+    trace_kb *t = tb(b);
+    qg_kv *v = &t->values[t->nvalues < 255 ? t->nvalues++ : 255];
+    snprintf(v->name, sizeof v->name, "v%d", (int)(v - t->values));
+    return v;
+}
+
+static void rec(qg_kb *b, const char *fmt, ...) {
+    char line[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    qg_text_printf(&tb(b)->log, "%s\n", line);
+}
+
+static void t_open_link(qg_kb *b, const qg_op_info *o, const char *infix) { rec(b, "link %s%s", o->name, infix); }
+static qg_kv *t_arg(qg_kb *b, qg_arg_kind kind) {
+    (void)kind;
+    return value(b);
+}
+static void t_close_fn(qg_kb *b, qg_kv *v) { rec(b, v ? "return" : "end"); }
+static void t_ret(qg_kb *b) { rec(b, "return"); }
+static qg_kv *t_link_ref(qg_kb *b, const qg_op_info *o, const char *infix) {
+    rec(b, "ref %s%s", o->name, infix);
+    return value(b);
+}
+static qg_kv *t_spec_ref(qg_kb *b) { return value(b); }
+static qg_kv *t_span_ref(qg_kb *b, const char *suffix) {
+    rec(b, "span%s", suffix);
+    return value(b);
+}
+static qg_kv *t_minmax_ref(qg_kb *b) {
+    rec(b, "minmax");
+    return value(b);
+}
+static void t_comment(qg_kb *b, const char *text) { rec(b, "comment %s", text); }
+static qg_kv *t_imm(qg_kb *b, qg_kt t, long long v) {
+    (void)t;
+    (void)v;
+    return value(b);
+}
+static qg_kv *t_fimm(qg_kb *b, float v) {
+    rec(b, "float %g", (double)v);
+    return value(b);
+}
+static qg_kv *t_bin(qg_kb *b, qg_kbin op, qg_kv *x, qg_kv *y) {
+    (void)op, (void)x, (void)y;
+    return value(b);
+}
+static qg_kv *t_select(qg_kb *b, qg_kv *c, qg_kv *x, qg_kv *y) {
+    (void)c, (void)x, (void)y;
+    return value(b);
+}
+static qg_kv *t_cast(qg_kb *b, qg_kt t, qg_kv *v) {
+    (void)t, (void)v;
+    return value(b);
+}
+static qg_kv *t_nonnull(qg_kb *b, qg_kv *p) {
+    (void)p;
+    return value(b);
+}
+static void t_discard(qg_kb *b, qg_kv *v) {
+    (void)v;
+    rec(b, "discard");
+}
+static qg_kv *t_let(qg_kb *b, const char *name, qg_kv *v) {
+    (void)v;
+    rec(b, "let %s", name);
+    return value(b);
+}
+static qg_kv *t_field(qg_kb *b, qg_kv *p, qg_kfield f) {
+    (void)p;
+    rec(b, "field %d", (int)f);
+    return value(b);
+}
+static qg_kv *t_index(qg_kb *b, qg_kt t, qg_kv *p, qg_kv *i, bool or_zero) {
+    (void)t, (void)p, (void)i;
+    rec(b, or_zero ? "index or zero" : "index");
+    return value(b);
+}
+static qg_kvar *t_var(qg_kb *b, const char *name, qg_kt t, qg_kv *init) {
+    (void)t, (void)init;
+    rec(b, "var %s", name);
+    trace_kb *k = tb(b);
+    return &k->vars[k->nvars < 7 ? k->nvars++ : 7];
+}
+static qg_kv *t_get(qg_kb *b, qg_kvar *v) {
+    (void)v;
+    return value(b);
+}
+static void t_set(qg_kb *b, qg_kvar *v, qg_kv *x) {
+    (void)v, (void)x;
+    rec(b, "set");
+}
+static void t_loop_open(qg_kb *b, const char *name, qg_kvar *v, qg_ktest test, qg_kv *bound, qg_kv *step) {
+    (void)v, (void)bound, (void)step;
+    rec(b, "loop %s%s", name, test == QG_KTEST_WHOLE_STEPS ? " whole steps" : "");
+}
+static void t_loop_close(qg_kb *b) { rec(b, "loop end"); }
+static void t_if_open(qg_kb *b, qg_kv *c) {
+    (void)c;
+    rec(b, "if");
+}
+static void t_if_close(qg_kb *b) { rec(b, "if end"); }
+static qg_kv *t_call(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, qg_kv **args, int n) {
+    (void)args;
+    rec(b, "call %s/%d", fn ? "ref" : name, n);
+    return ret ? value(b) : NULL;
+}
+static void t_zero_bytes(qg_kb *b, qg_kv *p, qg_kv *n) {
+    (void)p, (void)n;
+    rec(b, "zero bytes");
+}
+static qg_kv *t_param(qg_kb *b, qg_plan_input in, qg_kv *s) {
+    (void)s;
+    rec(b, "param %d", (int)in);
+    return value(b);
+}
+static void t_channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_kv *C) {
+    (void)p, (void)io, (void)C;
+    rec(b, "channels last");
+}
+
+static const qg_kb_ops trace_ops = {
+    .open_link = t_open_link,
+    .arg = t_arg,
+    .close_fn = t_close_fn,
+    .ret = t_ret,
+    .link_ref = t_link_ref,
+    .spec_ref = t_spec_ref,
+    .span_ref = t_span_ref,
+    .minmax_ref = t_minmax_ref,
+    .comment = t_comment,
+    .imm = t_imm,
+    .fimm = t_fimm,
+    .bin = t_bin,
+    .select = t_select,
+    .cast = t_cast,
+    .nonnull = t_nonnull,
+    .discard = t_discard,
+    .let = t_let,
+    .field = t_field,
+    .index = t_index,
+    .var = t_var,
+    .get = t_get,
+    .set = t_set,
+    .loop_open = t_loop_open,
+    .loop_close = t_loop_close,
+    .if_open = t_if_open,
+    .if_close = t_if_close,
+    .call = t_call,
+    .zero_bytes = t_zero_bytes,
+    .param = t_param,
+    .channels_last = t_channels_last,
+};
+
+/* The trace of `op`'s entry for the spec in `json` on AVX2. */
+static char *trace_of(const char *json, qg_kernel_op op) {
+    qg_spec sp;
+    qg_error err = {0};
+    if (qg_spec_load_string(json, "<test>", NULL, 0, &sp, &err) != QG_OK) {
+        fprintf(stderr, "spec: %s\n", err.message);
+        return NULL;
+    }
+    qg_kernel_loops lp;
+    qg_plan plan;
+    qg_kernel_loops_of(&sp, QG_ISA_AVX2, op, &lp);
+    if (qg_plan_build_for(&sp, QG_ISA_AVX2, op, &plan, &err) != QG_OK)
+        return NULL;
+    trace_kb t = {.kb = {&trace_ops, &lp}};
+    int params = 0;
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
+        params += plan.uses[in];
+    rec(&t.kb, "parameters %d", params);
+    if (op == QG_K_OBSERVE)
+        qg_lower_observe_entry(&t.kb, &sp);
+    else if (op == QG_K_REQUANTIZE)
+        qg_lower_requantize_entry(&t.kb, &plan);
+    else
+        qg_lower_entry(&t.kb, &plan);
+    return t.log.p;
+}
+
+static bool has(const char *trace, const char *line) {
+    char want[96];
+    snprintf(want, sizeof want, "\n%s\n", line);
+    char *padded = malloc(strlen(trace) + 2);
+    if (!padded)
+        return false;
+    padded[0] = '\n';
+    strcpy(padded + 1, trace);
+    const bool found = strstr(padded, want) != NULL;
+    free(padded);
+    return found;
+}
+
+/* A per-tensor spec walks the tensor once: no loop, s and z from qp[0]. */
+static void test_per_tensor_walks_once(void) {
+    char *t = trace_of("{\"name\": \"t\", \"dtype\": \"quint8\"}", QG_K_FAKE_QUANT);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(has(t, "link fake_quant"));
+    /* missing qparams, or tensors at n > 0: the reference's check, before anything is written */
+    CU_ASSERT_TRUE(strstr(t, "if\nreturn\nif end\nif\nreturn\nif end\n") != NULL);
+    CU_ASSERT_FALSE(has(t, "loop runs"));
+    CU_ASSERT_TRUE(has(t, "let s0"));
+    CU_ASSERT_TRUE(has(t, "let z0"));
+    CU_ASSERT_TRUE(has(t, "span"));
+    /* x, y, mask, base, len and the plan's parameters */
+    char call[32];
+    snprintf(call, sizeof call, "call ref/%d", 5 + atoi(t + strlen("parameters ")));
+    CU_ASSERT_TRUE(has(t, call));
+    free(t);
+}
+
+/* Per-channel: runs of inner elements, a channels-last branch first. */
+static void test_per_channel_runs_and_channels_last(void) {
+    char *t = trace_of("{\"name\": \"t\", \"base\": \"torch.x86.weight\", \"channel_len\": 16}", QG_K_QUANTIZE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(has(t, "let C"));
+    CU_ASSERT_TRUE(has(t, "channels last"));
+    CU_ASSERT_TRUE(has(t, "loop runs"));
+    CU_ASSERT_TRUE(strstr(t, "channels last") < strstr(t, "loop runs"));
+    /* x, q, base, len and the plan's parameters, no mask */
+    const int params = atoi(t + strlen("parameters "));
+    char call[32];
+    snprintf(call, sizeof call, "call ref/%d", 4 + params);
+    CU_ASSERT_TRUE(params > 0);
+    CU_ASSERT_TRUE(has(t, call));
+    CU_ASSERT_FALSE(has(t, "zero bytes"));
+    free(t);
+}
+
+/* Fixed qparams come from the spec: qp is not read. */
+static void test_fixed_qparams_read_no_qparams(void) {
+    char *t = trace_of("{\"name\": \"t\", \"dtype\": \"quint8\", \"observer\": {\"type\": \"fixed_qparams\", "
+                       "\"scale\": 0.00390625, \"zero_point\": 0}}",
+                       QG_K_FAKE_QUANT);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(has(t, "discard"));
+    CU_ASSERT_TRUE(has(t, "float 0.00390625"));
+    CU_ASSERT_FALSE(has(t, "field 0")); /* QG_KF_QP_SCALE */
+    /* packed masks are cleared before the spans set their bits */
+    CU_ASSERT_FALSE(has(t, "zero bytes"));
+    free(t);
+    t = trace_of("{\"name\": \"t\", \"dtype\": \"quint8\", \"compat_mask\": true}", QG_K_FAKE_QUANT);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(has(t, "zero bytes"));
+    free(t);
+}
+
+/* Per-group and 4-bit specs: the walk is a link, forwarders wrap it. */
+static void test_drivers_wrap_the_walk(void) {
+    char *t = trace_of("{\"name\": \"t\", \"dtype\": \"quint4\", \"qscheme\": \"per_group_affine\", \"channel_len\": "
+                       "21, \"group_size\": 8, \"ch_axis\": 1}",
+                       QG_K_QUANTIZE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(has(t, "link quantize_blocks"));
+    CU_ASSERT_TRUE(has(t, "ref quantize_blocks"));
+    CU_ASSERT_TRUE(has(t, "call qg_group_quantize/6"));
+    CU_ASSERT_TRUE(has(t, "ref quantize_bytes"));
+    CU_ASSERT_TRUE(has(t, "call qg_pack4_quantize/6"));
+    CU_ASSERT_TRUE(has(t, "field 2")); /* QG_KF_QP_CHANNELS: the driver's blocks */
+    free(t);
+}
+
+/* requantize: runs of output channels, the bias optional, no mask. */
+static void test_requantize_runs(void) {
+    char *t = trace_of("{\"name\": \"t\", \"dtype\": \"quint8\"}", QG_K_REQUANTIZE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(has(t, "loop runs"));
+    CU_ASSERT_TRUE(has(t, "index or zero"));
+    CU_ASSERT_TRUE(has(t, "let b0"));
+    CU_ASSERT_FALSE(has(t, "channels last"));
+    free(t);
+}
+
+/* observe: the runtime's walk with the kernel's reduction, or without one. */
+static void test_observe_hands_its_reduction(void) {
+    char *t = trace_of("{\"name\": \"t\", \"dtype\": \"quint8\"}", QG_K_OBSERVE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(has(t, "minmax"));
+    CU_ASSERT_TRUE(has(t, "call qg_observe_with/6"));
+    free(t);
+    t = trace_of("{\"name\": \"t\", \"dtype\": \"quint8\", \"observer\": {\"type\": \"histogram\"}}", QG_K_OBSERVE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_FALSE(has(t, "minmax"));
+    CU_ASSERT_TRUE(has(t, "comment histogram observers keep no min/max to vectorize"));
+    free(t);
+}
+
+int main(void) {
+    static const qg_test tests[] = {
+        {"a per-tensor spec walks the tensor once", test_per_tensor_walks_once},
+        {"per-channel: runs, a channels-last branch first", test_per_channel_runs_and_channels_last},
+        {"fixed qparams read no qparams", test_fixed_qparams_read_no_qparams},
+        {"drivers wrap the walk", test_drivers_wrap_the_walk},
+        {"requantize runs with an optional bias", test_requantize_runs},
+        {"observe hands its reduction to the runtime", test_observe_hands_its_reduction},
+    };
+    return QG_RUN("lower", tests);
+}
