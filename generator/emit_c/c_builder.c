@@ -378,10 +378,11 @@ static qg_kv *any_nan4(qg_kb *b, qg_kv *const nan[4]) {
     return v;
 }
 
+/* on the address as an integer: the pointer may be NULL at len 0 */
 static qg_kv *to_boundary(qg_kb *b, qg_kv *ptr, qg_kv *base, bool of_output, unsigned bytes) {
     (void)of_output;
-    return expr(b, QG_KT_SIZE, 3, "(size_t)(-(uintptr_t)(%s + %s) %% %uu) / sizeof %s[0]", ptr->s, base->s, bytes,
-                ptr->s);
+    return expr(b, QG_KT_SIZE, 3, "(size_t)(-((uintptr_t)%s + %s * sizeof %s[0]) %% %uu) / sizeof %s[0]", ptr->s,
+                base->s, ptr->s, bytes, ptr->s);
 }
 
 static void loop_continue(qg_kb *b) { line(b, "continue;"); }
