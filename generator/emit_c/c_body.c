@@ -170,10 +170,11 @@ static void body_args(emitter *e, const qg_plan *p, const char *tag, const char 
 
 /* The call of the body on one vector whose data input is `in_expr` and
  * whose mask input is `mask_expr`, declaring what `form` keeps (and for
- * masks m<tag>). The loads are named first (x<tag>, m_in<tag>) so that the
- * call reads as the formula. */
+ * masks m<tag>); the kept value's name goes to kept_out (NULL: not
+ * wanted). The loads are named first (x<tag>, m_in<tag>) so that the call
+ * reads as the formula. */
 void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const char *mask_expr, const char *tag,
-                    const char *indent, body_form form) {
+                    const char *indent, body_form form, char kept_out[16]) {
     const qg_plan_input data = qg_op_info_of(p->op)->data;
     P("%sconst %s %s%s = %s;\n", indent, qg_c_kind_type(e, p->kind[data]), qg_c_input_names[data], tag, in_expr);
     if (p->uses[QG_IN_MASK])
@@ -183,6 +184,8 @@ void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const cha
     const bool grouped = form != BODY_RESULT && p->out_q_grouped >= 0;
     char kept[16], grouped_out[24];
     snprintf(kept, sizeof kept, "%c%s", grouped ? 'g' : 'r', tag);
+    if (kept_out)
+        memcpy(kept_out, kept, sizeof kept);
     snprintf(grouped_out, sizeof grouped_out, "%s%s", grouped && form == BODY_GROUPED ? "&" : "",
              grouped && form == BODY_GROUPED ? kept : "NULL");
     const int result = p->out_q >= 0 ? p->out_q : p->out_y;

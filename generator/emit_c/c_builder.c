@@ -51,25 +51,14 @@ static qg_kv *expr(qg_kb *b, qg_kt t, int prec, const char *fmt, ...) {
 static bool wrap(const qg_kv *v, int prec, bool right) { return right ? v->prec >= prec : v->prec > prec; }
 #define OPND(v, prec, right) wrap(v, prec, right) ? "(" : "", (v)->s, wrap(v, prec, right) ? ")" : ""
 
+/* A statement at the current depth. */
 static void line(qg_kb *b, const char *fmt, ...) {
     c_kb *c = cb(b);
     qg_text_printf(c->e->t, "%*s", 4 * c->depth, "");
     va_list ap;
     va_start(ap, fmt);
-    char small[256];
-    const int len = vsnprintf(small, sizeof small, fmt, ap);
+    qg_text_vprintf(c->e->t, fmt, ap);
     va_end(ap);
-    if (len >= 0 && (size_t)len < sizeof small) {
-        qg_text_puts(c->e->t, small);
-    } else { /* longer lines go through an expression of their own */
-        va_start(ap, fmt);
-        char *big = len < 0 ? NULL : malloc((size_t)len + 1);
-        if (big)
-            vsnprintf(big, (size_t)len + 1, fmt, ap);
-        va_end(ap);
-        big ? qg_text_puts(c->e->t, big) : (void)(c->e->t->failed = true);
-        free(big);
-    }
     qg_text_puts(c->e->t, "\n");
 }
 
@@ -78,7 +67,7 @@ static const char *c_type(qg_kt t) {
     return names[t];
 }
 
-static void open_link(qg_kb *b, const qg_op_info *o, const char *infix) {
+static void kb_open_link(qg_kb *b, const qg_op_info *o, const char *infix) {
     c_kb *c = cb(b);
     c->o = o;
     c->depth = 1;
@@ -86,50 +75,54 @@ static void open_link(qg_kb *b, const qg_op_info *o, const char *infix) {
     qg_c_open_link(c->e, o, infix);
 }
 
-static qg_kv *arg(qg_kb *b, qg_arg_kind kind) {
+static qg_kv *kb_arg(qg_kb *b, qg_arg_kind kind) {
     const qg_op_info *o = cb(b)->o;
     const int k = qg_op_arg_index(o, kind);
     return k >= 0 ? expr(b, kind == QG_ARG_N ? QG_KT_SIZE : QG_KT_PTR, 0, "%s", o->args[k].name)
                   : expr(b, QG_KT_PTR, 0, "NULL");
 }
 
-static void close_fn(qg_kb *b, qg_kv *v) {
+static void kb_close_fn(qg_kb *b, qg_kv *v) {
     if (v)
         line(b, "return %s;", v->s);
     cb(b)->depth = 0;
     qg_text_puts(cb(b)->e->t, "}\n\n");
 }
 
-static void ret(qg_kb *b) { line(b, "return;"); }
+static void kb_ret(qg_kb *b) { line(b, "return;"); }
 
-static qg_kv *link_ref(qg_kb *b, const qg_op_info *o, const char *infix) {
+static qg_kv *kb_link_ref(qg_kb *b, const qg_op_info *o, const char *infix) {
     const emitter *e = cb(b)->e;
     return expr(b, QG_KT_PTR, 0, "%s_%s%s__%s", e->name, o->name, infix, e->tg->name);
 }
 
-static qg_kv *spec_ref(qg_kb *b) { return expr(b, QG_KT_PTR, 0, "&%s_spec", cb(b)->e->name); }
+static qg_kv *kb_spec_ref(qg_kb *b) { return expr(b, QG_KT_PTR, 0, "&%s_spec", cb(b)->e->name); }
 
-static qg_kv *span_ref(qg_kb *b, const char *suffix) {
+static qg_kv *kb_span_ref(qg_kb *b, const char *suffix) {
     return expr(b, QG_KT_PTR, 0, "%s_%s_span%s", cb(b)->e->name, cb(b)->o->name, suffix);
 }
 
-static qg_kv *imm(qg_kb *b, qg_kt t, long long v) {
+static qg_kv *kb_imm(qg_kb *b, qg_kt t, long long v) {
     if (t == QG_KT_PTR)
         return expr(b, t, 0, "NULL");
     return expr(b, t, 0, t == QG_KT_I64 ? "%lldLL" : "%lld", v);
 }
 
-static qg_kv *minmax_ref(qg_kb *b) { return expr(b, QG_KT_PTR, 0, "%s_minmax_span", cb(b)->e->name); }
+static qg_kv *kb_minmax_ref(qg_kb *b) { return expr(b, QG_KT_PTR, 0, "%s_minmax_span", cb(b)->e->name); }
 
-static void comment(qg_kb *b, const char *text) { line(b, "/* %s */", text); }
+static void kb_comment(qg_kb *b, const char *text) { line(b, "/* %s */", text); }
 
-static void section(qg_kb *b, const char *op_name) { qg_text_printf(cb(b)->e->t, "/* ---- %s ---- */\n\n", op_name); }
+static void kb_section(qg_kb *b, const char *op_name) {
+    qg_text_printf(cb(b)->e->t, "/* ---- %s ---- */\n\n", op_name);
+}
 
-static void op_begin(qg_kb *b, const qg_plan *plan) { qg_c_op_begin(cb(b)->e, b->lp, plan); }
+static void kb_op_begin(qg_kb *b, const qg_plan *plan, bool own_span) {
+    qg_c_op_begin(cb(b)->e, b->lp, plan, own_span);
+}
 
-static void op_end(qg_kb *b) { qg_c_op_end(cb(b)->e); }
+static void kb_op_end(qg_kb *b) { qg_c_op_end(cb(b)->e); }
 
-static qg_kv *fimm(qg_kb *b, float v) {
+static qg_kv *kb_fimm(qg_kb *b, float v) {
     char lit[48];
     qg_c_float_literal(v, lit, sizeof lit);
     return expr(b, QG_KT_F32, 0, "%s", lit);
@@ -142,7 +135,7 @@ static bool literal(const qg_kv *v, long long *out) {
     return v->prec == 0 && v->s[0] && *end == 0 && (v->t == QG_KT_SIZE || v->t == QG_KT_I32);
 }
 
-static qg_kv *bin(qg_kb *b, qg_kbin op, qg_kv *x, qg_kv *y) {
+static qg_kv *kb_bin(qg_kb *b, qg_kbin op, qg_kv *x, qg_kv *y) {
     long long l, r;
     if (op <= QG_KB_MUL && literal(x, &l) && literal(y, &r)) /* sums of the lowering's constants, folded */
         return expr(b, x->t, 0, "%lld", op == QG_KB_ADD ? l + r : op == QG_KB_SUB ? l - r : l * r);
@@ -152,22 +145,22 @@ static qg_kv *bin(qg_kb *b, qg_kbin op, qg_kv *x, qg_kv *y) {
     return expr(b, t, prec[op], "%s%s%s %s %s%s%s", OPND(x, prec[op], false), spelled[op], OPND(y, prec[op], true));
 }
 
-static qg_kv *select_(qg_kb *b, qg_kv *cond, qg_kv *x, qg_kv *y) {
+static qg_kv *kb_select(qg_kb *b, qg_kv *cond, qg_kv *x, qg_kv *y) {
     return expr(b, x->t, 13, "%s%s%s ? %s%s%s : %s%s%s", OPND(cond, 13, true), OPND(x, 0, false), OPND(y, 13, false));
 }
 
-static qg_kv *cast(qg_kb *b, qg_kt t, qg_kv *v) { return expr(b, t, 0, "(%s)%s%s%s", c_type(t), OPND(v, 0, false)); }
+static qg_kv *kb_cast(qg_kb *b, qg_kt t, qg_kv *v) { return expr(b, t, 0, "(%s)%s%s%s", c_type(t), OPND(v, 0, false)); }
 
-static qg_kv *nonnull(qg_kb *b, qg_kv *ptr) { return expr(b, QG_KT_BOOL, ptr->prec, "%s", ptr->s); }
+static qg_kv *kb_nonnull(qg_kb *b, qg_kv *ptr) { return expr(b, QG_KT_BOOL, ptr->prec, "%s", ptr->s); }
 
-static void discard(qg_kb *b, qg_kv *v) { line(b, "(void)%s;", v->s); }
+static void kb_discard(qg_kb *b, qg_kv *v) { line(b, "(void)%s;", v->s); }
 
-static qg_kv *let(qg_kb *b, const char *name, qg_kv *v) {
+static qg_kv *kb_let(qg_kb *b, const char *name, qg_kv *v) {
     line(b, "const %s %s = %s;", c_type(v->t), name, v->s);
     return expr(b, v->t, 0, "%s", name);
 }
 
-static qg_kv *field(qg_kb *b, qg_kv *ptr, qg_kfield f) {
+static qg_kv *kb_field(qg_kb *b, qg_kv *ptr, qg_kfield f) {
     static const struct {
         const char *name;
         qg_kt t;
@@ -178,13 +171,13 @@ static qg_kv *field(qg_kb *b, qg_kv *ptr, qg_kfield f) {
     return expr(b, fields[f].t, 0, "%s->%s", ptr->s, fields[f].name);
 }
 
-static qg_kv *index_(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i, bool or_zero) {
+static qg_kv *kb_index(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i, bool or_zero) {
     if (or_zero)
         return expr(b, t, 13, "%s ? %s[%s] : 0", ptr->s, ptr->s, i->s);
     return expr(b, t, 0, "%s[%s]", ptr->s, i->s);
 }
 
-static qg_kvar *var(qg_kb *b, const char *name, qg_kt t, qg_kv *init) {
+static qg_kvar *kb_var(qg_kb *b, const char *name, qg_kt t, qg_kv *init) {
     c_kb *c = cb(b);
     line(b, "%s %s = %s;", c_type(t), name, init->s);
     qg_kvar *v = c->nvars < C_KB_MAX_VARS ? &c->vars[c->nvars++] : NULL;
@@ -196,14 +189,14 @@ static qg_kvar *var(qg_kb *b, const char *name, qg_kt t, qg_kv *init) {
     return v;
 }
 
-static qg_kv *get(qg_kb *b, qg_kvar *v) {
+static qg_kv *kb_get(qg_kb *b, qg_kvar *v) {
     (void)b;
     return v->name;
 }
 
-static void set(qg_kb *b, qg_kvar *v, qg_kv *value) { line(b, "%s = %s;", v->name->s, value->s); }
+static void kb_set(qg_kb *b, qg_kvar *v, qg_kv *value) { line(b, "%s = %s;", v->name->s, value->s); }
 
-static void loop_open(qg_kb *b, const char *name, qg_kvar *v, qg_ktest test, qg_kv *bound, qg_kv *step) {
+static void kb_loop_open(qg_kb *b, const char *name, qg_kvar *v, qg_ktest test, qg_kv *bound, qg_kv *step) {
     (void)name;
     const char *i = v->name->s;
     if (test == QG_KTEST_WHOLE_STEPS)
@@ -219,12 +212,15 @@ static void block_close(qg_kb *b) {
     line(b, "}");
 }
 
-static void if_open(qg_kb *b, qg_kv *cond) {
+static void kb_loop_close(qg_kb *b) { block_close(b); }
+static void kb_if_close(qg_kb *b) { block_close(b); }
+
+static void kb_if_open(qg_kb *b, qg_kv *cond) {
     line(b, "if (%s) {", cond->s);
     cb(b)->depth++;
 }
 
-static qg_kv *call(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, qg_kv **args, int n) {
+static qg_kv *kb_call(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, qg_kv **args, int n) {
     qg_text list = {0};
     for (int k = 0; k < n; k++)
         qg_text_printf(&list, "%s%s", k ? ", " : "", args[k]->s);
@@ -240,9 +236,9 @@ static qg_kv *call(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, qg_k
     return r;
 }
 
-static void zero_bytes(qg_kb *b, qg_kv *ptr, qg_kv *count) { line(b, "memset(%s, 0, %s);", ptr->s, count->s); }
+static void kb_zero_bytes(qg_kb *b, qg_kv *ptr, qg_kv *count) { line(b, "memset(%s, 0, %s);", ptr->s, count->s); }
 
-static qg_kv *param(qg_kb *b, qg_plan_input in, qg_kv *scalar) {
+static qg_kv *kb_param(qg_kb *b, qg_plan_input in, qg_kv *scalar) {
     emitter *e = cb(b)->e;
     if (e->scalable) /* strips splat their parameters themselves */
         return scalar;
@@ -256,7 +252,7 @@ static qg_kv *param(qg_kb *b, qg_plan_input in, qg_kv *scalar) {
     return v;
 }
 
-static void channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_kv *C) {
+static void kb_channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_kv *C) {
     (void)io;
     (void)C;
     qg_c_channels_last(cb(b)->e, p);
@@ -264,7 +260,7 @@ static void channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_kv 
 
 /* ---- spans */
 
-static void open_span(qg_kb *b, const qg_plan *p, const char *suffix, bool out_of_line) {
+static void kb_open_span(qg_kb *b, const qg_plan *p, const char *suffix, bool out_of_line) {
     c_kb *c = cb(b);
     c->o = qg_op_info_of(p->op);
     c->p = p;
@@ -273,7 +269,7 @@ static void open_span(qg_kb *b, const qg_plan *p, const char *suffix, bool out_o
     qg_c_span_open(c->e, p, out_of_line ? "QG_KS_OUT_OF_LINE" : "static inline", suffix);
 }
 
-static qg_kv *span_arg(qg_kb *b, int k) {
+static qg_kv *kb_span_arg(qg_kb *b, int k) {
     c_kb *c = cb(b);
     const op_io io = qg_c_io_of(c->e, c->p);
     static const char *const fixed[] = {NULL, NULL, "mask", "base", "len"};
@@ -284,7 +280,7 @@ static qg_kv *span_arg(qg_kb *b, int k) {
     return expr(b, k == QG_KSPAN_BASE || k == QG_KSPAN_LEN ? QG_KT_SIZE : QG_KT_PTR, 0, "%s", name);
 }
 
-static qg_kv *lanes(qg_kb *b) { return expr(b, QG_KT_SIZE, 0, "%s", cb(b)->e->lanes_str); }
+static qg_kv *kb_lanes(qg_kb *b) { return expr(b, QG_KT_SIZE, 0, "%s", cb(b)->e->lanes_str); }
 
 static const char *indent(const c_kb *c) {
     static const char spaces[] = "                                ";
@@ -292,29 +288,28 @@ static const char *indent(const c_kb *c) {
     return spaces + sizeof spaces - 1 - n;
 }
 
-static void vector(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
+static void kb_vector(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
     c_kb *c = cb(b);
     if (v->partial) { /* at base + i, r lanes: the lowering's names */
         qg_c_tail(c->e, p);
         return;
     }
     const int k = v->slot < 0 ? 0 : v->slot;
-    qg_c_full_vector(c->e, p, k, v->at->s, indent(c), v->keep, v->mask4, v->ordered);
-    /* quantize's q - z for a grouped store that adds the zero point is g<k> */
-    const bool grouped = (v->ordered || (v->keep && b->lp->group_store_adds_z)) && p->out_q_grouped >= 0;
+    char kept[16];
+    qg_c_full_vector(c->e, p, k, v->at->s, indent(c), v->keep, v->mask4, v->ordered, kept);
     if (v->result)
-        *v->result = expr(b, QG_KT_PTR, 0, "%c%d", grouped ? 'g' : 'r', k);
+        *v->result = expr(b, QG_KT_PTR, 0, "%s", kept);
     if (v->mask_out)
         *v->mask_out = expr(b, QG_KT_PTR, 0, "m%d", k);
     if (v->nan)
         *v->nan = expr(b, QG_KT_PTR, 0, "nan%d", k);
 }
 
-static void group_mask_in(qg_kb *b, qg_kv *at) {
+static void kb_group_mask_in(qg_kb *b, qg_kv *at) {
     line(b, "const uint64_t mbits = qg_ks_get_bits(mask, %s, %du);", at->s, 4 * cb(b)->e->lanes);
 }
 
-static void store_result(qg_kb *b, qg_kv *r, qg_kv *at) {
+static void kb_store_result(qg_kb *b, qg_kv *r, qg_kv *at) {
     c_kb *c = cb(b);
     const op_io io = qg_c_io_of(c->e, c->p);
     char ptr[160];
@@ -336,7 +331,7 @@ static void spelled_line(qg_kb *b, const char *fmt, const char *x, const char *y
     qg_text_free(&t);
 }
 
-static void group_store(qg_kb *b, qg_kv *const r[4], qg_kv *at) {
+static void kb_group_store(qg_kb *b, qg_kv *const r[4], qg_kv *at) {
     emitter *e = cb(b)->e;
     const qg_dtype kd = qg_kernel_dtype(e->sp);
     char ptr[160], vs[96], qmin[24];
@@ -346,7 +341,7 @@ static void group_store(qg_kb *b, qg_kv *const r[4], qg_kv *at) {
     spelled_line(b, b->lp->group_store_adds_z ? e->is->store_q4_z[kd] : e->is->store_q4[kd], ptr, vs, qmin);
 }
 
-static void group_mask_out(qg_kb *b, qg_kv *const m[4], qg_kv *at) {
+static void kb_group_mask_out(qg_kb *b, qg_kv *const m[4], qg_kv *at) {
     emitter *e = cb(b)->e;
     char ms[96], ptr[160];
     four(m, "", ms, sizeof ms);
@@ -366,7 +361,7 @@ static void group_mask_out(qg_kb *b, qg_kv *const m[4], qg_kv *at) {
     cb(b)->depth--;
 }
 
-static qg_kv *any_nan4(qg_kb *b, qg_kv *const nan[4]) {
+static qg_kv *kb_any_nan4(qg_kb *b, qg_kv *const nan[4]) {
     char ns[96];
     four(nan, "", ns, sizeof ns);
     qg_text t = {0};
@@ -379,60 +374,15 @@ static qg_kv *any_nan4(qg_kb *b, qg_kv *const nan[4]) {
 }
 
 /* on the address as an integer: the pointer may be NULL at len 0 */
-static qg_kv *to_boundary(qg_kb *b, qg_kv *ptr, qg_kv *base, bool of_output, unsigned bytes) {
+static qg_kv *kb_to_boundary(qg_kb *b, qg_kv *ptr, qg_kv *base, bool of_output, unsigned bytes) {
     (void)of_output;
     return expr(b, QG_KT_SIZE, 3, "(size_t)(-((uintptr_t)%s + %s * sizeof %s[0]) %% %uu) / sizeof %s[0]", ptr->s,
                 base->s, ptr->s, bytes, ptr->s);
 }
 
-static void loop_continue(qg_kb *b) { line(b, "continue;"); }
+static void kb_loop_continue(qg_kb *b) { line(b, "continue;"); }
 
-static const qg_kb_ops c_ops = {
-    .open_link = open_link,
-    .arg = arg,
-    .close_fn = close_fn,
-    .ret = ret,
-    .link_ref = link_ref,
-    .spec_ref = spec_ref,
-    .span_ref = span_ref,
-    .minmax_ref = minmax_ref,
-    .comment = comment,
-    .section = section,
-    .op_begin = op_begin,
-    .op_end = op_end,
-    .imm = imm,
-    .fimm = fimm,
-    .bin = bin,
-    .select = select_,
-    .cast = cast,
-    .nonnull = nonnull,
-    .discard = discard,
-    .let = let,
-    .field = field,
-    .index = index_,
-    .var = var,
-    .get = get,
-    .set = set,
-    .loop_open = loop_open,
-    .loop_close = block_close,
-    .loop_continue = loop_continue,
-    .if_open = if_open,
-    .if_close = block_close,
-    .call = call,
-    .zero_bytes = zero_bytes,
-    .param = param,
-    .channels_last = channels_last,
-    .open_span = open_span,
-    .span_arg = span_arg,
-    .lanes = lanes,
-    .vector = vector,
-    .group_mask_in = group_mask_in,
-    .store_result = store_result,
-    .group_store = group_store,
-    .group_mask_out = group_mask_out,
-    .any_nan4 = any_nan4,
-    .to_boundary = to_boundary,
-};
+static const qg_kb_ops c_ops = {QG_KB_CALLS(QG_KB_BIND)};
 
 void qg_c_kb_init(c_kb *c, emitter *e) {
     memset(c, 0, sizeof *c);

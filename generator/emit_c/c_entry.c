@@ -35,7 +35,7 @@ static void emit_chan_vector(emitter *e, const qg_plan *p, const op_io *io, cons
     char ptr[160], in[320], mexpr[320] = "";
     snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at);
     qg_c_load_expr(e, io, ptr, in, sizeof in);
-    qg_c_body_call(e, p, in, mexpr, "0", ind, BODY_RESULT);
+    qg_c_body_call(e, p, in, mexpr, "0", ind, BODY_RESULT, NULL);
     snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at);
     qg_c_store(e, io, ptr, "r0", ind);
     if (io->mask_out)

@@ -73,7 +73,7 @@ static void emit_helpers(emitter *e) {
     }
 }
 
-void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p) {
+void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p, bool own_span) {
     e->lp = lp;
     e->op = p ? p->op : QG_K_OBSERVE;
     e->op_from = e->t->len;
@@ -87,7 +87,7 @@ void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p) {
         e->chan_table_done = true;
     }
     qg_c_body(e, p);
-    qg_c_span(e, p);
+    qg_c_span(e, p, own_span);
     qg_c_rows(e, p);
 }
 

@@ -47,7 +47,7 @@ void qg_c_body(emitter *e, const qg_plan *p);
  * and nan<tag>, the value tested. */
 typedef enum body_form { BODY_RESULT, BODY_GROUPED, BODY_ORDERED } body_form;
 void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const char *mask_expr, const char *tag,
-                    const char *indent, body_form form);
+                    const char *indent, body_form form, char kept_out[16]);
 void qg_c_body_call_expr(emitter *e, const qg_plan *p, const char *arg, char *out, size_t cap);
 
 /* c_span.c: loads, stores, spans */
@@ -62,15 +62,17 @@ void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, c
  * backend's lx_whole_steps_test. */
 void qg_c_steps_for(emitter *e, const char *ind, const char *i, const char *len, const char *step);
 void qg_c_strip_open(emitter *e, const char *at, const char *end, const char *indent);
-/* Scalable ISAs' span; NAME_<op>_span_part of the channels-last rows. */
-void qg_c_span(emitter *e, const qg_plan *p);
+/* With own_span (the lowering writes no span: scalable ISAs) the strips;
+ * else NAME_<op>_span_part of the channels-last rows where they need one. */
+void qg_c_span(emitter *e, const qg_plan *p, bool own_span);
 void qg_c_span_open(emitter *e, const qg_plan *p, const char *storage, const char *suffix);
 /* One whole vector at element `at`: loaded, the body, stored unless
  * skip_store keeps r<k> (g<k>) for a store that follows; with mask4 its
  * mask bits come from mbits and stay in m<k>; `ordered` keeps the result
- * without NaN lanes and nan<k> (qg_plan.out_ordered). */
+ * without NaN lanes and nan<k> (qg_plan.out_ordered); `kept` receives the
+ * kept result's name (r<k> or g<k>). */
 void qg_c_full_vector(emitter *e, const qg_plan *p, int k, const char *at, const char *indent, bool skip_store,
-                      bool mask4, bool ordered);
+                      bool mask4, bool ordered, char kept[16]);
 /* The partial vector at base + i of r lanes, through masks or buffers. */
 void qg_c_tail(emitter *e, const qg_plan *p);
 /* Whether the op's entry walks channels-last rows (NAME_<op>_rows__<isa>)
@@ -88,7 +90,7 @@ void qg_c_rows(emitter *e, const qg_plan *p);
 
 /* c_isa_file.c: what the builder's op_begin and op_end print (the plan's
  * body, spans, rows; observe's reduction), around the lowered entries */
-void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p);
+void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p, bool own_span);
 void qg_c_op_end(emitter *e);
 
 /* c_observe.c: the min/max reduction */

@@ -98,7 +98,7 @@ void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, c
  * mask4 (group_mask) its mask bits come from and go to the four vectors'
  * 16 (mbits, m<k>). */
 void qg_c_full_vector(emitter *e, const qg_plan *p, int k, const char *at, const char *indent, bool skip_store,
-                      bool mask4, bool ordered) {
+                      bool mask4, bool ordered, char kept[16]) {
     const op_io io_v = qg_c_io_of(e, p), *io = &io_v;
     char ptr[160], in[320], mexpr[320] = "", res[16], mres[16];
     snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at);
@@ -120,7 +120,8 @@ void qg_c_full_vector(emitter *e, const qg_plan *p, int k, const char *at, const
     qg_c_body_call(e, p, in, mexpr, res + 1, indent,
                    ordered                                   ? BODY_ORDERED
                    : skip_store && e->lp->group_store_adds_z ? BODY_GROUPED
-                                                             : BODY_RESULT);
+                                                             : BODY_RESULT,
+                   kept);
     snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at);
     if (!skip_store)
         qg_c_store(e, io, ptr, res, indent);
@@ -202,7 +203,7 @@ static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
             qg_text_free(&tmp);
         }
     }
-    qg_c_body_call(e, p, in, mexpr, "t", "        ", BODY_RESULT);
+    qg_c_body_call(e, p, in, mexpr, "t", "        ", BODY_RESULT, NULL);
     qg_c_store(e, &io, "outb", "rt", "        ");
     P("        memcpy(%s + base + i, outb, r * sizeof outb[0]);\n", io.out_name);
     if (io.mask_out)
@@ -249,7 +250,7 @@ static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
             snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
         qg_text_free(&tmp);
     }
-    qg_c_body_call(e, p, in, mexpr, "t", "        ", BODY_RESULT);
+    qg_c_body_call(e, p, in, mexpr, "t", "        ", BODY_RESULT, NULL);
     snprintf(ptr, sizeof ptr, "%s + base + i", io->out_name);
     if (store_tail) {
         S("        ");
@@ -285,13 +286,13 @@ void qg_c_span_open(emitter *e, const qg_plan *p, const char *storage, const cha
 /* Scalable ISAs: one strip-mining loop, no tail; NAME_<op>_span_part
  * beside the fixed-width spans of the lowering (lower/lower_span.c) where
  * the channels-last rows end in a partial vector. */
-void qg_c_span(emitter *e, const qg_plan *p) {
-    if (e->scalable) {
+void qg_c_span(emitter *e, const qg_plan *p, bool own_span) {
+    if (own_span) {
         qg_c_span_open(e, p, "static inline", "");
         S("    for (size_t i = 0; i < len;) {\n");
         qg_c_strip_open(e, "i", "len", "        ");
         emit_param_splats(e, p, "        ");
-        qg_c_full_vector(e, p, 0, "base + i", "        ", false, false, false);
+        qg_c_full_vector(e, p, 0, "base + i", "        ", false, false, false, NULL);
         P("        i += %s;\n    }\n}\n\n", e->is->strip_step);
         return;
     }

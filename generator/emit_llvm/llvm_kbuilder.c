@@ -24,33 +24,33 @@ static LLVMTypeRef type_of(const lx *x, qg_kt t) {
     return x->i64;
 }
 
-static void open_link(qg_kb *b, const qg_op_info *o, const char *infix) {
+static void kb_open_link(qg_kb *b, const qg_op_info *o, const char *infix) {
     kb(b)->o = o;
     kb(b)->nvars = 0; /* variables are a function's */
     lx_define_link(kb(b)->x, o, infix);
 }
 
-static qg_kv *arg(qg_kb *b, qg_arg_kind kind) {
+static qg_kv *kb_arg(qg_kb *b, qg_arg_kind kind) {
     lx *x = kb(b)->x;
     const int k = qg_op_arg_index(kb(b)->o, kind);
     return K(k >= 0 ? LLVMGetParam(x->fn, (unsigned)k) : LLVMConstNull(x->ptr));
 }
 
-static void close_fn(qg_kb *b, qg_kv *v) {
+static void kb_close_fn(qg_kb *b, qg_kv *v) {
     lx *x = kb(b)->x;
     v ? LLVMBuildRet(x->b, V(v)) : LLVMBuildRetVoid(x->b);
 }
 
-static void ret(qg_kb *b) { LLVMBuildRetVoid(kb(b)->x->b); }
+static void kb_ret(qg_kb *b) { LLVMBuildRetVoid(kb(b)->x->b); }
 
-static qg_kv *link_ref(qg_kb *b, const qg_op_info *o, const char *infix) {
+static qg_kv *kb_link_ref(qg_kb *b, const qg_op_info *o, const char *infix) {
     lx *x = kb(b)->x;
     char name[QG_NAME_MAX + 64];
     snprintf(name, sizeof name, "%s_%s%s__%s", x->prefix, o->name, infix, qg_isa_name(x->target->isa));
     return K(LLVMGetNamedFunction(x->m, name));
 }
 
-static qg_kv *spec_ref(qg_kb *b) {
+static qg_kv *kb_spec_ref(qg_kb *b) {
     lx *x = kb(b)->x;
     char name[QG_NAME_MAX + 16];
     snprintf(name, sizeof name, "%s_spec", x->prefix);
@@ -58,30 +58,30 @@ static qg_kv *spec_ref(qg_kb *b) {
     return K(g ? g : LLVMAddGlobal(x->m, x->i8, name));
 }
 
-static qg_kv *span_ref(qg_kb *b, const char *suffix) {
+static qg_kv *kb_span_ref(qg_kb *b, const char *suffix) {
     lx *x = kb(b)->x;
     char name[QG_NAME_MAX + 64];
     snprintf(name, sizeof name, "%s_%s_span%s", x->prefix, kb(b)->o->name, suffix);
     return K(LLVMGetNamedFunction(x->m, name));
 }
 
-static qg_kv *imm(qg_kb *b, qg_kt t, long long v) {
+static qg_kv *kb_imm(qg_kb *b, qg_kt t, long long v) {
     if (t == QG_KT_PTR)
         return K(LLVMConstNull(kb(b)->x->ptr));
     return K(LLVMConstInt(type_of(kb(b)->x, t), (unsigned long long)v, 1));
 }
 
-static qg_kv *minmax_ref(qg_kb *b) { return K(kb(b)->minmax); }
+static qg_kv *kb_minmax_ref(qg_kb *b) { return K(kb(b)->minmax); }
 
-static void comment(qg_kb *b, const char *text) {
+static void kb_comment(qg_kb *b, const char *text) {
     (void)b;
     (void)text;
 }
 
-static void section(qg_kb *b, const char *op_name) { comment(b, op_name); }
+static void kb_section(qg_kb *b, const char *op_name) { kb_comment(b, op_name); }
 
 /* The op's spans (or observe's reduction), built by the backend for now. */
-static void op_begin(qg_kb *b, const qg_plan *plan) {
+static void kb_op_begin(qg_kb *b, const qg_plan *plan, bool own_span) {
     lx_kb *k = kb(b);
     lx *x = k->x;
     x->lp = b->lp;
@@ -92,53 +92,35 @@ static void op_begin(qg_kb *b, const qg_plan *plan) {
     }
     k->o = qg_op_info_of(plan->op);
     const io_t io = lx_io_of(x);
-    if (x->isa->scalable) /* fixed-width spans: the lowering's */
+    if (own_span)
         lx_build_span(x, plan, &io, false);
     if (b->lp->channels_last_table)
         lx_build_span(x, plan, &io, true);
 }
 
-static void op_end(qg_kb *b) { kb(b)->x->lp = NULL; }
+static void kb_op_end(qg_kb *b) { kb(b)->x->lp = NULL; }
 
-static qg_kv *fimm(qg_kb *b, float v) { return K(lx_f32(kb(b)->x, v)); }
+static qg_kv *kb_fimm(qg_kb *b, float v) { return K(lx_f32(kb(b)->x, v)); }
 
-static qg_kv *bin(qg_kb *b, qg_kbin op, qg_kv *a, qg_kv *c) {
+static qg_kv *kb_bin(qg_kb *b, qg_kbin op, qg_kv *a, qg_kv *c) {
     LLVMBuilderRef bd = kb(b)->x->b;
     LLVMValueRef l = V(a), r = V(c);
-    if (LLVMGetTypeKind(LLVMTypeOf(l)) == LLVMFloatTypeKind) {
-        switch (op) {
-        case QG_KB_ADD: return K(LLVMBuildFAdd(bd, l, r, ""));
-        case QG_KB_SUB: return K(LLVMBuildFSub(bd, l, r, ""));
-        case QG_KB_MUL: return K(LLVMBuildFMul(bd, l, r, ""));
-        case QG_KB_DIV: return K(LLVMBuildFDiv(bd, l, r, ""));
-        case QG_KB_EQ: return K(LLVMBuildFCmp(bd, LLVMRealOEQ, l, r, ""));
-        case QG_KB_NE: return K(LLVMBuildFCmp(bd, LLVMRealUNE, l, r, ""));
-        case QG_KB_LT: return K(LLVMBuildFCmp(bd, LLVMRealOLT, l, r, ""));
-        case QG_KB_GE: return K(LLVMBuildFCmp(bd, LLVMRealOGE, l, r, ""));
-        case QG_KB_AND:
-        case QG_KB_OR: break;
-        }
-    }
-    switch (op) {
-    case QG_KB_ADD: return K(LLVMBuildAdd(bd, l, r, ""));
-    case QG_KB_SUB: return K(LLVMBuildSub(bd, l, r, ""));
-    case QG_KB_MUL: return K(LLVMBuildMul(bd, l, r, ""));
-    case QG_KB_DIV: return K(LLVMBuildUDiv(bd, l, r, ""));
-    case QG_KB_EQ: return K(LLVMBuildICmp(bd, LLVMIntEQ, l, r, ""));
-    case QG_KB_NE: return K(LLVMBuildICmp(bd, LLVMIntNE, l, r, ""));
-    case QG_KB_LT: return K(LLVMBuildICmp(bd, LLVMIntULT, l, r, ""));
-    case QG_KB_GE: return K(LLVMBuildICmp(bd, LLVMIntUGE, l, r, ""));
-    case QG_KB_AND: return K(LLVMBuildAnd(bd, l, r, ""));
-    case QG_KB_OR: return K(LLVMBuildOr(bd, l, r, ""));
-    }
-    return a;
+    /* the lowering's float arithmetic is the run parameters' (s * w / s_out, 1 / s) */
+    static const LLVMOpcode arith[2][4] = {{LLVMAdd, LLVMSub, LLVMMul, LLVMUDiv},
+                                           {LLVMFAdd, LLVMFSub, LLVMFMul, LLVMFDiv}};
+    static const LLVMIntPredicate compare[] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntUGE};
+    if (op <= QG_KB_DIV)
+        return K(LLVMBuildBinOp(bd, arith[LLVMGetTypeKind(LLVMTypeOf(l)) == LLVMFloatTypeKind][op], l, r, ""));
+    if (op <= QG_KB_GE)
+        return K(LLVMBuildICmp(bd, compare[op - QG_KB_EQ], l, r, ""));
+    return K(op == QG_KB_AND ? LLVMBuildAnd(bd, l, r, "") : LLVMBuildOr(bd, l, r, ""));
 }
 
-static qg_kv *select_(qg_kb *b, qg_kv *cond, qg_kv *a, qg_kv *c) {
+static qg_kv *kb_select(qg_kb *b, qg_kv *cond, qg_kv *a, qg_kv *c) {
     return K(LLVMBuildSelect(kb(b)->x->b, V(cond), V(a), V(c), ""));
 }
 
-static qg_kv *cast(qg_kb *b, qg_kt t, qg_kv *v) {
+static qg_kv *kb_cast(qg_kb *b, qg_kt t, qg_kv *v) {
     lx *x = kb(b)->x;
     LLVMTypeRef to = type_of(x, t), from = LLVMTypeOf(V(v));
     if (t == QG_KT_F32)
@@ -147,20 +129,20 @@ static qg_kv *cast(qg_kb *b, qg_kt t, qg_kv *v) {
     return K(wt > wf ? LLVMBuildSExt(x->b, V(v), to, "") : wt < wf ? LLVMBuildTrunc(x->b, V(v), to, "") : V(v));
 }
 
-static qg_kv *nonnull(qg_kb *b, qg_kv *ptr) { return K(LLVMBuildIsNotNull(kb(b)->x->b, V(ptr), "")); }
+static qg_kv *kb_nonnull(qg_kb *b, qg_kv *ptr) { return K(LLVMBuildIsNotNull(kb(b)->x->b, V(ptr), "")); }
 
-static void discard(qg_kb *b, qg_kv *v) {
+static void kb_discard(qg_kb *b, qg_kv *v) {
     (void)b;
     (void)v;
 }
 
-static qg_kv *let(qg_kb *b, const char *name, qg_kv *v) {
+static qg_kv *kb_let(qg_kb *b, const char *name, qg_kv *v) {
     (void)b;
     (void)name;
     return v;
 }
 
-static qg_kv *field(qg_kb *b, qg_kv *ptr, qg_kfield f) {
+static qg_kv *kb_field(qg_kb *b, qg_kv *ptr, qg_kfield f) {
     lx *x = kb(b)->x;
     static const size_t offsets[QG_KF_COUNT] = {
         offsetof(qg_qparams, scale),           offsetof(qg_qparams, zero_point),   offsetof(qg_qparams, channels),
@@ -172,7 +154,7 @@ static qg_kv *field(qg_kb *b, qg_kv *ptr, qg_kfield f) {
     return K(lx_field(x, type_of(x, types[f]), V(ptr), offsets[f]));
 }
 
-static qg_kv *index_(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i, bool or_zero) {
+static qg_kv *kb_index(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i, bool or_zero) {
     lx *x = kb(b)->x;
     LLVMTypeRef et = type_of(x, t);
     LLVMValueRef at = lx_gep(x, et, V(ptr), V(i));
@@ -184,7 +166,7 @@ static qg_kv *index_(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i, bool or_zero) {
     return K(LLVMBuildLoad2(x->b, et, at, ""));
 }
 
-static qg_kvar *var(qg_kb *b, const char *name, qg_kt t, qg_kv *init) {
+static qg_kvar *kb_var(qg_kb *b, const char *name, qg_kt t, qg_kv *init) {
     (void)name;
     lx_kb *k = kb(b);
     if (k->nvars == LX_KB_MAX) /* more than a kernel function declares: a lowering bug */
@@ -196,45 +178,46 @@ static qg_kvar *var(qg_kb *b, const char *name, qg_kt t, qg_kv *init) {
     return v;
 }
 
-static qg_kv *get(qg_kb *b, qg_kvar *v) { return K(LLVMBuildLoad2(kb(b)->x->b, v->t, v->slot, "")); }
+static qg_kv *kb_get(qg_kb *b, qg_kvar *v) { return K(LLVMBuildLoad2(kb(b)->x->b, v->t, v->slot, "")); }
 
-static void set(qg_kb *b, qg_kvar *v, qg_kv *value) { LLVMBuildStore(kb(b)->x->b, V(value), v->slot); }
+static void kb_set(qg_kb *b, qg_kvar *v, qg_kv *value) { LLVMBuildStore(kb(b)->x->b, V(value), v->slot); }
 
-static void loop_open(qg_kb *b, const char *name, qg_kvar *v, qg_ktest test, qg_kv *bound, qg_kv *step) {
+static void kb_loop_open(qg_kb *b, const char *name, qg_kvar *v, qg_ktest test, qg_kv *bound, qg_kv *step) {
     lx_kb *k = kb(b);
     lx *x = k->x;
     if (k->nloops == LX_KB_MAX)
         abort();
     lx_kb_loop *l = &k->loops[k->nloops++];
-    *l = (lx_kb_loop){v, V(step), lx_block(x, name), lx_block(x, name)};
-    LLVMBasicBlockRef body = lx_block(x, name);
-    LLVMBuildBr(x->b, l->head);
-    LLVMPositionBuilderAtEnd(x->b, l->head);
-    LLVMValueRef i = LLVMBuildLoad2(x->b, v->t, v->slot, "");
-    LLVMValueRef go = test == QG_KTEST_WHOLE_STEPS ? lx_whole_steps_test(x, i, V(bound), V(step))
-                                                   : LLVMBuildICmp(x->b, LLVMIntULT, i, V(bound), "");
-    LLVMBuildCondBr(x->b, go, body, l->done);
-    LLVMPositionBuilderAtEnd(x->b, body);
+    /* the lowering's loops count size_t variables: lx_loop's i64 slot */
+    *l = (lx_kb_loop){{v->slot, lx_block(x, name), lx_block(x, name), lx_block(x, name)}, V(step)};
+    LLVMBuildBr(x->b, l->l.head);
+    LLVMPositionBuilderAtEnd(x->b, l->l.head);
+    LLVMValueRef i = lx_loop_value(x, &l->l);
+    lx_loop_test(x, &l->l,
+                 test == QG_KTEST_WHOLE_STEPS ? lx_whole_steps_test(x, i, V(bound), V(step))
+                                              : LLVMBuildICmp(x->b, LLVMIntULT, i, V(bound), ""));
 }
 
-static void loop_close(qg_kb *b) {
+static void kb_loop_close(qg_kb *b) {
     lx_kb *k = kb(b);
-    lx *x = k->x;
     const lx_kb_loop *l = &k->loops[--k->nloops];
-    LLVMValueRef i = LLVMBuildLoad2(x->b, l->v->t, l->v->slot, "");
-    LLVMBuildStore(x->b, LLVMBuildAdd(x->b, i, l->step, ""), l->v->slot);
-    LLVMBuildBr(x->b, l->head);
-    LLVMPositionBuilderAtEnd(x->b, l->done);
+    lx_loop_close(k->x, &l->l, l->step);
 }
 
-static void if_open(qg_kb *b, qg_kv *cond) {
+static void kb_loop_continue(qg_kb *b) {
+    lx_kb *k = kb(b);
+    const lx_kb_loop *l = &k->loops[k->nloops - 1];
+    lx_loop_continue(k->x, &l->l, l->step);
+}
+
+static void kb_if_open(qg_kb *b, qg_kv *cond) {
     lx_kb *k = kb(b);
     if (k->nifs == LX_KB_MAX)
         abort();
     k->joins[k->nifs++] = lx_if_open(k->x, V(cond));
 }
 
-static void if_close(qg_kb *b) {
+static void kb_if_close(qg_kb *b) {
     lx_kb *k = kb(b);
     LLVMBasicBlockRef join = k->joins[--k->nifs];
     if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(k->x->b))) /* a branch that returned has none to add */
@@ -242,7 +225,7 @@ static void if_close(qg_kb *b) {
     LLVMPositionBuilderAtEnd(k->x->b, join);
 }
 
-static qg_kv *call(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, qg_kv **args, int n) {
+static qg_kv *kb_call(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, qg_kv **args, int n) {
     lx *x = kb(b)->x;
     LLVMValueRef a[QG_OP_MAX_ARGS + QG_IN_COUNT + 5];
     LLVMTypeRef types[QG_OP_MAX_ARGS + QG_IN_COUNT + 5];
@@ -255,105 +238,51 @@ static qg_kv *call(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, qg_k
     return ret ? K(r) : NULL;
 }
 
-static void zero_bytes(qg_kb *b, qg_kv *ptr, qg_kv *count) {
+static void kb_zero_bytes(qg_kb *b, qg_kv *ptr, qg_kv *count) {
     lx *x = kb(b)->x;
     LLVMBuildMemSet(x->b, V(ptr), LLVMConstInt(x->i8, 0, 0), V(count), 1);
 }
 
-static qg_kv *param(qg_kb *b, qg_plan_input in, qg_kv *scalar) {
+static qg_kv *kb_param(qg_kb *b, qg_plan_input in, qg_kv *scalar) {
     lx *x = kb(b)->x;
     return K(lx_splat(x, V(scalar), in == QG_IN_Z || in == QG_IN_B ? x->vi : x->vf));
 }
 
-static void channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_kv *C) {
+static void kb_channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_kv *C) {
     lx_kb *k = kb(b);
-    lx_channels_last(k->x, p, V(span_ref(b, "1")), V(io[0]), V(io[1]), io[2] ? V(io[2]) : NULL, V(io[3]), V(io[4]),
+    lx_channels_last(k->x, p, V(kb_span_ref(b, "1")), V(io[0]), V(io[1]), io[2] ? V(io[2]) : NULL, V(io[3]), V(io[4]),
                      V(C), k->joins[k->nifs - 1]);
 }
 
-static void open_span(qg_kb *b, const qg_plan *p, const char *suffix, bool out_of_line) {
+static void kb_open_span(qg_kb *b, const qg_plan *p, const char *suffix, bool out_of_line) {
     kb(b)->o = qg_op_info_of(p->op);
     kb(b)->nvars = 0;
     lx_kb_open_span(kb(b), p, suffix, out_of_line);
 }
-static qg_kv *span_arg(qg_kb *b, int k) { return K(lx_kb_span_arg(kb(b), k)); }
-static qg_kv *lanes(qg_kb *b) { return K(lx_vl(kb(b)->x)); }
-static void vector(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
+static qg_kv *kb_span_arg(qg_kb *b, int k) { return K(lx_kb_span_arg(kb(b), k)); }
+static qg_kv *kb_lanes(qg_kb *b) { return K(lx_vl(kb(b)->x)); }
+static void kb_vector(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
     lx_kb_vector(kb(b), p, V(v->at), V(v->count), v);
 }
-static void group_mask_in(qg_kb *b, qg_kv *at) { lx_kb_group_mask_in(kb(b), V(at)); }
-static void store_result(qg_kb *b, qg_kv *r, qg_kv *at) { lx_kb_store_result(kb(b), V(r), V(at)); }
-static void group_store(qg_kb *b, qg_kv *const r[4], qg_kv *at) {
+static void kb_group_mask_in(qg_kb *b, qg_kv *at) { lx_kb_group_mask_in(kb(b), V(at)); }
+static void kb_store_result(qg_kb *b, qg_kv *r, qg_kv *at) { lx_kb_store_result(kb(b), V(r), V(at)); }
+static void kb_group_store(qg_kb *b, qg_kv *const r[4], qg_kv *at) {
     LLVMValueRef v[4] = {V(r[0]), V(r[1]), V(r[2]), V(r[3])};
     lx_kb_group_store(kb(b), v, V(at));
 }
-static void group_mask_out(qg_kb *b, qg_kv *const m[4], qg_kv *at) {
+static void kb_group_mask_out(qg_kb *b, qg_kv *const m[4], qg_kv *at) {
     LLVMValueRef v[4] = {V(m[0]), V(m[1]), V(m[2]), V(m[3])};
     lx_kb_group_mask_out(kb(b), v, V(at));
 }
-static qg_kv *any_nan4(qg_kb *b, qg_kv *const nan[4]) {
+static qg_kv *kb_any_nan4(qg_kb *b, qg_kv *const nan[4]) {
     LLVMValueRef v[4] = {V(nan[0]), V(nan[1]), V(nan[2]), V(nan[3])};
     return K(lx_kb_any_nan4(kb(b), v));
 }
-static qg_kv *to_boundary(qg_kb *b, qg_kv *ptr, qg_kv *base, bool of_output, unsigned bytes) {
+static qg_kv *kb_to_boundary(qg_kb *b, qg_kv *ptr, qg_kv *base, bool of_output, unsigned bytes) {
     return K(lx_kb_to_boundary(kb(b), V(ptr), V(base), of_output, bytes));
 }
 
-static void loop_continue(qg_kb *b) {
-    lx_kb *k = kb(b);
-    lx *x = k->x;
-    const lx_kb_loop *l = &k->loops[k->nloops - 1];
-    LLVMValueRef i = LLVMBuildLoad2(x->b, l->v->t, l->v->slot, "");
-    LLVMBuildStore(x->b, LLVMBuildAdd(x->b, i, l->step, ""), l->v->slot);
-    LLVMBuildBr(x->b, l->head);
-}
-
-static const qg_kb_ops llvm_ops = {
-    .open_link = open_link,
-    .arg = arg,
-    .close_fn = close_fn,
-    .ret = ret,
-    .link_ref = link_ref,
-    .spec_ref = spec_ref,
-    .span_ref = span_ref,
-    .minmax_ref = minmax_ref,
-    .comment = comment,
-    .section = section,
-    .op_begin = op_begin,
-    .op_end = op_end,
-    .imm = imm,
-    .fimm = fimm,
-    .bin = bin,
-    .select = select_,
-    .cast = cast,
-    .nonnull = nonnull,
-    .discard = discard,
-    .let = let,
-    .field = field,
-    .index = index_,
-    .var = var,
-    .get = get,
-    .set = set,
-    .loop_open = loop_open,
-    .loop_close = loop_close,
-    .loop_continue = loop_continue,
-    .if_open = if_open,
-    .if_close = if_close,
-    .call = call,
-    .zero_bytes = zero_bytes,
-    .param = param,
-    .channels_last = channels_last,
-    .open_span = open_span,
-    .span_arg = span_arg,
-    .lanes = lanes,
-    .vector = vector,
-    .group_mask_in = group_mask_in,
-    .store_result = store_result,
-    .group_store = group_store,
-    .group_mask_out = group_mask_out,
-    .any_nan4 = any_nan4,
-    .to_boundary = to_boundary,
-};
+static const qg_kb_ops llvm_ops = {QG_KB_CALLS(QG_KB_BIND)};
 
 void lx_kb_init(lx_kb *k, lx *x) {
     memset(k, 0, sizeof *k);

@@ -77,9 +77,8 @@ struct qg_kvar {
     LLVMTypeRef t;
 };
 typedef struct lx_kb_loop {
-    struct qg_kvar *v;
+    lx_loop l; /* over a builder variable's slot */
     LLVMValueRef step;
-    LLVMBasicBlockRef head, done;
 } lx_kb_loop;
 typedef struct lx_kb {
     qg_kb kb;
@@ -89,6 +88,7 @@ typedef struct lx_kb {
     span_args s;          /* the open span's arguments */
     io_t io;              /* ... and its tensors */
     LLVMValueRef m_in[4]; /* the main loop's four vectors' mask inputs (group_mask_in) */
+    LLVMValueRef z16;     /* the open span's zero point for a grouped store that adds it */
     lx_kb_loop loops[LX_KB_MAX];
     LLVMBasicBlockRef joins[LX_KB_MAX];
     struct qg_kvar vars[LX_KB_MAX];

@@ -333,6 +333,8 @@ void lx_kb_open_span(lx_kb *k, const qg_plan *p, const char *suffix, bool out_of
     }
     k->s = span_args_of(x, p, fn);
     k->io = lx_io_of(x);
+    /* the grouped store's zero point, made once at the span's entry, not per iteration */
+    k->z16 = x->lp->group_store_adds_z && packs_four(x) && !out_of_line ? zero_point16(x, k->s.param[QG_IN_Z]) : NULL;
 }
 
 LLVMValueRef lx_kb_span_arg(lx_kb *k, int which) {
@@ -379,8 +381,7 @@ void lx_kb_group_store(lx_kb *k, LLVMValueRef r[4], LLVMValueRef at) {
                      LLVMBuildAdd(x->b, at, LLVMBuildMul(x->b, vl, lx_i64(x, j), ""), ""), NULL, vl);
         return;
     }
-    LLVMValueRef z16 = x->lp->group_store_adds_z ? zero_point16(x, k->s.param[QG_IN_Z]) : NULL;
-    store_four_q8(x, r, z16, k->s.out, at);
+    store_four_q8(x, r, k->z16, k->s.out, at);
 }
 
 void lx_kb_group_mask_out(lx_kb *k, LLVMValueRef m[4], LLVMValueRef at) { store_four_masks(k->x, m, k->s.mask, at); }

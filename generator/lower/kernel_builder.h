@@ -111,9 +111,10 @@ typedef struct qg_kb_ops {
     void (*comment)(qg_kb *b, const char *text);
     void (*section)(qg_kb *b, const char *op_name);
     /* Around an op's entries (b->lp its loops): what the backend still
-     * builds itself (the plan's body and spans; observe's reduction with
-     * `plan` NULL), and the end of the op's part. */
-    void (*op_begin)(qg_kb *b, const qg_plan *plan);
+     * builds itself (the plan's body; the op's span where own_span says
+     * the lowering writes none; observe's reduction with `plan` NULL), and
+     * the end of the op's part. */
+    void (*op_begin)(qg_kb *b, const qg_plan *plan, bool own_span);
     void (*op_end)(qg_kb *b);
 
     /* ---- spans */
@@ -179,6 +180,20 @@ typedef struct qg_kb_ops {
      * for now: tensors in, out, mask, count n, qparams qp, channel count C. */
     void (*channels_last)(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_kv *C);
 } qg_kb_ops;
+
+/* Every call of the interface, in qg_kb_ops' order: a backend binds its
+ * implementations, named kb_<call>, with
+ * {QG_KB_CALLS(QG_KB_BIND)}, so a call it lacks does not compile. */
+/* clang-format off */
+#define QG_KB_CALLS(X) \
+    X(open_link) X(arg) X(close_fn) X(ret) X(link_ref) X(spec_ref) X(span_ref) X(minmax_ref) \
+    X(comment) X(section) X(op_begin) X(op_end) X(open_span) X(span_arg) X(lanes) X(vector) \
+    X(group_mask_in) X(store_result) X(group_store) X(group_mask_out) X(any_nan4) X(to_boundary) X(imm) X(fimm) \
+    X(bin) X(select) X(cast) X(nonnull) X(discard) X(let) X(field) X(index) \
+    X(var) X(get) X(set) X(loop_open) X(loop_close) X(loop_continue) X(if_open) X(if_close) \
+    X(call) X(zero_bytes) X(param) X(channels_last)
+/* clang-format on */
+#define QG_KB_BIND(call) .call = kb_##call,
 
 struct qg_kb {
     const qg_kb_ops *ops;

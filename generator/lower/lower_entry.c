@@ -4,7 +4,6 @@
 #include "kernel_builder.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 #define B (b->ops)
 
@@ -155,19 +154,21 @@ static void walk(qg_kb *b, const qg_plan *p) {
     channel_runs(b, p, io, n, run_len, C, qparams_run, qp);
 }
 
+/* A link of op `o` that calls runtime function `fn` with the spec, `extra`
+ * where given, and its own arguments, and returns what fn returns. */
+static void forward(qg_kb *b, const qg_op_info *o, const char *infix, const char *fn, qg_kv *extra) {
+    B->open_link(b, o, infix);
+    qg_kv *args[QG_OP_MAX_ARGS + 2] = {B->spec_ref(b), extra};
+    int n = extra ? 2 : 1;
+    for (int k = 0; k < o->nargs; k++)
+        args[n++] = B->arg(b, o->args[k].kind);
+    const qg_kt status = QG_KT_I32;
+    B->close_fn(b, B->call(b, NULL, fn, o->returns_status ? &status : NULL, args, n));
+}
+
 void qg_lower_forwarders(qg_kb *b, const qg_op_info *o, const qg_entry_chain *ch) {
-    for (int f = 0; f < ch->forwarders; f++) {
-        B->open_link(b, o, ch->name[f]);
-        qg_kv *args[QG_OP_MAX_ARGS + 2] = {B->spec_ref(b), B->link_ref(b, o, ch->inner[f])};
-        for (int k = 0; k < o->nargs; k++)
-            args[2 + k] = B->arg(b, o->args[k].kind);
-        char fn[64]; /* qg_<driver>_<stem>: names from the op and driver tables */
-        if (snprintf(fn, sizeof fn, "qg_%s_%s", ch->driver[f], o->driver_stem) >= (int)sizeof fn)
-            abort();
-        const qg_kt status = QG_KT_I32;
-        qg_kv *r = B->call(b, NULL, fn, o->returns_status ? &status : NULL, args, 2 + o->nargs);
-        B->close_fn(b, r);
-    }
+    for (int f = 0; f < ch->forwarders; f++)
+        forward(b, o, ch->name[f], qg_op_driver(o, ch->driver[f]), B->link_ref(b, o, ch->inner[f]));
 }
 
 void qg_lower_entry(qg_kb *b, const qg_plan *p) {
@@ -197,12 +198,7 @@ void qg_lower_requantize_entry(qg_kb *b, const qg_plan *p) {
 
 void qg_lower_by_reference(qg_kb *b, qg_kernel_op op) {
     const qg_op_info *o = qg_op_info_of(op);
-    B->open_link(b, o, "");
-    qg_kv *args[QG_OP_MAX_ARGS + 1] = {B->spec_ref(b)};
-    for (int k = 0; k < o->nargs; k++)
-        args[1 + k] = B->arg(b, o->args[k].kind);
-    const qg_kt status = QG_KT_I32;
-    B->close_fn(b, B->call(b, NULL, o->reference, o->returns_status ? &status : NULL, args, 1 + o->nargs));
+    forward(b, o, "", o->reference, NULL);
 }
 
 void qg_lower_observe_entry(qg_kb *b, const qg_spec *spec) {
@@ -256,8 +252,10 @@ qg_status qg_lower_kernels(qg_kb *b, const qg_spec *sp, qg_isa isa, unsigned ops
         b->lp = &lp;
         if (op != QG_K_OBSERVE && (st = qg_plan_build_for(sp, isa, op, &plan, err)))
             break;
-        B->op_begin(b, op == QG_K_OBSERVE ? NULL : &plan);
-        if (op != QG_K_OBSERVE && lp.lanes)
+        /* spans of fixed-width ISAs are lowered here, scalable ones still the backends' */
+        const bool span_lowered = op != QG_K_OBSERVE && lp.lanes;
+        B->op_begin(b, op == QG_K_OBSERVE ? NULL : &plan, op != QG_K_OBSERVE && !span_lowered);
+        if (span_lowered)
             qg_lower_span(b, &plan);
         if (op == QG_K_OBSERVE)
             qg_lower_observe_entry(b, sp);

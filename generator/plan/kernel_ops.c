@@ -1,6 +1,8 @@
 /* The op table (see kernel_ops.h). */
 #include "kernel_ops.h"
 
+#include <string.h>
+
 #include "qgen/kernel_support.h"
 
 #define CALLEE(f)                                                                                                      \
@@ -75,6 +77,17 @@ static const qg_op_info ops[QG_K_OP_COUNT] = {
 const char *qg_kernel_op_name(qg_kernel_op op) { return op < QG_K_OP_COUNT ? ops[op].name : "?"; }
 
 const qg_op_info *qg_op_info_of(qg_kernel_op op) { return op < QG_K_OP_COUNT ? &ops[op] : NULL; }
+
+const char *qg_op_driver(const qg_op_info *op, const char *driver) {
+    const size_t len = strlen(driver);
+    for (int k = 0; k < 3; k++) {
+        const char *name = op->callees[k].name;
+        if (name && op->driver_stem && strncmp(name, "qg_", 3) == 0 && strncmp(name + 3, driver, len) == 0 &&
+            name[3 + len] == '_' && strcmp(name + 4 + len, op->driver_stem) == 0)
+            return name;
+    }
+    return NULL;
+}
 
 int qg_op_arg_index(const qg_op_info *op, qg_arg_kind kind) {
     for (int k = 0; k < op->nargs; k++)

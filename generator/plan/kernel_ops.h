@@ -58,6 +58,9 @@ typedef struct qg_op_info {
 
 const qg_op_info *qg_op_info_of(qg_kernel_op op);
 
+/* The op's callee qg_<driver>_<stem> (driver "group" or "pack4"), or NULL. */
+const char *qg_op_driver(const qg_op_info *op, const char *driver);
+
 /* The position of the first argument of `kind`, or -1. */
 int qg_op_arg_index(const qg_op_info *op, qg_arg_kind kind);
 

@@ -39,17 +39,22 @@ void qg_text_append(qg_text *t, const void *data, size_t n) {
     t->p[t->len] = 0;
 }
 
+void qg_text_vprintf(qg_text *t, const char *fmt, va_list ap) {
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    if (n >= 0 && reserve(t, (size_t)n)) {
+        vsnprintf(t->p + t->len, (size_t)n + 1, fmt, again);
+        t->len += (size_t)n;
+    }
+    va_end(again);
+}
+
 void qg_text_printf(qg_text *t, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    qg_text_vprintf(t, fmt, ap);
     va_end(ap);
-    if (n < 0 || !reserve(t, (size_t)n))
-        return;
-    va_start(ap, fmt);
-    vsnprintf(t->p + t->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    t->len += (size_t)n;
 }
 
 void qg_text_spell(qg_text *t, const char *fmt, const char *a, const char *b, const char *c) {

@@ -3,6 +3,7 @@
 #ifndef QGEN_TEXT_BUF_H
 #define QGEN_TEXT_BUF_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -17,6 +18,7 @@ void qg_text_printf(qg_text *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+void qg_text_vprintf(qg_text *t, const char *fmt, va_list ap);
 void qg_text_puts(qg_text *t, const char *s);
 /* Appends n bytes (binary output: objects, bitcode). */
 void qg_text_append(qg_text *t, const void *data, size_t n);

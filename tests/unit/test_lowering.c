@@ -102,6 +102,11 @@ static void test_op_table_is_whole(void) {
         }
         if (op == QG_K_FAKE_QUANT) /* 4-bit dtypes pack only quantize's and dequantize's output */
             wanted[2] = NULL;
+        /* the forwarders name their driver through the table */
+        for (int d = 0; d < 2; d++) {
+            const char *got = qg_op_driver(o, d ? "pack4" : "group");
+            CU_ASSERT_TRUE(wanted[1 + d] ? got && strcmp(got, wanted[1 + d]) == 0 : got == NULL);
+        }
         for (int w = 0; w < 3; w++) {
             if (!wanted[w])
                 continue;
