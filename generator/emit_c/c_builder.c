@@ -62,9 +62,10 @@ static void line(qg_kb *b, const char *fmt, ...) {
     qg_text_puts(c->e->t, "\n");
 }
 
-static const char *c_type(qg_kt t) {
+static const char *c_type(qg_kb *b, qg_kt t) {
     static const char *const names[] = {"size_t", "int32_t", "int64_t", "float", "void *", "int"};
-    return names[t];
+    const qg_isa_spelling *is = cb(b)->e->is;
+    return t == QG_KT_VF ? is->vf : t == QG_KT_VOK ? is->vm : names[t];
 }
 
 static void kb_open_link(qg_kb *b, const qg_op_info *o, const char *infix) {
@@ -72,6 +73,7 @@ static void kb_open_link(qg_kb *b, const qg_op_info *o, const char *infix) {
     c->o = o;
     c->depth = 1;
     c->nvars = 0; /* variables are a function's */
+    c->temps = 0;
     qg_c_open_link(c->e, o, infix);
 }
 
@@ -116,9 +118,7 @@ static void kb_section(qg_kb *b, const char *op_name) {
     qg_text_printf(cb(b)->e->t, "/* ---- %s ---- */\n\n", op_name);
 }
 
-static void kb_op_begin(qg_kb *b, const qg_plan *plan, bool own_span) {
-    qg_c_op_begin(cb(b)->e, b->lp, plan, own_span);
-}
+static void kb_op_begin(qg_kb *b, const qg_plan *plan) { qg_c_op_begin(cb(b)->e, b->lp, plan); }
 
 static void kb_op_end(qg_kb *b) { qg_c_op_end(cb(b)->e); }
 
@@ -149,14 +149,16 @@ static qg_kv *kb_select(qg_kb *b, qg_kv *cond, qg_kv *x, qg_kv *y) {
     return expr(b, x->t, 13, "%s%s%s ? %s%s%s : %s%s%s", OPND(cond, 13, true), OPND(x, 0, false), OPND(y, 13, false));
 }
 
-static qg_kv *kb_cast(qg_kb *b, qg_kt t, qg_kv *v) { return expr(b, t, 0, "(%s)%s%s%s", c_type(t), OPND(v, 0, false)); }
+static qg_kv *kb_cast(qg_kb *b, qg_kt t, qg_kv *v) {
+    return expr(b, t, 0, "(%s)%s%s%s", c_type(b, t), OPND(v, 0, false));
+}
 
 static qg_kv *kb_nonnull(qg_kb *b, qg_kv *ptr) { return expr(b, QG_KT_BOOL, ptr->prec, "%s", ptr->s); }
 
 static void kb_discard(qg_kb *b, qg_kv *v) { line(b, "(void)%s;", v->s); }
 
 static qg_kv *kb_let(qg_kb *b, const char *name, qg_kv *v) {
-    line(b, "const %s %s = %s;", c_type(v->t), name, v->s);
+    line(b, "const %s %s = %s;", c_type(b, v->t), name, v->s);
     return expr(b, v->t, 0, "%s", name);
 }
 
@@ -179,7 +181,7 @@ static qg_kv *kb_index(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i, bool or_zero) {
 
 static qg_kvar *kb_var(qg_kb *b, const char *name, qg_kt t, qg_kv *init) {
     c_kb *c = cb(b);
-    line(b, "%s %s = %s;", c_type(t), name, init->s);
+    line(b, "%s %s = %s;", c_type(b, t), name, init->s);
     qg_kvar *v = c->nvars < C_KB_MAX_VARS ? &c->vars[c->nvars++] : NULL;
     if (!v) { /* more than a kernel function declares */
         c->e->t->failed = true;
@@ -238,6 +240,8 @@ static qg_kv *kb_call(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, q
 
 static void kb_zero_bytes(qg_kb *b, qg_kv *ptr, qg_kv *count) { line(b, "memset(%s, 0, %s);", ptr->s, count->s); }
 
+static void kb_store(qg_kb *b, qg_kv *ptr, qg_kv *v) { line(b, "*%s = %s;", ptr->s, v->s); }
+
 static qg_kv *kb_param(qg_kb *b, qg_plan_input in, qg_kv *scalar) {
     emitter *e = cb(b)->e;
     if (e->scalable) /* strips splat their parameters themselves */
@@ -267,6 +271,8 @@ static void kb_open_span(qg_kb *b, const qg_plan *p, const char *suffix, bool ou
     c->depth = 1;
     c->nvars = 0;
     qg_c_span_open(c->e, p, out_of_line ? "QG_KS_OUT_OF_LINE" : "static inline", suffix);
+    if (c->e->scalable) /* whole registers; the part vector opens its own strip */
+        qg_c_whole_strip(c->e, p);
 }
 
 static qg_kv *kb_span_arg(qg_kb *b, int k) {
@@ -280,7 +286,10 @@ static qg_kv *kb_span_arg(qg_kb *b, int k) {
     return expr(b, k == QG_KSPAN_BASE || k == QG_KSPAN_LEN ? QG_KT_SIZE : QG_KT_PTR, 0, "%s", name);
 }
 
-static qg_kv *kb_lanes(qg_kb *b) { return expr(b, QG_KT_SIZE, 0, "%s", cb(b)->e->lanes_str); }
+static qg_kv *kb_lanes(qg_kb *b) {
+    const emitter *e = cb(b)->e;
+    return expr(b, QG_KT_SIZE, 0, "%s", e->scalable ? e->is->strip_step : e->lanes_str);
+}
 
 static const char *indent(const c_kb *c) {
     static const char spaces[] = "                                ";
@@ -290,7 +299,9 @@ static const char *indent(const c_kb *c) {
 
 static void kb_vector(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
     c_kb *c = cb(b);
-    if (v->partial) { /* at base + i, r lanes: the lowering's names */
+    if (v->partial && c->e->scalable) { /* a strip of r lanes */
+        qg_c_strip_open(c->e, "0", v->count->s, indent(c));
+    } else if (v->partial) { /* at base + i, r lanes: the lowering's names */
         qg_c_tail(c->e, p);
         return;
     }
@@ -331,6 +342,17 @@ static void spelled_line(qg_kb *b, const char *fmt, const char *x, const char *y
     qg_text_free(&t);
 }
 
+/* fmt spelled with x, y, z: an expression of type t */
+static qg_kv *spelled(qg_kb *b, qg_kt t, const char *fmt, const char *x, const char *y, const char *z) {
+    qg_text sp = {0};
+    qg_text_spell(&sp, fmt, x, y, z);
+    qg_kv *v = expr(b, t, 0, "%s", sp.p ? sp.p : "");
+    if (!qg_text_ok(&sp))
+        cb(b)->e->t->failed = true;
+    qg_text_free(&sp);
+    return v;
+}
+
 static void kb_group_store(qg_kb *b, qg_kv *const r[4], qg_kv *at) {
     emitter *e = cb(b)->e;
     const qg_dtype kd = qg_kernel_dtype(e->sp);
@@ -364,13 +386,7 @@ static void kb_group_mask_out(qg_kb *b, qg_kv *const m[4], qg_kv *at) {
 static qg_kv *kb_any_nan4(qg_kb *b, qg_kv *const nan[4]) {
     char ns[96];
     four(nan, "", ns, sizeof ns);
-    qg_text t = {0};
-    qg_text_spell(&t, cb(b)->e->is->any_nan4, ns, NULL, NULL);
-    qg_kv *v = expr(b, QG_KT_BOOL, 0, "%s", t.p ? t.p : "");
-    if (!qg_text_ok(&t))
-        cb(b)->e->t->failed = true;
-    qg_text_free(&t);
-    return v;
+    return spelled(b, QG_KT_BOOL, cb(b)->e->is->any_nan4, ns, NULL, NULL);
 }
 
 /* on the address as an integer: the pointer may be NULL at len 0 */
@@ -381,6 +397,90 @@ static qg_kv *kb_to_boundary(qg_kb *b, qg_kv *ptr, qg_kv *base, bool of_output, 
 }
 
 static void kb_loop_continue(qg_kb *b) { line(b, "continue;"); }
+
+/* ---- observe's reduction and vectors */
+
+static void kb_open_minmax(qg_kb *b, const qg_plan *widen, qg_kv *args[4]) {
+    c_kb *c = cb(b);
+    emitter *e = c->e;
+    if (widen)
+        qg_c_body(e, widen);
+    c->widen = widen;
+    c->depth = 1;
+    c->nvars = 0;
+    c->temps = 0;
+    qg_text_printf(e->t,
+                   "/* min and max of x[0..len), len >= 1; returns 0 when x holds a NaN. */\n"
+                   "static int %s_minmax_span(const %s *x, size_t len, float *mn, float *mx) {\n",
+                   e->name, widen ? "uint16_t" : "float");
+    if (e->scalable) /* whole registers; the part vector's loads take their own count */
+        line(b, "const %s %s = %s;", e->is->strip_type, e->is->strip_name, e->is->strip_all);
+    static const char *const names[4] = {"x", "len", "mn", "mx"};
+    for (int k = 0; k < 4; k++)
+        args[k] = expr(b, k == 1 ? QG_KT_SIZE : QG_KT_PTR, 0, "%s", names[k]);
+}
+
+/* A part vector without an ISA spelling goes through a buffer that
+ * qg_ks_pad_* fills. */
+static qg_kv *kb_values(qg_kb *b, qg_kv *x, qg_kv *at, qg_kv *count) {
+    c_kb *c = cb(b);
+    emitter *e = c->e;
+    const bool h = c->widen != NULL;
+    const char *load = h ? e->is->load_q[QG_QUINT16] : e->is->load_f, *pad = h ? e->is->load_h_pad : e->is->load_f_pad;
+    qg_kv *ptr = expr(b, QG_KT_PTR, 4, "%s + %s", x->s, at->s), *v;
+    if (!count) {
+        v = spelled(b, QG_KT_VF, load, ptr->s, NULL, NULL);
+    } else if (pad) {
+        v = spelled(b, QG_KT_VF, pad, ptr->s, count->s, NULL);
+    } else {
+        const int k = c->temps++;
+        line(b, "%s pad%d[%d];", h ? "uint16_t" : "float", k, e->lanes);
+        line(b, "qg_ks_pad_%s(pad%d, %s, %s, %du);", h ? "u16" : "f32", k, ptr->s, count->s, e->lanes);
+        char buf[16];
+        snprintf(buf, sizeof buf, "pad%d", k);
+        v = spelled(b, QG_KT_VF, load, buf, NULL, NULL);
+    }
+    if (!h)
+        return v;
+    char call[512];
+    qg_c_body_call_expr(e, c->widen, v->s, call, sizeof call);
+    return expr(b, QG_KT_VF, 0, "%s", call);
+}
+
+static qg_kv *kb_vsplat(qg_kb *b, qg_kv *f) {
+    return spelled(b, QG_KT_VF, cb(b)->e->is->op[QG_OP_SPLAT_F], f->s, NULL, NULL);
+}
+
+static qg_kv *kb_vop(qg_kb *b, qg_opcode op, qg_kv *x, qg_kv *y) {
+    const qg_kt t = op == QG_OP_ORDERED || op == QG_OP_AND_M ? QG_KT_VOK : QG_KT_VF;
+    return spelled(b, t, cb(b)->e->is->op[op], x->s, y ? y->s : NULL, NULL);
+}
+
+/* Fixed widths through a stack copy and qg_ks_min/max_f32; scalable ISAs
+ * by their reductions, seeded with the identity. */
+static qg_kv *kb_reduce(qg_kb *b, qg_opcode op, qg_kv *v) {
+    c_kb *c = cb(b);
+    const emitter *e = c->e;
+    const qg_isa_spelling *is = e->is;
+    if (op == QG_OP_AND_M) {
+        if (e->scalable)
+            return spelled(b, QG_KT_BOOL, is->all_lanes, v->s, NULL, NULL);
+        qg_kv *bits = spelled(b, QG_KT_SIZE, is->mask_to_bits, v->s, NULL, NULL);
+        return expr(b, QG_KT_BOOL, 7, "%s == 0x%llXu", bits->s, (1ull << e->lanes) - 1);
+    }
+    const bool min = op == QG_OP_MIN_F;
+    if (e->scalable)
+        return spelled(b, QG_KT_F32, min ? is->reduce_min : is->reduce_max, v->s,
+                       min ? "__builtin_inff()" : "(-__builtin_inff())", NULL);
+    if (e->lanes == 1)
+        return expr(b, QG_KT_F32, v->prec, "%s", v->s);
+    const int k = c->temps++;
+    char buf[16];
+    snprintf(buf, sizeof buf, "lanes%d", k);
+    line(b, "float %s[%d];", buf, e->lanes);
+    line(b, "%s;", spelled(b, QG_KT_F32, is->store_f, buf, v->s, NULL)->s);
+    return expr(b, QG_KT_F32, 0, "qg_ks_%s_f32(%s, %du)", min ? "min" : "max", buf, e->lanes);
+}
 
 static const qg_kb_ops c_ops = {QG_KB_CALLS(QG_KB_BIND)};
 

@@ -17,6 +17,8 @@ typedef struct c_kb {
     int depth;            /* indentation: open functions, loops and ifs */
     const qg_op_info *o;  /* the open link's op */
     const qg_plan *p;     /* the open span's plan */
+    const qg_plan *widen; /* the open reduction's widening, or NULL */
+    int temps;            /* stack buffers of the open function */
     struct qg_kv *values; /* every expression made, freed by qg_c_kb_free */
     struct qg_kvar vars[C_KB_MAX_VARS];
     int nvars;

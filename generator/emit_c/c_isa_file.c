@@ -73,21 +73,18 @@ static void emit_helpers(emitter *e) {
     }
 }
 
-void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p, bool own_span) {
+void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p) {
     e->lp = lp;
     e->op = p ? p->op : QG_K_OBSERVE;
     e->op_from = e->t->len;
-    if (!p) {
-        if (qg_plan_observer_reduces(e->sp))
-            qg_c_minmax_span(e);
+    if (!p) /* observe: its reduction is lowered (open_minmax builds the widening) */
         return;
-    }
     if (lp->channels_last_table && !e->chan_table_done) {
         qg_c_chan_table(e);
         e->chan_table_done = true;
     }
     qg_c_body(e, p);
-    qg_c_span(e, p, own_span);
+    qg_c_span_part(e, p);
     qg_c_rows(e, p);
 }
 

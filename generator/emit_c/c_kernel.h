@@ -1,5 +1,5 @@
 /* Internal to the C backend: what the files lowering a kernel (c_body,
- * c_span, c_entry, c_observe, c_isa_file) share. */
+ * c_span, c_entry, c_isa_file) share. */
 #ifndef QGEN_C_KERNEL_H
 #define QGEN_C_KERNEL_H
 
@@ -62,9 +62,11 @@ void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, c
  * backend's lx_whole_steps_test. */
 void qg_c_steps_for(emitter *e, const char *ind, const char *i, const char *len, const char *step);
 void qg_c_strip_open(emitter *e, const char *at, const char *end, const char *indent);
-/* With own_span (the lowering writes no span: scalable ISAs) the strips;
- * else NAME_<op>_span_part of the channels-last rows where they need one. */
-void qg_c_span(emitter *e, const qg_plan *p, bool own_span);
+/* The fixed-width spans' one partial vector for the channels-last rows'
+ * last columns, NAME_<op>_span_part; scalable ISAs: a span's whole-register
+ * strip and its splatted parameters. */
+void qg_c_span_part(emitter *e, const qg_plan *p);
+void qg_c_whole_strip(emitter *e, const qg_plan *p);
 void qg_c_span_open(emitter *e, const qg_plan *p, const char *storage, const char *suffix);
 /* One whole vector at element `at`: loaded, the body, stored unless
  * skip_store keeps r<k> (g<k>) for a store that follows; with mask4 its
@@ -89,11 +91,8 @@ void qg_c_chan_table(emitter *e);
 void qg_c_rows(emitter *e, const qg_plan *p);
 
 /* c_isa_file.c: what the builder's op_begin and op_end print (the plan's
- * body, spans, rows; observe's reduction), around the lowered entries */
-void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p, bool own_span);
+ * body, spans, rows), around the lowered entries */
+void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p);
 void qg_c_op_end(emitter *e);
-
-/* c_observe.c: the min/max reduction */
-void qg_c_minmax_span(emitter *e);
 
 #endif

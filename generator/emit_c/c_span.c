@@ -283,27 +283,19 @@ void qg_c_span_open(emitter *e, const qg_plan *p, const char *storage, const cha
     S(") {\n");
 }
 
-/* Scalable ISAs: one strip-mining loop, no tail; NAME_<op>_span_part
- * beside the fixed-width spans of the lowering (lower/lower_span.c) where
- * the channels-last rows end in a partial vector. */
-void qg_c_span(emitter *e, const qg_plan *p, bool own_span) {
-    if (own_span) {
-        qg_c_span_open(e, p, "static inline", "");
-        S("    for (size_t i = 0; i < len;) {\n");
-        qg_c_strip_open(e, "i", "len", "        ");
-        emit_param_splats(e, p, "        ");
-        qg_c_full_vector(e, p, 0, "base + i", "        ", false, false, false, NULL);
-        P("        i += %s;\n    }\n}\n\n", e->is->strip_step);
+void qg_c_whole_strip(emitter *e, const qg_plan *p) {
+    P("    const %s %s = %s;\n", e->is->strip_type, e->is->strip_name, e->is->strip_all);
+    emit_param_splats(e, p, "    ");
+}
+
+void qg_c_span_part(emitter *e, const qg_plan *p) {
+    if (e->scalable || !qg_c_has_rows(e) || !e->lp->tail)
         return;
-    }
-    if (qg_c_has_rows(e) && e->lp->tail) {
-        /* one partial vector, the tail alone, for the channels-last rows'
-         * last columns (no span loops around it) */
-        qg_c_span_open(e, p, "static inline", "_part");
-        S("    const size_t i = 0;\n    if (i < len) {\n        const size_t r = len - i;\n");
-        qg_c_tail(e, p);
-        S("    }\n}\n\n");
-    }
+    /* one partial vector, the tail alone (no span loops around it) */
+    qg_c_span_open(e, p, "static inline", "_part");
+    S("    const size_t i = 0;\n    if (i < len) {\n        const size_t r = len - i;\n");
+    qg_c_tail(e, p);
+    S("    }\n}\n\n");
 }
 
 bool qg_c_has_rows(const emitter *e) {

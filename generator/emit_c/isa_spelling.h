@@ -56,11 +56,13 @@ typedef struct qg_isa_spelling {
     const char *strip_open;              /* $a position, $b end -> the control of the strip at $a */
     const char *strip_count;             /* lanes the strip holds */
     const char *strip_step;              /* how far the strip advances */
-    const char *strip_all;               /* the control of a whole register, in scope as `all` */
-    const char *splat_all;               /* $a float -> vf, every lane (uses `all`) */
-    const char *min_acc, *max_acc;       /* $a accumulator, $b strip: lanes past the strip keep $a */
-    const char *count_nan;               /* $a vf -> NaN lanes in the strip (size_t) */
-    const char *reduce_min, *reduce_max; /* $a accumulator, $b seed float -> float, over `all` */
+    const char *strip_all;               /* the control of a whole register */
+    /* Observe's reduction, under strip_all (fixed widths: NULL, through
+     * qg_ks_pad_* and qg_ks_min/max_f32). */
+    const char *load_f_pad, *load_h_pad; /* $a ptr, $b count: float32 or 16-bit codes (as load_q), lanes past
+                                            count repeating *$a */
+    const char *reduce_min, *reduce_max; /* $a vf, $b seed float -> float */
+    const char *all_lanes;               /* $a vm -> whether every lane is set */
 } qg_isa_spelling;
 
 const qg_isa_spelling *qg_isa_spelling_of(qg_isa isa);

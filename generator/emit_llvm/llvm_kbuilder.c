@@ -20,6 +20,8 @@ static LLVMTypeRef type_of(const lx *x, qg_kt t) {
     case QG_KT_F32: return x->f32;
     case QG_KT_PTR: return x->ptr;
     case QG_KT_BOOL: return x->i1;
+    case QG_KT_VF: return x->vf;
+    case QG_KT_VOK: return x->vi; /* all-ones int32 lanes: x86 compares' own form, no narrowing in loops */
     }
     return x->i64;
 }
@@ -80,22 +82,18 @@ static void kb_comment(qg_kb *b, const char *text) {
 
 static void kb_section(qg_kb *b, const char *op_name) { kb_comment(b, op_name); }
 
-/* The op's spans (or observe's reduction), built by the backend for now. */
-static void kb_op_begin(qg_kb *b, const qg_plan *plan, bool own_span) {
+/* The channels-last rows' one-vector span, built by the backend for now. */
+static void kb_op_begin(qg_kb *b, const qg_plan *plan) {
     lx_kb *k = kb(b);
     lx *x = k->x;
     x->lp = b->lp;
     lx_use_group(x, plan ? plan->op : QG_K_OBSERVE);
-    if (!plan) {
-        k->minmax = qg_plan_observer_reduces(x->sp) ? lx_build_minmax(x) : NULL;
+    if (!plan)
         return;
-    }
     k->o = qg_op_info_of(plan->op);
     const io_t io = lx_io_of(x);
-    if (own_span)
-        lx_build_span(x, plan, &io, false);
     if (b->lp->channels_last_table)
-        lx_build_span(x, plan, &io, true);
+        lx_build_one_vector_span(x, plan, &io);
 }
 
 static void kb_op_end(qg_kb *b) { kb(b)->x->lp = NULL; }
@@ -241,6 +239,64 @@ static qg_kv *kb_call(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, q
 static void kb_zero_bytes(qg_kb *b, qg_kv *ptr, qg_kv *count) {
     lx *x = kb(b)->x;
     LLVMBuildMemSet(x->b, V(ptr), LLVMConstInt(x->i8, 0, 0), V(count), 1);
+}
+
+static void kb_store(qg_kb *b, qg_kv *ptr, qg_kv *v) { LLVMBuildStore(kb(b)->x->b, V(v), V(ptr)); }
+
+/* ---- observe's reduction and vectors */
+
+static void kb_open_minmax(qg_kb *b, const qg_plan *widen, qg_kv *args[4]) {
+    lx_kb *k = kb(b);
+    lx *x = k->x;
+    char name[QG_NAME_MAX + 64];
+    snprintf(name, sizeof name, "%s_minmax_span__%s", x->prefix, qg_isa_name(x->target->isa));
+    k->minmax = lx_define(x, name, x->i32, (LLVMTypeRef[]){x->ptr, x->i64, x->ptr, x->ptr}, 4, false);
+    LLVMSetLinkage(k->minmax, LLVMInternalLinkage);
+    k->widen = widen;
+    k->nvars = 0;
+    for (unsigned a = 0; a < 4; a++)
+        args[a] = K(LLVMGetParam(k->minmax, a));
+}
+
+/* A part vector: a masked load whose other lanes take x[at]. */
+static qg_kv *kb_values(qg_kb *b, qg_kv *xs, qg_kv *at, qg_kv *count) {
+    lx_kb *k = kb(b);
+    lx *x = k->x;
+    const bool h = k->widen != NULL;
+    LLVMTypeRef vt = h ? x->vh : x->vf, et = h ? x->i16 : x->f32;
+    LLVMValueRef active = NULL, pass = NULL;
+    if (count) {
+        active = lx_active(x, V(at), LLVMBuildAdd(x->b, V(at), V(count), ""));
+        pass = lx_splat(x, LLVMBuildLoad2(x->b, et, lx_gep(x, et, V(xs), V(at)), ""), vt);
+    }
+    LLVMValueRef v = lx_load(x, vt, et, h ? 2 : 4, V(xs), V(at), active, count ? V(count) : NULL, pass);
+    if (!h)
+        return K(v);
+    LLVMValueRef in[QG_IN_COUNT] = {[QG_IN_X] = LLVMBuildZExt(x->b, v, x->vi, "")};
+    return K(lx_lower_plan(x, k->widen, in, NULL, NULL));
+}
+
+static qg_kv *kb_vsplat(qg_kb *b, qg_kv *f) { return K(lx_splat(kb(b)->x, V(f), kb(b)->x->vf)); }
+
+static qg_kv *kb_vop(qg_kb *b, qg_opcode op, qg_kv *a, qg_kv *c) {
+    lx *x = kb(b)->x;
+    switch (op) {
+    case QG_OP_MIN_F: return K(lx_min(x, V(a), V(c)));
+    case QG_OP_MAX_F: return K(lx_max(x, V(a), V(c)));
+    case QG_OP_ORDERED: return K(LLVMBuildSExt(x->b, LLVMBuildFCmp(x->b, LLVMRealORD, V(a), V(a), ""), x->vi, ""));
+    default: return K(LLVMBuildAnd(x->b, V(a), V(c), "")); /* QG_OP_AND_M */
+    }
+}
+
+static qg_kv *kb_reduce(qg_kb *b, qg_opcode op, qg_kv *v) {
+    lx *x = kb(b)->x;
+    LLVMValueRef a = V(v);
+    if (op == QG_OP_AND_M) {
+        a = LLVMBuildICmp(x->b, LLVMIntNE, a, LLVMConstNull(x->vi), "");
+        return K(lx_intrinsic(x, "llvm.vector.reduce.and", &x->vm, 1, &a, 1));
+    }
+    return K(
+        lx_intrinsic(x, op == QG_OP_MIN_F ? "llvm.vector.reduce.fmin" : "llvm.vector.reduce.fmax", &x->vf, 1, &a, 1));
 }
 
 static qg_kv *kb_param(qg_kb *b, qg_plan_input in, qg_kv *scalar) {

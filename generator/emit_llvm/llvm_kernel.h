@@ -1,5 +1,5 @@
 /* Internal to the LLVM backend: what the files building a kernel
- * (llvm_span, llvm_entry, llvm_mask, llvm_observe) share. */
+ * (llvm_span, llvm_entry, llvm_mask) share. */
 #ifndef QGEN_LLVM_KERNEL_H
 #define QGEN_LLVM_KERNEL_H
 
@@ -64,7 +64,10 @@ void lx_store_mask_bytes_pdep(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValue
 void lx_store_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef m, LLVMValueRef at, LLVMValueRef count);
 
 /* llvm_span.c: spans */
-LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vector);
+/* NAME_<op>_span1: one vector, the channels-last walk's (no loops, far less
+ * code to compile); 1 <= len <= one vector, but on SVE, where len may pass
+ * it and the strip's predicate (whilelo) saturates. */
+LLVMValueRef lx_build_one_vector_span(lx *x, const qg_plan *p, const io_t *io);
 
 /* llvm_entry.c: entries */
 /* NAME_<op><infix>__<isa>: the entry (infix ""), else internal. */
@@ -85,6 +88,7 @@ typedef struct lx_kb {
     lx *x;
     const qg_op_info *o;  /* the open link's op */
     LLVMValueRef minmax;  /* observe's reduction */
+    const qg_plan *widen; /* ... its widening, or NULL */
     span_args s;          /* the open span's arguments */
     io_t io;              /* ... and its tensors */
     LLVMValueRef m_in[4]; /* the main loop's four vectors' mask inputs (group_mask_in) */
@@ -110,9 +114,5 @@ LLVMValueRef lx_kb_to_boundary(lx_kb *k, LLVMValueRef ptr, LLVMValueRef base, bo
  * takes over when the parameter table cannot be allocated */
 void lx_channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out, LLVMValueRef mask,
                       LLVMValueRef n, LLVMValueRef qp, LLVMValueRef C, LLVMBasicBlockRef fallback);
-
-/* llvm_observe.c: the min/max reduction */
-/* <prefix>_minmax_span__<isa>: min and max of a run, 0 when it holds a NaN */
-LLVMValueRef lx_build_minmax(lx *x);
 
 #endif

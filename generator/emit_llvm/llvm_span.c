@@ -247,41 +247,15 @@ static span_args span_args_of(lx *x, const qg_plan *p, LLVMValueRef fn) {
     return s;
 }
 
-/* for (i = i0; i + vl <= len; i += vl): single full vectors (vl: lx_vl's,
- * made once per function); returns the loop, whose value is where a tail
- * starts. */
-static lx_loop vector_loop(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef i0,
-                           LLVMValueRef vl) {
-    lx_loop one = lx_loop_open(x, i0, "vectors");
-    LLVMValueRef i = lx_loop_value(x, &one);
-    lx_loop_test(x, &one, lx_whole_steps_test(x, i, s->len, vl));
-    vector_at(x, p, io, s, LLVMBuildAdd(x->b, s->base, i, ""), vl, NULL);
-    lx_loop_close(x, &one, vl);
-    return one;
-}
-
-/* static void span(in, out, mask, base, len, params...) */
-/* With one_vector, the span of the channels-last walk: one vector, so no
- * loops (and far less code to compile); 1 <= len <= one vector, but on SVE,
- * where len may pass it and the strip's predicate (whilelo) saturates. */
-static LLVMValueRef span_function(lx *x, const qg_plan *p, const io_t *io, bool one_vector, const char *suffix);
-
-LLVMValueRef lx_build_span(lx *x, const qg_plan *p, const io_t *io, bool one_vector) {
-    return span_function(x, p, io, one_vector, one_vector ? "1" : "");
-}
-
-/* static void NAME_<op>_span<suffix>(in, out, mask, base, len, params...):
- * scalable ISAs' whole vectors and predicated tail, and the one-vector
- * span of the channels-last rows (fixed-width spans: lower/lower_span.c). */
-static LLVMValueRef span_function(lx *x, const qg_plan *p, const io_t *io, bool one_vector, const char *suffix) {
+LLVMValueRef lx_build_one_vector_span(lx *x, const qg_plan *p, const io_t *io) {
     LLVMTypeRef params[5 + QG_IN_COUNT];
     const unsigned np = span_param_types(x, p, params);
     char name[QG_NAME_MAX + 64];
-    snprintf(name, sizeof name, "%s_%s_span%s", x->prefix, qg_kernel_op_name(p->op), suffix);
+    snprintf(name, sizeof name, "%s_%s_span1", x->prefix, qg_kernel_op_name(p->op));
     LLVMValueRef fn = lx_define(x, name, x->vd, params, np, true);
     span_args s = span_args_of(x, p, fn);
     LLVMValueRef vl = lx_vl(x);
-    if (one_vector && x->isa->scalable) {
+    if (x->isa->scalable) {
         /* one predicated strip, as the C backend's strips: no branch; the
          * packed-mask helpers take a count within the vector */
         LLVMValueRef count = x->isa->tail == LX_TAIL_EVL ? s.len : lx_umin(x, s.len, vl);
@@ -289,30 +263,16 @@ static LLVMValueRef span_function(lx *x, const qg_plan *p, const io_t *io, bool 
         LLVMBuildRetVoid(x->b);
         return fn;
     }
-    if (one_vector) {
-        LLVMBasicBlockRef full = lx_block(x, "full"), part = lx_block(x, "partial"), done = lx_block(x, "done");
-        LLVMBuildCondBr(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, s.len, vl, ""), full, part);
-        LLVMPositionBuilderAtEnd(x->b, full);
-        vector_at(x, p, io, &s, s.base, vl, NULL);
-        LLVMBuildBr(x->b, done);
-        LLVMPositionBuilderAtEnd(x->b, part);
-        if (x->lp->tail) /* the walk never passes an empty one */
-            vector_at(x, p, io, &s, s.base, s.len, lx_active(x, lx_i64(x, 0), s.len));
-        LLVMBuildBr(x->b, done);
-        LLVMPositionBuilderAtEnd(x->b, done);
-        LLVMBuildRetVoid(x->b);
-        return fn;
-    }
-    LLVMValueRef i0 = lx_i64(x, 0);
-    lx_loop one = vector_loop(x, p, io, &s, i0, vl);
-    if (x->lp->tail) {
-        LLVMValueRef i = lx_loop_value(x, &one);
-        LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildICmp(x->b, LLVMIntULT, i, s.len, ""));
-        LLVMValueRef at = LLVMBuildAdd(x->b, s.base, i, "");
-        LLVMValueRef active = lx_active(x, i, s.len);
-        vector_at(x, p, io, &s, at, LLVMBuildSub(x->b, s.len, i, ""), active);
-        lx_if_close(x, join);
-    }
+    LLVMBasicBlockRef full = lx_block(x, "full"), part = lx_block(x, "partial"), done = lx_block(x, "done");
+    LLVMBuildCondBr(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, s.len, vl, ""), full, part);
+    LLVMPositionBuilderAtEnd(x->b, full);
+    vector_at(x, p, io, &s, s.base, vl, NULL);
+    LLVMBuildBr(x->b, done);
+    LLVMPositionBuilderAtEnd(x->b, part);
+    if (x->lp->tail) /* the walk never passes an empty one */
+        vector_at(x, p, io, &s, s.base, s.len, lx_active(x, lx_i64(x, 0), s.len));
+    LLVMBuildBr(x->b, done);
+    LLVMPositionBuilderAtEnd(x->b, done);
     LLVMBuildRetVoid(x->b);
     return fn;
 }

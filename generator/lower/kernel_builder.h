@@ -21,11 +21,13 @@
 /* A value the builder made: C text, or an LLVM value. Owned by the
  * builder; valid until it is freed. */
 typedef struct qg_kv qg_kv;
-/* A scalar variable (C: a local; LLVM: a stack slot). */
+/* A variable (C: a local; LLVM: a stack slot). */
 typedef struct qg_kvar qg_kvar;
 
-/* Scalar types: size_t, int32_t, int64_t, float, pointer, a condition. */
-typedef enum qg_kt { QG_KT_SIZE, QG_KT_I32, QG_KT_I64, QG_KT_F32, QG_KT_PTR, QG_KT_BOOL } qg_kt;
+/* Types: size_t, int32_t, int64_t, float, pointer, a condition; a vector
+ * of float lanes and one of lane conditions (QG_KT_VOK: the plan's
+ * masks, as the ISA holds them). */
+typedef enum qg_kt { QG_KT_SIZE, QG_KT_I32, QG_KT_I64, QG_KT_F32, QG_KT_PTR, QG_KT_BOOL, QG_KT_VF, QG_KT_VOK } qg_kt;
 
 /* Binary operations on scalars of one type (comparisons: unsigned for
  * sizes, a condition as their result). */
@@ -104,17 +106,16 @@ typedef struct qg_kb_ops {
     qg_kv *(*link_ref)(qg_kb *b, const qg_op_info *o, const char *infix);
     qg_kv *(*spec_ref)(qg_kb *b);
     qg_kv *(*span_ref)(qg_kb *b, const char *suffix);
-    /* ... of observe's min/max reduction, NAME_minmax_span, built by the backend for now */
+    /* ... of observe's min/max reduction, NAME_minmax_span, defined before */
     qg_kv *(*minmax_ref)(qg_kb *b);
     /* A comment above what follows, and the heading of an op's part of
      * the file (C only). */
     void (*comment)(qg_kb *b, const char *text);
     void (*section)(qg_kb *b, const char *op_name);
     /* Around an op's entries (b->lp its loops): what the backend still
-     * builds itself (the plan's body; the op's span where own_span says
-     * the lowering writes none; observe's reduction with `plan` NULL), and
-     * the end of the op's part. */
-    void (*op_begin)(qg_kb *b, const qg_plan *plan, bool own_span);
+     * builds itself (the plan's body; the channels-last rows; nothing for
+     * observe, `plan` NULL), and the end of the op's part. */
+    void (*op_begin)(qg_kb *b, const qg_plan *plan);
     void (*op_end)(qg_kb *b);
 
     /* ---- spans */
@@ -137,6 +138,26 @@ typedef struct qg_kb_ops {
     /* Elements from the span's input (or output) at `base` to its next
      * `bytes` boundary. */
     qg_kv *(*to_boundary)(qg_kb *b, qg_kv *ptr, qg_kv *base, bool of_output, unsigned bytes);
+
+    /* ---- observe's min/max reduction (lower_observe.c) */
+    /* Opens static int NAME_minmax_span(const T *x, size_t len, float *mn,
+     * float *mx), T float, or uint16_t codes that the `widen` plan
+     * (qg_plan_observe_widening) turns into floats; args gets x, len, mn
+     * and mx. */
+    void (*open_minmax)(qg_kb *b, const qg_plan *widen, qg_kv *args[4]);
+    /* The open reduction's float values of x from element `at`: a whole
+     * vector, or (count not NULL) its first `count` lanes with the others
+     * repeating x[at], so that a min or max over all lanes is theirs. */
+    qg_kv *(*values)(qg_kb *b, qg_kv *x, qg_kv *at, qg_kv *count);
+
+    /* ---- vectors */
+    qg_kv *(*vsplat)(qg_kb *b, qg_kv *f);
+    /* The plan's vector operation `op` (QG_OP_MIN_F, QG_OP_MAX_F,
+     * QG_OP_ORDERED of x alone, QG_OP_AND_M) as the ISA spells it. */
+    qg_kv *(*vop)(qg_kb *b, qg_opcode op, qg_kv *x, qg_kv *y);
+    /* Across lanes: QG_OP_MIN_F, QG_OP_MAX_F (a float); QG_OP_AND_M,
+     * whether every lane holds (a condition). */
+    qg_kv *(*reduce)(qg_kb *b, qg_opcode op, qg_kv *v);
 
     /* ---- scalars */
     qg_kv *(*imm)(qg_kb *b, qg_kt t, long long v); /* QG_KT_PTR: v 0, the null pointer */
@@ -173,6 +194,7 @@ typedef struct qg_kb_ops {
      * reference from above, or NULL and `name` the runtime's function. */
     qg_kv *(*call)(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, qg_kv **args, int n);
     void (*zero_bytes)(qg_kb *b, qg_kv *ptr, qg_kv *count);
+    void (*store)(qg_kb *b, qg_kv *ptr, qg_kv *v); /* *ptr = v, a scalar */
     /* A span parameter of plan input `in` from its scalar (QG_IN_Z and
      * QG_IN_B int32, the others float). */
     qg_kv *(*param)(qg_kb *b, qg_plan_input in, qg_kv *scalar);
@@ -188,10 +210,11 @@ typedef struct qg_kb_ops {
 #define QG_KB_CALLS(X) \
     X(open_link) X(arg) X(close_fn) X(ret) X(link_ref) X(spec_ref) X(span_ref) X(minmax_ref) \
     X(comment) X(section) X(op_begin) X(op_end) X(open_span) X(span_arg) X(lanes) X(vector) \
-    X(group_mask_in) X(store_result) X(group_store) X(group_mask_out) X(any_nan4) X(to_boundary) X(imm) X(fimm) \
+    X(group_mask_in) X(store_result) X(group_store) X(group_mask_out) X(any_nan4) X(to_boundary) \
+    X(open_minmax) X(values) X(vsplat) X(vop) X(reduce) X(imm) X(fimm) \
     X(bin) X(select) X(cast) X(nonnull) X(discard) X(let) X(field) X(index) \
     X(var) X(get) X(set) X(loop_open) X(loop_close) X(loop_continue) X(if_open) X(if_close) \
-    X(call) X(zero_bytes) X(param) X(channels_last)
+    X(call) X(zero_bytes) X(store) X(param) X(channels_last)
 /* clang-format on */
 #define QG_KB_BIND(call) .call = kb_##call,
 
@@ -200,7 +223,7 @@ struct qg_kb {
     const qg_kernel_loops *lp; /* the op being lowered */
 };
 
-/* lower_span.c: the op's span on a fixed-width ISA (b->lp->lanes > 0). */
+/* lower_span.c: the op's span. */
 void qg_lower_span(qg_kb *b, const qg_plan *p);
 
 /* lower_entry.c: every kernel of `spec` on `isa` in `ops` (a bit set of
@@ -213,6 +236,9 @@ void qg_lower_entry(qg_kb *b, const qg_plan *p);
 void qg_lower_requantize_entry(qg_kb *b, const qg_plan *p);
 void qg_lower_by_reference(qg_kb *b, qg_kernel_op op);
 void qg_lower_forwarders(qg_kb *b, const qg_op_info *o, const qg_entry_chain *ch);
+/* lower_observe.c: observe's min/max reduction on `isa`, where the spec's
+ * observer keeps one (qg_plan_observer_reduces). */
+void qg_lower_minmax(qg_kb *b, const qg_spec *spec, qg_isa isa);
 /* observe's entry: the runtime's walk and observers (qg_observe_with), with
  * the kernel's min/max reduction where the spec's observer keeps one. */
 void qg_lower_observe_entry(qg_kb *b, const qg_spec *spec);

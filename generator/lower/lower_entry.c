@@ -252,14 +252,13 @@ qg_status qg_lower_kernels(qg_kb *b, const qg_spec *sp, qg_isa isa, unsigned ops
         b->lp = &lp;
         if (op != QG_K_OBSERVE && (st = qg_plan_build_for(sp, isa, op, &plan, err)))
             break;
-        /* spans of fixed-width ISAs are lowered here, scalable ones still the backends' */
-        const bool span_lowered = op != QG_K_OBSERVE && lp.lanes;
-        B->op_begin(b, op == QG_K_OBSERVE ? NULL : &plan, op != QG_K_OBSERVE && !span_lowered);
-        if (span_lowered)
+        B->op_begin(b, op == QG_K_OBSERVE ? NULL : &plan);
+        if (op != QG_K_OBSERVE)
             qg_lower_span(b, &plan);
-        if (op == QG_K_OBSERVE)
+        if (op == QG_K_OBSERVE) {
+            qg_lower_minmax(b, sp, isa);
             qg_lower_observe_entry(b, sp);
-        else if (op == QG_K_REQUANTIZE)
+        } else if (op == QG_K_REQUANTIZE)
             qg_lower_requantize_entry(b, &plan);
         else
             qg_lower_entry(b, &plan);

@@ -1,11 +1,12 @@
-/* Spans, lowered once for both backends: the plan over a stretch of
- * elements sharing one channel's parameters. Fixed-width ISAs: `unroll`
- * vectors per main-loop iteration (their narrow outputs and masks stored
- * together, their NaN test done once where the target says so), then
- * single vectors, then one partial vector that touches nothing past the
- * end; wide vectors first align the float tensor (kernel_loops' align_head).
- * A vector itself (its loads, body, stores and masks) is still the
- * backend's (the builder's `vector`). */
+/* Spans, lowered once for both backends and every ISA: the plan over a
+ * stretch of elements sharing one channel's parameters. `unroll` vectors
+ * per main-loop iteration (their narrow outputs and masks stored together,
+ * their NaN test done once where the target says so), then single
+ * vectors, then one partial vector that touches nothing past the end (a
+ * scalable ISA's strip of the remaining lanes); wide vectors first align
+ * the float tensor (kernel_loops' align_head). A vector itself (its loads,
+ * body, stores and masks) is still the backend's (the builder's
+ * `vector`). */
 #include "kernel_builder.h"
 
 #define B (b->ops)

@@ -100,6 +100,37 @@ static inline void qg_ks_bits_to_bytes(uint8_t *bytes, uint64_t bits, unsigned c
         bytes[k] = (uint8_t)((bits >> k) & 1u);
 }
 
+/* Observe's reduction (generator/lower/lower_observe.c): a part vector of
+ * `count` elements padded to `lanes` by repeating x[0], which changes no
+ * min or max; and a vector's lanes, stored, reduced. */
+static inline void qg_ks_pad_f32(float *buf, const float *x, size_t count, unsigned lanes) {
+    QG_KS_SCALAR_LOOP
+    for (unsigned k = 0; k < lanes; k++)
+        buf[k] = x[k < count ? k : 0];
+}
+
+static inline void qg_ks_pad_u16(uint16_t *buf, const uint16_t *x, size_t count, unsigned lanes) {
+    QG_KS_SCALAR_LOOP
+    for (unsigned k = 0; k < lanes; k++)
+        buf[k] = x[k < count ? k : 0];
+}
+
+static inline float qg_ks_min_f32(const float *v, unsigned lanes) {
+    float m = v[0];
+    QG_KS_SCALAR_LOOP
+    for (unsigned k = 1; k < lanes; k++)
+        m = v[k] < m ? v[k] : m;
+    return m;
+}
+
+static inline float qg_ks_max_f32(const float *v, unsigned lanes) {
+    float m = v[0];
+    QG_KS_SCALAR_LOOP
+    for (unsigned k = 1; k < lanes; k++)
+        m = v[k] > m ? v[k] : m;
+    return m;
+}
+
 /* Exported by libqgen_rt for kernels that cannot inline the helpers above
  * (the LLVM backend's): `count` lane bytes <-> bits of a packed mask at bit
  * position pos. Packing ORs into a mask the caller has zeroed. */

@@ -156,7 +156,43 @@ static void t_channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_k
     rec(b, "channels last");
 }
 
+static void t_open_minmax(qg_kb *b, const qg_plan *widen, qg_kv *args[4]) {
+    rec(b, widen ? "minmax span, widened" : "minmax span");
+    for (int k = 0; k < 4; k++)
+        args[k] = value(b);
+}
+static qg_kv *t_values(qg_kb *b, qg_kv *x, qg_kv *at, qg_kv *count) {
+    (void)x, (void)at;
+    rec(b, count ? "values part" : "values");
+    return value(b);
+}
+static qg_kv *t_vsplat(qg_kb *b, qg_kv *f) {
+    (void)f;
+    return value(b);
+}
+static qg_kv *t_vop(qg_kb *b, qg_opcode op, qg_kv *x, qg_kv *y) {
+    (void)op, (void)x, (void)y;
+    return value(b);
+}
+static qg_kv *t_reduce(qg_kb *b, qg_opcode op, qg_kv *v) {
+    (void)v;
+    rec(b, "reduce %s", op == QG_OP_MIN_F ? "min" : op == QG_OP_MAX_F ? "max" : "all");
+    return value(b);
+}
+static qg_kv *t_lanes(qg_kb *b) { return value(b); }
+static void t_store(qg_kb *b, qg_kv *p, qg_kv *v) {
+    (void)p, (void)v;
+    rec(b, "store");
+}
+
 static const qg_kb_ops trace_ops = {
+    .open_minmax = t_open_minmax,
+    .values = t_values,
+    .vsplat = t_vsplat,
+    .vop = t_vop,
+    .reduce = t_reduce,
+    .lanes = t_lanes,
+    .store = t_store,
     .open_link = t_open_link,
     .arg = t_arg,
     .close_fn = t_close_fn,
@@ -323,6 +359,61 @@ static void test_observe_hands_its_reduction(void) {
     free(t);
 }
 
+/* The trace of observe's reduction for the spec in `json` on `isa`. */
+static char *minmax_trace(const char *json, qg_isa isa) {
+    qg_spec sp;
+    qg_error err = {0};
+    if (qg_spec_load_string(json, "<test>", NULL, 0, &sp, &err) != QG_OK)
+        return NULL;
+    qg_kernel_loops lp;
+    qg_kernel_loops_of(&sp, isa, QG_K_OBSERVE, &lp);
+    trace_kb t = {.kb = {&trace_ops, &lp}};
+    qg_lower_minmax(&t.kb, &sp, isa);
+    return t.log.p ? t.log.p : calloc(1, 1);
+}
+
+static int count_of(const char *trace, const char *line) {
+    int n = 0;
+    char want[96];
+    snprintf(want, sizeof want, "%s\n", line);
+    for (const char *p = trace; (p = strstr(p, want)) != NULL; p += strlen(want))
+        n += p == trace || p[-1] == '\n';
+    return n;
+}
+
+/* observe's reduction: unrolled accumulators where the target unrolls,
+ * whole vectors, then one part vector (none where a vector is one lane);
+ * 16-bit float types widen their codes; no reduction without a min/max. */
+static void test_minmax_reduction(void) {
+    static const char *minmax = "{\"name\": \"t\", \"dtype\": \"quint8\"}";
+    char *t = minmax_trace(minmax, QG_ISA_AVX2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(has(t, "minmax span"));
+    CU_ASSERT_TRUE(has(t, "loop unrolled whole steps"));
+    CU_ASSERT_TRUE(has(t, "loop vectors whole steps"));
+    CU_ASSERT_EQUAL(count_of(t, "values"), 5);
+    CU_ASSERT_EQUAL(count_of(t, "values part"), 1);
+    CU_ASSERT_TRUE(strstr(t, "store\nreduce max\nstore\nreduce all\nreturn\n") != NULL);
+    free(t);
+    t = minmax_trace(minmax, QG_ISA_SVE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_FALSE(has(t, "loop unrolled whole steps"));
+    CU_ASSERT_EQUAL(count_of(t, "values part"), 1);
+    free(t);
+    t = minmax_trace(minmax, QG_ISA_SCALAR);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(count_of(t, "values part"), 0);
+    free(t);
+    t = minmax_trace("{\"name\": \"t\", \"dtype\": \"quint8\", \"float_type\": \"bfloat16\"}", QG_ISA_NEON);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(has(t, "minmax span, widened"));
+    free(t);
+    t = minmax_trace("{\"name\": \"t\", \"dtype\": \"quint8\", \"observer\": {\"type\": \"histogram\"}}", QG_ISA_AVX2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_STRING_EQUAL(t, "");
+    free(t);
+}
+
 int main(void) {
     static const qg_test tests[] = {
         {"a per-tensor spec walks the tensor once", test_per_tensor_walks_once},
@@ -331,6 +422,7 @@ int main(void) {
         {"drivers wrap the walk", test_drivers_wrap_the_walk},
         {"requantize runs with an optional bias", test_requantize_runs},
         {"observe hands its reduction to the runtime", test_observe_hands_its_reduction},
+        {"observe's min/max reduction", test_minmax_reduction},
     };
     return QG_RUN("lower", tests);
 }

@@ -70,14 +70,16 @@ static void test_strips_spelled_exactly_for_scalable_isas(void) {
     for (qg_isa isa = 0; isa < QG_ISA_COUNT; isa++) {
         const qg_isa_spelling *is = qg_isa_spelling_of(isa);
         const char *strips[] = {is->strip_type, is->strip_name, is->strip_open, is->strip_count,
-                                is->strip_step, is->strip_all,  is->splat_all,  is->min_acc,
-                                is->max_acc,    is->count_nan,  is->reduce_min, is->reduce_max};
+                                is->strip_step, is->strip_all,  is->load_f_pad, is->load_h_pad,
+                                is->reduce_min, is->reduce_max, is->all_lanes};
         const bool scalable = qg_target_of(isa)->lanes == 0;
         for (size_t k = 0; k < sizeof strips / sizeof strips[0]; k++)
             CU_ASSERT_EQUAL(strips[k] != NULL, scalable);
         if (scalable) {
             check_operands("strip_open", isa, is->strip_open, 2);
-            check_operands("min_acc", isa, is->min_acc, 2);
+            check_operands("load_f_pad", isa, is->load_f_pad, 2);
+            check_operands("load_h_pad", isa, is->load_h_pad, 2);
+            check_operands("all_lanes", isa, is->all_lanes, 1);
         }
     }
 }
