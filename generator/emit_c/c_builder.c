@@ -198,6 +198,10 @@ static qg_kv *kb_get(qg_kb *b, qg_kvar *v) {
 
 static void kb_set(qg_kb *b, qg_kvar *v, qg_kv *value) { line(b, "%s = %s;", v->name->s, value->s); }
 
+/* The whole-steps test against a bound computed once, `i < i_end` with
+ * i_end = len - step + 1 (0 when len < step): it reads the one induction
+ * variable, where the sum kept i and i + step both alive (a register copy
+ * per iteration); the LLVM printer's lx_whole_steps_test is the same. */
 static void kb_loop_open(qg_kb *b, const char *name, qg_kvar *v, qg_ktest test, qg_kv *bound, qg_kv *step) {
     (void)name;
     const char *i = v->name->s;
@@ -397,6 +401,37 @@ static qg_kv *kb_to_boundary(qg_kb *b, qg_kv *ptr, qg_kv *base, bool of_output, 
 }
 
 static void kb_loop_continue(qg_kb *b) { line(b, "continue;"); }
+
+/* ---- the channels-last rows */
+
+static void kb_open_rows(qg_kb *b, const qg_plan *p, qg_kv *args[5], qg_kv *rows[QG_IN_COUNT]) {
+    c_kb *c = cb(b);
+    c->o = qg_op_info_of(p->op);
+    c->p = p;
+    c->depth = 1;
+    c->nvars = 0;
+    c->temps = 0;
+    qg_c_rows_open(c->e, p);
+    const op_io io = qg_c_io_of(c->e, p);
+    const bool mask = b->lp->mask_in != QG_MASK_NONE || b->lp->mask_out != QG_MASK_NONE;
+    args[0] = expr(b, QG_KT_PTR, 0, "%s", io.in_name);
+    args[1] = expr(b, QG_KT_PTR, 0, "%s", io.out_name);
+    args[2] = expr(b, QG_KT_PTR, 0, "%s", mask ? "mask" : "NULL");
+    args[3] = expr(b, QG_KT_SIZE, 0, "n");
+    args[4] = expr(b, QG_KT_SIZE, 0, "C");
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
+        rows[in] = p->uses[in] ? expr(b, QG_KT_PTR, 0, "chan_%s", qg_c_input_names[in]) : NULL;
+}
+
+/* in a block of its own: the parameters' names are the column's */
+static void kb_column(qg_kb *b, const qg_plan *p, qg_kv *const rows[QG_IN_COUNT], qg_kv *row, qg_kv *j, qg_kv *count,
+                      bool partial) {
+    (void)rows;
+    line(b, "{");
+    cb(b)->depth++;
+    qg_c_column(cb(b)->e, p, row->s, j->s, count->s, partial, indent(cb(b)));
+    block_close(b);
+}
 
 /* ---- observe's reduction and vectors */
 

@@ -16,12 +16,12 @@ void qg_c_entry_open(emitter *e, qg_kernel_op op) {
 }
 
 /* The parameter vectors of the columns from j, from the padded table. */
-static void emit_chan_params(emitter *e, const qg_plan *p, const char *ind) {
+static void emit_chan_params(emitter *e, const qg_plan *p, const char *j, const char *ind) {
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
         if (!p->uses[in])
             continue;
-        char ptr[32];
-        snprintf(ptr, sizeof ptr, "chan_%s + j", qg_c_input_names[in]);
+        char ptr[96];
+        snprintf(ptr, sizeof ptr, "chan_%s + %s", qg_c_input_names[in], j);
         P("%sconst %s %s = ", ind, qg_c_kind_type(e, p->kind[in]), qg_c_input_names[in]);
         spell(e, in == QG_IN_Z ? e->is->load_i : e->is->load_f, ptr, NULL, NULL);
         S(";\n");
@@ -42,61 +42,34 @@ static void emit_chan_vector(emitter *e, const qg_plan *p, const op_io *io, cons
         qg_c_mask_store_full(e, at, count, "m0", ind);
 }
 
-/* The partial vector of the columns from j to m: the span's tail alone. */
-static void emit_chan_part(emitter *e, const qg_plan *p, const op_io *io, const char *at, const char *m,
+/* The partial vector of `count` columns at `at`: the span's tail alone. */
+static void emit_chan_part(emitter *e, const qg_plan *p, const op_io *io, const char *at, const char *count,
                            const char *ind) {
     const char *mask_arg = io->mask_in || io->mask_out ? ", mask" : "";
-    P("%s%s_%s_span_part(%s, %s%s, %s, %s - j", ind, e->name, qg_kernel_op_name(p->op), io->in_name, io->out_name,
-      mask_arg, at, m);
+    P("%s%s_%s_span_part(%s, %s%s, %s, %s", ind, e->name, qg_kernel_op_name(p->op), io->in_name, io->out_name, mask_arg,
+      at, count);
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
         if (p->uses[in])
             P(", %s", qg_c_input_names[in]);
     S(");\n");
 }
 
-/* One row of the channels-last walk: `m` channels from element `row`.
- * Fixed-width vectors go whole, then one partial through the span's tail
- * alone (NAME_<op>_span_part; a whole row of a constant channel count that fills its vectors has
- * none); scalable ones go in strips. */
-static void emit_channels_last_row(emitter *e, const qg_plan *p, const op_io *io, const char *row, const char *m,
-                                   const char *ind) {
-    char in4[64], at[64];
-    snprintf(in4, sizeof in4, "%s    ", ind);
-    snprintf(at, sizeof at, "%s + j", row);
-    if (e->scalable) {
-        P("%sfor (size_t j = 0; j < %s;) {\n", ind, m);
-        qg_c_strip_open(e, "j", m, in4);
-        emit_chan_params(e, p, in4);
-        emit_chan_vector(e, p, io, at, e->is->strip_count, in4);
-        P("%sj += %s;\n%s}\n", in4, e->is->strip_step, ind);
-        return;
-    }
-    const int L = e->lanes;
-    const size_t C = e->lp->channels;
-    if (strcmp(m, "C") == 0 && e->lp->row_written_out) {
-        /* a whole row, its columns one after another (kernel_loops.h) */
-        for (size_t k = 0; k < C; k += (size_t)L) {
-            P("%s{\n%s    const size_t j = %zu;\n", ind, ind, k);
-            emit_chan_params(e, p, in4);
-            if (k + (size_t)L <= C)
-                emit_chan_vector(e, p, io, at, e->lanes_str, in4);
-            else
-                emit_chan_part(e, p, io, at, m, in4);
-            P("%s}\n", ind);
-        }
-        return;
-    }
-    P("%ssize_t j = 0;\n", ind);
-    qg_c_steps_for(e, ind, "j", m, e->lanes_str);
-    emit_chan_params(e, p, in4);
-    emit_chan_vector(e, p, io, at, e->lanes_str, in4);
-    P("%s}\n", ind);
-    if (!e->lp->tail || (strcmp(m, "C") == 0 && e->lp->channels && e->lp->channels % (size_t)L == 0))
-        return;
-    P("%sif (j < %s) {\n", ind, m);
-    emit_chan_params(e, p, in4);
-    emit_chan_part(e, p, io, at, m, in4);
-    P("%s}\n", ind);
+/* A column of the channels-last rows (lower/lower_rows.c): a whole
+ * vector, the body directly; a partial one through the span's tail alone
+ * (NAME_<op>_span_part), or a strip on scalable ISAs. */
+void qg_c_column(emitter *e, const qg_plan *p, const char *row, const char *j, const char *count, bool partial,
+                 const char *ind) {
+    const op_io io = qg_c_io_of(e, p);
+    char at[96];
+    if (snprintf(at, sizeof at, "%s + %s", row, j) >= (int)sizeof at)
+        e->t->failed = true;
+    if (partial && e->scalable)
+        qg_c_strip_open(e, "0", count, ind);
+    emit_chan_params(e, p, j, ind);
+    if (partial && !e->scalable)
+        emit_chan_part(e, p, &io, at, count, ind);
+    else
+        emit_chan_vector(e, p, &io, at, e->scalable ? e->is->strip_count : e->lanes_str, ind);
 }
 
 /* The channel count of the walk: the spec's, or the caller's qparams'. */
@@ -118,15 +91,16 @@ static void emit_rows_args(emitter *e, const qg_op_info *o, const char *float_t)
     }
 }
 
-/* NAME_<op>_rows__<isa>: the channels-last walk (inner == 1), out of line
- * so that qgen compare's loop search reads it alone (docs/compare.md).
- * Whole rows first, where the column count is C (a constant when the spec
- * fixes it, so the compiler unrolls the columns), then the last partial
- * row. The table's rows are restrict arguments, as the entry's fresh
- * allocation made them, so the columns' parameters stay in registers
- * across rows. */
-static void emit_rows_function(emitter *e, const qg_plan *p, const op_io *io, const char *float_t) {
+/* NAME_<op>_rows__<isa>(the entry's arguments but qp, the table's rows,
+ * [C]) { -- the rows themselves are lowered (lower/lower_rows.c). The
+ * table's rows are restrict arguments, as the entry's fresh allocation
+ * made them, so the columns' parameters stay in registers across rows. */
+void qg_c_rows_open(emitter *e, const qg_plan *p) {
     const qg_op_info *o = qg_op_info_of(p->op);
+    qg_entry_chain ch;
+    qg_entry_chain_of(e->lp, &ch);
+    /* the walk's float tensors: the entry's, or a driver link's (qg_c_open_link) */
+    const char *float_t = !ch.walk[0] ? qg_c_float_t(e->sp) : e->lp->float_io == QG_FLOAT32 ? "float" : "uint16_t";
     P("static __attribute__((noinline)) void %s_%s_rows__%s(", e->name, o->name, e->tg->name);
     emit_rows_args(e, o, float_t);
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
@@ -135,14 +109,8 @@ static void emit_rows_function(emitter *e, const qg_plan *p, const op_io *io, co
     S(e->lp->channels ? ") {\n" : ", const size_t C) {\n");
     if (e->lp->channels)
         P("    const size_t C = %zu;\n", e->lp->channels);
-    S("    size_t row = 0;\n");
-    qg_c_steps_for(e, "    ", "row", "n", "C");
-    emit_channels_last_row(e, p, io, "row", "C", "        ");
-    S("    }\n");
-    S("    if (row < n) {\n");
-    S("        const size_t m = n - row;\n");
-    emit_channels_last_row(e, p, io, "row", "m", "        ");
-    S("    }\n}\n\n");
+    if (e->scalable) /* whole registers; a partial column opens its own strip */
+        P("    const %s %s = %s;\n", e->is->strip_type, e->is->strip_name, e->is->strip_all);
 }
 
 /* The entry's channels-last branch: the table, its rows, the table freed. */
@@ -189,18 +157,6 @@ void qg_c_open_link(emitter *e, const qg_op_info *o, const char *infix) {
         qg_c_arg_decl(e->t, o, k, e->name, float_t, true);
         P(" = %s_v;\n", o->args[k].name);
     }
-}
-
-/* The rows function of the op's channels-last walk, where it has one. */
-void qg_c_rows(emitter *e, const qg_plan *p) {
-    if (!qg_c_has_rows(e))
-        return;
-    qg_entry_chain ch;
-    qg_entry_chain_of(e->lp, &ch);
-    const op_io io = qg_c_io_of(e, p);
-    /* the walk's float tensors: the entry's, or a driver link's (qg_c_open_link) */
-    const char *float_t = !ch.walk[0] ? qg_c_float_t(e->sp) : e->lp->float_io == QG_FLOAT32 ? "float" : "uint16_t";
-    emit_rows_function(e, p, &io, float_t);
 }
 
 /* Per-channel parameter table for the channels-last layout, padded to a

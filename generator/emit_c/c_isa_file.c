@@ -85,7 +85,6 @@ void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p) {
     }
     qg_c_body(e, p);
     qg_c_span_part(e, p);
-    qg_c_rows(e, p);
 }
 
 void qg_c_op_end(emitter *e) {

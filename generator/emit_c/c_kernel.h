@@ -55,12 +55,6 @@ op_io qg_c_io_of(const emitter *e, const qg_plan *p);
 void qg_c_load_expr(emitter *e, const op_io *io, const char *ptr, char *out, size_t cap);
 void qg_c_mask_store_full(emitter *e, const char *at, const char *count, const char *mres, const char *indent);
 void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, const char *indent);
-/* for (...; i + step <= len; i += step) {, written against a bound computed
- * once, `i < i_end` with i_end = len - step + 1 (0 when len < step): the
- * test reads the one induction variable, where the sum kept i and i + step
- * both alive (a register copy per iteration). The same test as the LLVM
- * backend's lx_whole_steps_test. */
-void qg_c_steps_for(emitter *e, const char *ind, const char *i, const char *len, const char *step);
 void qg_c_strip_open(emitter *e, const char *at, const char *end, const char *indent);
 /* The fixed-width spans' one partial vector for the channels-last rows'
  * last columns, NAME_<op>_span_part; scalable ISAs: a span's whole-register
@@ -77,9 +71,6 @@ void qg_c_full_vector(emitter *e, const qg_plan *p, int k, const char *at, const
                       bool mask4, bool ordered, char kept[16]);
 /* The partial vector at base + i of r lanes, through masks or buffers. */
 void qg_c_tail(emitter *e, const qg_plan *p);
-/* Whether the op's entry walks channels-last rows (NAME_<op>_rows__<isa>)
- * and, with partial vectors, has a NAME_<op>_span_part. */
-bool qg_c_has_rows(const emitter *e);
 
 /* c_entry.c: entries and the layout walk */
 void qg_c_entry_open(emitter *e, qg_kernel_op op);
@@ -88,7 +79,10 @@ void qg_c_entry_open(emitter *e, qg_kernel_op op);
  * calling qg_<driver>_<stem> with the link it wraps. */
 void qg_c_open_link(emitter *e, const qg_op_info *o, const char *infix);
 void qg_c_chan_table(emitter *e);
-void qg_c_rows(emitter *e, const qg_plan *p);
+/* The channels-last rows' signature, and one column (lower/lower_rows.c). */
+void qg_c_rows_open(emitter *e, const qg_plan *p);
+void qg_c_column(emitter *e, const qg_plan *p, const char *row, const char *j, const char *count, bool partial,
+                 const char *ind);
 
 /* c_isa_file.c: what the builder's op_begin and op_end print (the plan's
  * body, spans, rows), around the lowered entries */

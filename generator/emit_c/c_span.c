@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../lower/kernel_builder.h"
 #include "c_kernel.h"
 #include "c_signature.h"
 
@@ -138,12 +139,6 @@ static void emit_span_params(emitter *e, const qg_plan *p) {
         else
             P(", %s %s", qg_c_kind_type(e, p->kind[in]), qg_c_input_names[in]);
     }
-}
-
-/* const <strip_type> <strip_name> = <strip_open(at, end)>; */
-void qg_c_steps_for(emitter *e, const char *ind, const char *i, const char *len, const char *step) {
-    P("%sfor (const size_t %s_end = %s < %s ? 0 : %s - %s + 1; %s < %s_end; %s += %s) {\n", ind, i, len, step, len,
-      step, i, i, i, step);
 }
 
 void qg_c_strip_open(emitter *e, const char *at, const char *end, const char *indent) {
@@ -289,15 +284,11 @@ void qg_c_whole_strip(emitter *e, const qg_plan *p) {
 }
 
 void qg_c_span_part(emitter *e, const qg_plan *p) {
-    if (e->scalable || !qg_c_has_rows(e) || !e->lp->tail)
+    if (e->scalable || !qg_lower_has_rows(e->lp) || !e->lp->tail)
         return;
     /* one partial vector, the tail alone (no span loops around it) */
     qg_c_span_open(e, p, "static inline", "_part");
     S("    const size_t i = 0;\n    if (i < len) {\n        const size_t r = len - i;\n");
     qg_c_tail(e, p);
     S("    }\n}\n\n");
-}
-
-bool qg_c_has_rows(const emitter *e) {
-    return e->lp->channels_last_table && e->lp->params != QG_PARAMS_NONE && e->lp->walk != QG_WALK_WHOLE;
 }

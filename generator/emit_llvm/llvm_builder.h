@@ -144,7 +144,7 @@ void lx_loop_continue(lx *x, const lx_loop *l, LLVMValueRef step);
 /* The test `i + step <= len` (for i <= len) as `i < len - step + 1`, the
  * bound 0 when len < step: it reads the one induction variable, where the
  * sum kept i and i + step both alive (a register copy per iteration). The
- * C backend spells the same test (qg_c_steps_for). */
+ * C printer spells the same test (QG_KTEST_WHOLE_STEPS). */
 LLVMValueRef lx_whole_steps_test(lx *x, LLVMValueRef i, LLVMValueRef len, LLVMValueRef step);
 LLVMBasicBlockRef lx_if_open(lx *x, LLVMValueRef cond);
 void lx_if_close(lx *x, LLVMBasicBlockRef join);

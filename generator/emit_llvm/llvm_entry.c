@@ -41,65 +41,21 @@ static LLVMValueRef call_span(lx *x, LLVMValueRef span, const qg_plan *p, LLVMVa
     return lx_call(x, span, args, n);
 }
 
-/* The vector of the channels-last walk at column j of the row from r0:
- * cnt channels (on SVE the channels left, which the span's predicate
- * cuts to a vector), its parameters from the padded table. */
-static void channels_last_vector(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out,
-                                 LLVMValueRef mask, LLVMValueRef *row_ptr, LLVMValueRef r0, LLVMValueRef j,
-                                 LLVMValueRef cnt) {
+/* A column of the channels-last rows (lower/lower_rows.c): channels j..
+ * of the row from r0, cnt of them, their parameters from the padded
+ * table's rows, through the one-vector span. */
+void lx_rows_column(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef const io[3], LLVMValueRef const *row_ptr,
+                    LLVMValueRef r0, LLVMValueRef j, LLVMValueRef cnt, bool partial) {
     LLVMValueRef params[QG_IN_COUNT] = {0};
-    /* an RVV strip reads its cnt parameters only: it may start off the vector grid */
-    LLVMValueRef strip = x->isa->tail == LX_TAIL_EVL ? LLVMConstAllOnes(x->vm) : NULL;
+    /* a partial RVV strip reads its cnt parameters only */
+    LLVMValueRef strip = partial && x->isa->tail == LX_TAIL_EVL ? LLVMConstAllOnes(x->vm) : NULL;
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++) {
         if (!p->uses[k])
             continue;
         const bool is_int = p->kind[k] == QG_VI;
         params[k] = lx_load(x, is_int ? x->vi : x->vf, is_int ? x->i32 : x->f32, 4, row_ptr[k], j, strip, cnt, NULL);
     }
-    call_span(x, span, p, in, out, mask, LLVMBuildAdd(x->b, r0, j, ""), cnt, params);
-}
-
-/* One row of the channels-last walk: m channels from element r0. Fixed-
- * width vectors go whole, then one partial (so a whole row of a constant
- * channel count has no partial vector to test for); scalable ones go in
- * predicated strips. */
-static void channels_last_row(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out,
-                              LLVMValueRef mask, LLVMValueRef *row_ptr, LLVMValueRef r0, LLVMValueRef m) {
-    LLVMValueRef vl = lx_vl(x);
-    const unsigned long long cm = LLVMIsAConstantInt(m) ? LLVMConstIntGetZExtValue(m) : 0;
-    const unsigned L = (unsigned)x->isa->lanes;
-    if (x->lp->row_written_out && cm) {
-        /* a whole row, its columns one after another (kernel_loops.h) */
-        unsigned long long k = 0;
-        for (; k + L <= cm; k += L)
-            channels_last_vector(x, p, span, in, out, mask, row_ptr, r0, lx_i64(x, (long long)k), vl);
-        if (k < cm)
-            channels_last_vector(x, p, span, in, out, mask, row_ptr, r0, lx_i64(x, (long long)k),
-                                 lx_i64(x, (long long)(cm - k)));
-        return;
-    }
-    lx_loop col = lx_loop_open(x, lx_i64(x, 0), "columns");
-    LLVMValueRef j = lx_loop_value(x, &col);
-    if (x->isa->scalable) {
-        /* RVV: strips as long as vsetvli makes them (its own minimum, no
-         * branch); SVE: whole vectors' steps, so that the next column does
-         * not wait on this one's count, and the channels left as the
-         * strip's length (its whilelo saturates at a vector) */
-        lx_loop_test(x, &col, LLVMBuildICmp(x->b, LLVMIntULT, j, m, ""));
-        LLVMValueRef left = LLVMBuildSub(x->b, m, j, "");
-        const bool evl = x->isa->tail == LX_TAIL_EVL;
-        LLVMValueRef cnt = evl ? LLVMBuildZExt(x->b, lx_strip_length(x, left), x->i64, "") : left;
-        channels_last_vector(x, p, span, in, out, mask, row_ptr, r0, j, cnt);
-        lx_loop_close(x, &col, evl ? cnt : vl);
-        return;
-    }
-    lx_loop_test(x, &col, lx_whole_steps_test(x, j, m, vl));
-    channels_last_vector(x, p, span, in, out, mask, row_ptr, r0, j, vl);
-    lx_loop_close(x, &col, vl);
-    j = lx_loop_value(x, &col);
-    LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildICmp(x->b, LLVMIntULT, j, m, ""));
-    channels_last_vector(x, p, span, in, out, mask, row_ptr, r0, j, LLVMBuildSub(x->b, m, j, ""));
-    lx_if_close(x, join);
+    call_span(x, span, p, io[0], io[1], io[2], LLVMBuildAdd(x->b, r0, j, ""), cnt, params);
 }
 
 /* The rows of the channel table, in memory order: s, inv, lo, hi (fp32) and z (int32). */
@@ -140,49 +96,41 @@ static LLVMValueRef chan_table_function(lx *x) {
     return fn;
 }
 
-/* <prefix>_<op>_rows(in, out, mask, n, table, C): the channels-last rows,
- * out of line so that qgen compare's loop search reads this walk alone
- * (docs/compare.md). The table is a noalias argument, as the fresh
- * allocation made it in the entry, so the column parameters still leave
- * the row loop. */
-static LLVMValueRef rows_function(lx *x, const qg_plan *p, LLVMValueRef span) {
-    char suffix[48];
-    snprintf(suffix, sizeof suffix, "_%s_rows", qg_kernel_op_name(p->op));
-    LLVMValueRef fn;
-    lx_resume caller;
-    LLVMTypeRef params[6] = {x->ptr, x->ptr, x->ptr, x->i64, x->ptr, x->i64};
-    if (!lx_helper_open(x, suffix, x->vd, params, 6, &fn, &caller))
-        return fn;
+/* <prefix>_<op>_rows(in, out, mask, n, the table's rows..., C) { -- the
+ * rows themselves are lowered (lower/lower_rows.c). The rows are noalias
+ * arguments, as the fresh allocation made them in the entry, so the column
+ * parameters still leave the row loop. */
+static void rows_name(lx *x, const qg_plan *p, char *name, size_t cap) {
+    snprintf(name, cap, "%s_%s_rows", x->prefix, qg_kernel_op_name(p->op));
+}
+
+void lx_rows_open(lx *x, const qg_plan *p, LLVMValueRef args[5], LLVMValueRef rows[QG_IN_COUNT]) {
+    LLVMTypeRef params[5 + QG_IN_COUNT] = {x->ptr, x->ptr, x->ptr, x->i64};
+    unsigned np = 4;
+    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
+        if (p->uses[k])
+            params[np++] = x->ptr;
+    params[np++] = x->i64;
+    char name[QG_NAME_MAX + 48];
+    rows_name(x, p, name, sizeof name);
+    LLVMValueRef fn = lx_define(x, name, x->vd, params, np, false);
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    const unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
     const unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-    LLVMAddAttributeAtIndex(fn, 5, LLVMCreateEnumAttribute(x->c, noalias, 0));
-    LLVMValueRef in = LLVMGetParam(fn, 0), out = LLVMGetParam(fn, 1), mask = LLVMGetParam(fn, 2);
-    LLVMValueRef n = LLVMGetParam(fn, 3), tbl = LLVMGetParam(fn, 4);
-    LLVMValueRef C = x->lp->channels ? lx_i64(x, (long long)x->lp->channels) : LLVMGetParam(fn, 5);
-    LLVMValueRef row_bytes = LLVMBuildMul(x->b, padded_channels(x, C), lx_i64(x, 4), "");
-    LLVMValueRef row_ptr[QG_IN_COUNT] = {0};
-    for (int r = 0; r < 5; r++)
-        row_ptr[chan_table_rows[r]] = lx_gep(x, x->i8, tbl, LLVMBuildMul(x->b, row_bytes, lx_i64(x, r), ""));
-    /* whole rows, where the columns' trip count is the channel count (a
-     * constant when the spec fixes it, so the column loop unrolls and its
-     * parameter loads leave the row loop), then the last partial row */
-    lx_loop row = lx_loop_open(x, lx_i64(x, 0), "rows");
-    LLVMValueRef r0 = lx_loop_value(x, &row);
-    lx_loop_test(x, &row, lx_whole_steps_test(x, r0, n, C));
-    channels_last_row(x, p, span, in, out, mask, row_ptr, r0, C);
-    lx_loop_close(x, &row, C);
-    LLVMValueRef r1 = lx_loop_value(x, &row);
-    LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildICmp(x->b, LLVMIntULT, r1, n, ""));
-    channels_last_row(x, p, span, in, out, mask, row_ptr, r1, LLVMBuildSub(x->b, n, r1, ""));
-    LLVMBuildBr(x->b, join);
-    LLVMPositionBuilderAtEnd(x->b, join);
-    LLVMBuildRetVoid(x->b);
-    lx_helper_close(x, &caller);
-    return fn;
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(x->c, noinline, 0));
+    for (unsigned a = 0; a < 4; a++)
+        args[a] = LLVMGetParam(fn, a);
+    for (unsigned k = QG_IN_S, a = 4; k < QG_IN_COUNT; k++) {
+        rows[k] = p->uses[k] ? LLVMGetParam(fn, a) : NULL;
+        if (p->uses[k])
+            LLVMAddAttributeAtIndex(fn, ++a, LLVMCreateEnumAttribute(x->c, noalias, 0));
+    }
+    args[4] = x->lp->channels ? lx_i64(x, (long long)x->lp->channels) : LLVMGetParam(fn, np - 1);
 }
 
 /* Channels-last (inner == 1): the parameter table, then its rows. */
-void lx_channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out, LLVMValueRef mask,
-                      LLVMValueRef n, LLVMValueRef qp, LLVMValueRef C, LLVMBasicBlockRef fallback) {
+void lx_channels_last(lx *x, const qg_plan *p, LLVMValueRef in, LLVMValueRef out, LLVMValueRef mask, LLVMValueRef n,
+                      LLVMValueRef qp, LLVMValueRef C, LLVMBasicBlockRef fallback) {
     if (!mask)
         mask = LLVMConstNull(x->ptr);
     LLVMValueRef free_fn = lx_declare(x, "free", x->vd, &x->ptr, 1);
@@ -190,7 +138,16 @@ void lx_channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef i
     LLVMBasicBlockRef have = lx_block(x, "table");
     LLVMBuildCondBr(x->b, LLVMBuildIsNull(x->b, tbl, ""), fallback, have);
     LLVMPositionBuilderAtEnd(x->b, have);
-    lx_call(x, rows_function(x, p, span), (LLVMValueRef[]){in, out, mask, n, tbl, C}, 6);
+    LLVMValueRef row_bytes = LLVMBuildMul(x->b, padded_channels(x, C), lx_i64(x, 4), "");
+    LLVMValueRef args[5 + QG_IN_COUNT] = {in, out, mask, n};
+    unsigned na = 4;
+    for (int r = 0; r < 5; r++)
+        if (p->uses[chan_table_rows[r]])
+            args[na++] = lx_gep(x, x->i8, tbl, LLVMBuildMul(x->b, row_bytes, lx_i64(x, r), ""));
+    args[na++] = C;
+    char name[QG_NAME_MAX + 48];
+    rows_name(x, p, name, sizeof name);
+    lx_call(x, LLVMGetNamedFunction(x->m, name), args, na);
     lx_call(x, free_fn, &tbl, 1);
     LLVMBuildRetVoid(x->b);
 }

@@ -243,6 +243,30 @@ static void kb_zero_bytes(qg_kb *b, qg_kv *ptr, qg_kv *count) {
 
 static void kb_store(qg_kb *b, qg_kv *ptr, qg_kv *v) { LLVMBuildStore(kb(b)->x->b, V(v), V(ptr)); }
 
+/* ---- the channels-last rows */
+
+static void kb_open_rows(qg_kb *b, const qg_plan *p, qg_kv *args[5], qg_kv *rows[QG_IN_COUNT]) {
+    lx_kb *k = kb(b);
+    k->o = qg_op_info_of(p->op);
+    k->nvars = 0;
+    LLVMValueRef a[5], r[QG_IN_COUNT];
+    lx_rows_open(k->x, p, a, r);
+    for (int i = 0; i < 5; i++)
+        args[i] = K(a[i]);
+    for (int in = 0; in < QG_IN_COUNT; in++)
+        rows[in] = in >= QG_IN_S && p->uses[in] ? K(r[in]) : NULL;
+    for (int i = 0; i < 3; i++)
+        k->rows_io[i] = a[i];
+}
+
+static void kb_column(qg_kb *b, const qg_plan *p, qg_kv *const rows[QG_IN_COUNT], qg_kv *row, qg_kv *j, qg_kv *count,
+                      bool partial) {
+    LLVMValueRef r[QG_IN_COUNT] = {0};
+    for (int in = 0; in < QG_IN_COUNT; in++)
+        r[in] = rows[in] ? V(rows[in]) : NULL;
+    lx_rows_column(kb(b)->x, p, V(kb_span_ref(b, "1")), kb(b)->rows_io, r, V(row), V(j), V(count), partial);
+}
+
 /* ---- observe's reduction and vectors */
 
 static void kb_open_minmax(qg_kb *b, const qg_plan *widen, qg_kv *args[4]) {
@@ -306,8 +330,8 @@ static qg_kv *kb_param(qg_kb *b, qg_plan_input in, qg_kv *scalar) {
 
 static void kb_channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_kv *C) {
     lx_kb *k = kb(b);
-    lx_channels_last(k->x, p, V(kb_span_ref(b, "1")), V(io[0]), V(io[1]), io[2] ? V(io[2]) : NULL, V(io[3]), V(io[4]),
-                     V(C), k->joins[k->nifs - 1]);
+    lx_channels_last(k->x, p, V(io[0]), V(io[1]), io[2] ? V(io[2]) : NULL, V(io[3]), V(io[4]), V(C),
+                     k->joins[k->nifs - 1]);
 }
 
 static void kb_open_span(qg_kb *b, const qg_plan *p, const char *suffix, bool out_of_line) {

@@ -86,13 +86,14 @@ typedef struct lx_kb_loop {
 typedef struct lx_kb {
     qg_kb kb;
     lx *x;
-    const qg_op_info *o;  /* the open link's op */
-    LLVMValueRef minmax;  /* observe's reduction */
-    const qg_plan *widen; /* ... its widening, or NULL */
-    span_args s;          /* the open span's arguments */
-    io_t io;              /* ... and its tensors */
-    LLVMValueRef m_in[4]; /* the main loop's four vectors' mask inputs (group_mask_in) */
-    LLVMValueRef z16;     /* the open span's zero point for a grouped store that adds it */
+    const qg_op_info *o;     /* the open link's op */
+    LLVMValueRef minmax;     /* observe's reduction */
+    const qg_plan *widen;    /* ... its widening, or NULL */
+    span_args s;             /* the open span's arguments */
+    io_t io;                 /* ... and its tensors */
+    LLVMValueRef m_in[4];    /* the main loop's four vectors' mask inputs (group_mask_in) */
+    LLVMValueRef z16;        /* the open span's zero point for a grouped store that adds it */
+    LLVMValueRef rows_io[3]; /* the open rows' in, out and mask */
     lx_kb_loop loops[LX_KB_MAX];
     LLVMBasicBlockRef joins[LX_KB_MAX];
     struct qg_kvar vars[LX_KB_MAX];
@@ -110,9 +111,13 @@ void lx_kb_group_mask_out(lx_kb *k, LLVMValueRef m[4], LLVMValueRef at);
 LLVMValueRef lx_kb_any_nan4(lx_kb *k, LLVMValueRef nan[4]);
 LLVMValueRef lx_kb_to_boundary(lx_kb *k, LLVMValueRef ptr, LLVMValueRef base, bool of_output, unsigned bytes);
 
-/* llvm_entry.c: the channels-last branch of the channel walk; `fallback`
- * takes over when the parameter table cannot be allocated */
-void lx_channels_last(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef in, LLVMValueRef out, LLVMValueRef mask,
-                      LLVMValueRef n, LLVMValueRef qp, LLVMValueRef C, LLVMBasicBlockRef fallback);
+/* llvm_entry.c: the channels-last branch of the channel walk (`fallback`
+ * takes over when the parameter table cannot be allocated), the rows'
+ * function and one column of them (lower/lower_rows.c) */
+void lx_channels_last(lx *x, const qg_plan *p, LLVMValueRef in, LLVMValueRef out, LLVMValueRef mask, LLVMValueRef n,
+                      LLVMValueRef qp, LLVMValueRef C, LLVMBasicBlockRef fallback);
+void lx_rows_open(lx *x, const qg_plan *p, LLVMValueRef args[5], LLVMValueRef rows[QG_IN_COUNT]);
+void lx_rows_column(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef const io[3], LLVMValueRef const *row_ptr,
+                    LLVMValueRef r0, LLVMValueRef j, LLVMValueRef cnt, bool partial);
 
 #endif

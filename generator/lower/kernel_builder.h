@@ -159,6 +159,18 @@ typedef struct qg_kb_ops {
      * whether every lane holds (a condition). */
     qg_kv *(*reduce)(qg_kb *b, qg_opcode op, qg_kv *v);
 
+    /* ---- the channels-last rows (lower_rows.c) */
+    /* Opens NAME_<op>_rows(the entry's tensors, n, the channel table's rows,
+     * C): args gets in, out, mask (a null pointer without one), n and C
+     * (a constant where the spec fixes it); rows[in] the table's row of
+     * each plan input the op uses. */
+    void (*open_rows)(qg_kb *b, const qg_plan *p, qg_kv *args[5], qg_kv *rows[QG_IN_COUNT]);
+    /* The plan on channels j.. of the row from element `row`: `count`
+     * lanes, a whole vector's or (partial) fewer, the parameters read from
+     * the table's rows at j. */
+    void (*column)(qg_kb *b, const qg_plan *p, qg_kv *const rows[QG_IN_COUNT], qg_kv *row, qg_kv *j, qg_kv *count,
+                   bool partial);
+
     /* ---- scalars */
     qg_kv *(*imm)(qg_kb *b, qg_kt t, long long v); /* QG_KT_PTR: v 0, the null pointer */
     qg_kv *(*fimm)(qg_kb *b, float v);
@@ -211,7 +223,7 @@ typedef struct qg_kb_ops {
     X(open_link) X(arg) X(close_fn) X(ret) X(link_ref) X(spec_ref) X(span_ref) X(minmax_ref) \
     X(comment) X(section) X(op_begin) X(op_end) X(open_span) X(span_arg) X(lanes) X(vector) \
     X(group_mask_in) X(store_result) X(group_store) X(group_mask_out) X(any_nan4) X(to_boundary) \
-    X(open_minmax) X(values) X(vsplat) X(vop) X(reduce) X(imm) X(fimm) \
+    X(open_minmax) X(values) X(vsplat) X(vop) X(reduce) X(open_rows) X(column) X(imm) X(fimm) \
     X(bin) X(select) X(cast) X(nonnull) X(discard) X(let) X(field) X(index) \
     X(var) X(get) X(set) X(loop_open) X(loop_close) X(loop_continue) X(if_open) X(if_close) \
     X(call) X(zero_bytes) X(store) X(param) X(channels_last)
@@ -236,6 +248,9 @@ void qg_lower_entry(qg_kb *b, const qg_plan *p);
 void qg_lower_requantize_entry(qg_kb *b, const qg_plan *p);
 void qg_lower_by_reference(qg_kb *b, qg_kernel_op op);
 void qg_lower_forwarders(qg_kb *b, const qg_op_info *o, const qg_entry_chain *ch);
+/* lower_rows.c: whether the op walks channels-last rows, and those rows. */
+bool qg_lower_has_rows(const qg_kernel_loops *lp);
+void qg_lower_rows(qg_kb *b, const qg_plan *p);
 /* lower_observe.c: observe's min/max reduction on `isa`, where the spec's
  * observer keeps one (qg_plan_observer_reduces). */
 void qg_lower_minmax(qg_kb *b, const qg_spec *spec, qg_isa isa);

@@ -255,6 +255,8 @@ qg_status qg_lower_kernels(qg_kb *b, const qg_spec *sp, qg_isa isa, unsigned ops
         B->op_begin(b, op == QG_K_OBSERVE ? NULL : &plan);
         if (op != QG_K_OBSERVE)
             qg_lower_span(b, &plan);
+        if (op != QG_K_OBSERVE && qg_lower_has_rows(&lp))
+            qg_lower_rows(b, &plan);
         if (op == QG_K_OBSERVE) {
             qg_lower_minmax(b, sp, isa);
             qg_lower_observe_entry(b, sp);

@@ -185,7 +185,22 @@ static void t_store(qg_kb *b, qg_kv *p, qg_kv *v) {
     rec(b, "store");
 }
 
+static void t_open_rows(qg_kb *b, const qg_plan *p, qg_kv *args[5], qg_kv *rows[QG_IN_COUNT]) {
+    rec(b, "rows");
+    for (int k = 0; k < 5; k++)
+        args[k] = value(b);
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
+        rows[in] = p->uses[in] ? value(b) : NULL;
+}
+static void t_column(qg_kb *b, const qg_plan *p, qg_kv *const rows[QG_IN_COUNT], qg_kv *row, qg_kv *j, qg_kv *count,
+                     bool partial) {
+    (void)p, (void)rows, (void)row, (void)j, (void)count;
+    rec(b, partial ? "column part" : "column");
+}
+
 static const qg_kb_ops trace_ops = {
+    .open_rows = t_open_rows,
+    .column = t_column,
     .open_minmax = t_open_minmax,
     .values = t_values,
     .vsplat = t_vsplat,
@@ -263,6 +278,15 @@ static bool has(const char *trace, const char *line) {
     const bool found = strstr(padded, want) != NULL;
     free(padded);
     return found;
+}
+
+static int count_of(const char *trace, const char *line) {
+    int n = 0;
+    char want[96];
+    snprintf(want, sizeof want, "%s\n", line);
+    for (const char *p = trace; (p = strstr(p, want)) != NULL; p += strlen(want))
+        n += p == trace || p[-1] == '\n';
+    return n;
 }
 
 /* A per-tensor spec walks the tensor once: no loop, s and z from qp[0]. */
@@ -359,6 +383,53 @@ static void test_observe_hands_its_reduction(void) {
     free(t);
 }
 
+/* The trace of `op`'s channels-last rows for the spec in `json` on `isa`;
+ * NULL where the op has none. */
+static char *rows_trace(const char *json, qg_kernel_op op, qg_isa isa) {
+    qg_spec sp;
+    qg_error err = {0};
+    qg_kernel_loops lp;
+    qg_plan plan;
+    if (qg_spec_load_string(json, "<test>", NULL, 0, &sp, &err) != QG_OK)
+        return NULL;
+    qg_kernel_loops_of(&sp, isa, op, &lp);
+    if (qg_plan_build_for(&sp, isa, op, &plan, &err) != QG_OK || !qg_lower_has_rows(&lp))
+        return NULL;
+    trace_kb t = {.kb = {&trace_ops, &lp}};
+    qg_lower_rows(&t.kb, &plan);
+    return t.log.p;
+}
+
+/* Channels-last rows: whole rows of a spec-fixed C of at most 16 vectors
+ * have their columns written out, 16 channels on AVX2 two whole ones, on
+ * AVX-512 one; 20 on AVX2 two whole and a partial one; rows on scalable
+ * ISAs, and the last partial row, loop over whole columns and end in one
+ * partial column. Per-tensor specs have no rows. */
+static void test_channels_last_rows(void) {
+    static const char *c16 = "{\"name\": \"t\", \"base\": \"torch.x86.weight\", \"channel_len\": 16}";
+    char *t = rows_trace(c16, QG_K_QUANTIZE, QG_ISA_AVX2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(strstr(t,
+                          "rows\nvar row\nloop rows whole steps\ncolumn\ncolumn\nloop end\nif\nlet m\nvar j\n"
+                          "loop columns whole steps\ncolumn\nloop end\nif\ncolumn part\nif end\nif end\nend\n") == t);
+    free(t);
+    t = rows_trace(c16, QG_K_FAKE_QUANT, QG_ISA_AVX512);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(strstr(t, "loop rows whole steps\ncolumn\nloop end\n") != NULL);
+    free(t);
+    t = rows_trace("{\"name\": \"t\", \"base\": \"torch.x86.weight\", \"channel_len\": 20}", QG_K_QUANTIZE,
+                   QG_ISA_AVX2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(strstr(t, "loop rows whole steps\ncolumn\ncolumn\ncolumn part\nloop end\n") != NULL);
+    free(t);
+    t = rows_trace("{\"name\": \"t\", \"base\": \"torch.x86.weight\", \"channel_len\": 20}", QG_K_QUANTIZE, QG_ISA_SVE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(count_of(t, "loop columns whole steps"), 2);
+    CU_ASSERT_EQUAL(count_of(t, "column part"), 2);
+    free(t);
+    CU_ASSERT_PTR_NULL(rows_trace("{\"name\": \"t\", \"dtype\": \"quint8\"}", QG_K_QUANTIZE, QG_ISA_AVX2));
+}
+
 /* The trace of observe's reduction for the spec in `json` on `isa`. */
 static char *minmax_trace(const char *json, qg_isa isa) {
     qg_spec sp;
@@ -370,15 +441,6 @@ static char *minmax_trace(const char *json, qg_isa isa) {
     trace_kb t = {.kb = {&trace_ops, &lp}};
     qg_lower_minmax(&t.kb, &sp, isa);
     return t.log.p ? t.log.p : calloc(1, 1);
-}
-
-static int count_of(const char *trace, const char *line) {
-    int n = 0;
-    char want[96];
-    snprintf(want, sizeof want, "%s\n", line);
-    for (const char *p = trace; (p = strstr(p, want)) != NULL; p += strlen(want))
-        n += p == trace || p[-1] == '\n';
-    return n;
 }
 
 /* observe's reduction: unrolled accumulators where the target unrolls,
@@ -423,6 +485,7 @@ int main(void) {
         {"requantize runs with an optional bias", test_requantize_runs},
         {"observe hands its reduction to the runtime", test_observe_hands_its_reduction},
         {"observe's min/max reduction", test_minmax_reduction},
+        {"channels-last rows", test_channels_last_rows},
     };
     return QG_RUN("lower", tests);
 }
