@@ -1,6 +1,7 @@
 /* The comparison as markdown, JSON (documented in docs/compare.md) and a
  * self-contained HTML page with SVG charts. */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,64 +194,127 @@ static void html_escape(FILE *f, const char *s) {
     }
 }
 
-/* The figure a chart shows for one row: measured Melem/s, or the first
- * model's cycles per element; false when the row has none. */
-static bool chart_value(const qg_compare_row *w, bool measured, double *v) {
-    if (measured ? !w->measured : !(w->n_mca > 0 && w->mca[0].ok))
-        return false;
-    *v = measured ? w->measured_melem_per_s : w->mca[0].cycles_per_element;
-    return true;
-}
+/* One line of an op's chart: an ISA (and llvm-mca model) with its C and
+ * LLVM figures side by side. */
+typedef struct chart_line {
+    char label[48];
+    double v[QG_BACKEND_COUNT];
+    bool has[QG_BACKEND_COUNT];
+} chart_line;
 
-/* A horizontal bar chart of one figure per row (rows without it skipped). */
-static void svg_chart(FILE *f, const qg_compare_report *r, const char *title, const char *unit, bool measured) {
-    double max = 0.0;
+enum { CHART_MAX_LINES = 2 * QG_ISA_COUNT };
+
+/* The lines of op's chart: measured Melem/s, or cycles per element of
+ * every llvm-mca model; returns their count. */
+static int chart_lines(const qg_compare_report *r, qg_kernel_op op, bool measured, chart_line *out) {
     int n = 0;
     for (size_t i = 0; i < r->nrows; i++) {
         const qg_compare_row *w = &r->rows[i];
-        double v;
-        if (!chart_value(w, measured, &v))
-            continue;
-        max = v > max ? v : max;
-        n++;
+        for (int m = 0; w->op == op && m < (measured ? 1 : w->n_mca); m++) {
+            if (measured ? !w->measured : !w->mca[m].ok)
+                continue;
+            char label[48];
+            snprintf(label, sizeof label, measured ? "%s" : "%s @%s", qg_isa_name(w->isa), w->mca[m].cpu);
+            int k = 0;
+            while (k < n && strcmp(out[k].label, label) != 0)
+                k++;
+            if (k == n && n == CHART_MAX_LINES)
+                continue;
+            if (k == n)
+                out[n++] = (chart_line){0};
+            snprintf(out[k].label, sizeof out[k].label, "%s", label);
+            out[k].v[w->backend] = measured ? w->measured_melem_per_s : w->mca[m].cycles_per_element;
+            out[k].has[w->backend] = out[k].v[w->backend] > 0.0;
+        }
     }
+    return n;
+}
+
+/* A chart's scale: log10 from decade d0 to d1 over plot_w pixels. */
+typedef struct chart_scale {
+    int d0, d1, left, plot_w;
+} chart_scale;
+
+static double chart_x(const chart_scale *sc, double v) {
+    return sc->left + (log10(v) - sc->d0) / (sc->d1 - sc->d0) * sc->plot_w;
+}
+
+/* One op's chart: a line per ISA (and model), C and LLVM bars one above
+ * the other, on a log scale (scalar code and SIMD differences both show),
+ * decades marked; the labels' column as wide as its longest label. */
+static void svg_op_chart(FILE *f, const chart_line *l, int n, const char *unit) {
+    double lo = 0.0, hi = 0.0;
+    size_t longest = 0;
+    for (int k = 0; k < n; k++) {
+        longest = strlen(l[k].label) > longest ? strlen(l[k].label) : longest;
+        for (int b = 0; b < QG_BACKEND_COUNT; b++)
+            if (l[k].has[b]) {
+                lo = lo == 0.0 || l[k].v[b] < lo ? l[k].v[b] : lo;
+                hi = l[k].v[b] > hi ? l[k].v[b] : hi;
+            }
+    }
+    chart_scale sc = {(int)floor(log10(lo)), (int)ceil(log10(hi)), 12 + (int)(7.5 * (double)longest), 420};
+    if (sc.d1 <= sc.d0)
+        sc.d1 = sc.d0 + 1;
+    const int bar_h = 12, line_h = 2 * (bar_h + 2) + 8, top = 6, axis_y = top + n * line_h;
+    const int width = sc.left + sc.plot_w + 110, height = axis_y + 52;
+    static const char *const colors[QG_BACKEND_COUNT] = {"#3b6ea8", "#d9822b"};
+    fprintf(f, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\">\n",
+            width, height);
+    for (int d = sc.d0; d <= sc.d1; d++) { /* decade lines and their values */
+        const double x = chart_x(&sc, pow(10.0, d));
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>\n", x, top, x, axis_y);
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">%g</text>\n", x, axis_y + 14,
+                pow(10.0, d));
+    }
+    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n", sc.left, axis_y,
+            sc.left + sc.plot_w, axis_y);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">%s (log scale)</text>\n",
+            sc.left + sc.plot_w / 2, axis_y + 30, unit);
+    for (int k = 0; k < n; k++) {
+        const int y = top + k * line_h;
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">", sc.left - 6, y + bar_h + 6);
+        html_escape(f, l[k].label);
+        fprintf(f, "</text>\n");
+        for (int b = 0; b < QG_BACKEND_COUNT; b++) {
+            if (!l[k].has[b])
+                continue;
+            const double x = chart_x(&sc, l[k].v[b]), len = x - sc.left > 1.0 ? x - sc.left : 1.0;
+            const int yb = y + b * (bar_h + 2);
+            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n", sc.left, yb, len, bar_h,
+                    colors[b]);
+            fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\">%.*f</text>\n", sc.left + len + 4, yb + bar_h - 2,
+                    l[k].v[b] >= 100.0 ? 0
+                    : l[k].v[b] >= 1.0 ? 2
+                                       : 3,
+                    l[k].v[b]);
+        }
+    }
+    for (int b = 0; b < QG_BACKEND_COUNT; b++) /* the legend */
+        fprintf(f,
+                "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+                "<text x=\"%d\" y=\"%d\" font-size=\"12\">%s backend</text>\n",
+                sc.left + 130 * b, axis_y + 38, colors[b], sc.left + 130 * b + 16, axis_y + 48, b ? "LLVM" : "C");
+    fprintf(f, "</svg>\n");
+}
+
+/* A chart per op of one figure (ops without it skipped). */
+static void svg_charts(FILE *f, const qg_compare_report *r, const char *title, const char *unit, bool measured) {
     fprintf(f, "<h2>");
     html_escape(f, title);
     fprintf(f, "</h2>\n");
-    if (n == 0 || max <= 0.0) {
-        fprintf(f, "<p>No figures.</p>\n");
-        return;
-    }
-    const int bar_h = 16, gap = 4, label_w = 290, plot_w = 520, top = 10;
-    const int height = top + n * (bar_h + gap) + 30;
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\">\n",
-            label_w + plot_w + 140, height);
-    int y = top;
-    for (size_t i = 0; i < r->nrows; i++) {
-        const qg_compare_row *w = &r->rows[i];
-        double v;
-        if (!chart_value(w, measured, &v))
+    int charts = 0;
+    for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
+        chart_line lines[CHART_MAX_LINES];
+        const int n = chart_lines(r, op, measured, lines);
+        if (n == 0)
             continue;
-        const int len = (int)(v / max * plot_w + 0.5);
-        const char *color = w->backend == QG_BACKEND_C ? "#3b6ea8" : "#d9822b";
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%s %s %s%s%s</text>\n", label_w - 6,
-                y + 12, qg_kernel_op_name(w->op), qg_isa_name(w->isa), qg_backend_name(w->backend),
-                measured ? "" : " @", measured ? "" : w->mca[0].cpu);
-        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n", label_w, y, len > 1 ? len : 1,
-                bar_h, color);
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\">%.*f %s</text>\n", label_w + len + 4, y + 12,
-                measured ? 0 : 3, v, unit);
-        y += bar_h + gap;
+        fprintf(f, "<h3>%s</h3>\n", qg_kernel_op_name(op));
+        svg_op_chart(f, lines, n, unit);
+        charts++;
     }
-    fprintf(f,
-            "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#3b6ea8\"/>"
-            "<text x=\"%d\" y=\"%d\" font-size=\"12\">C backend</text>\n",
-            label_w, y + 6, label_w + 16, y + 16);
-    fprintf(f,
-            "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#d9822b\"/>"
-            "<text x=\"%d\" y=\"%d\" font-size=\"12\">LLVM backend</text>\n",
-            label_w + 110, y + 6, label_w + 126, y + 16);
-    fprintf(f, "</svg>\n");
+    if (charts == 0)
+        fprintf(f, "<p>No figures.</p>\n");
 }
 
 void qg_compare_write_html(const qg_compare_report *r, FILE *f) {
@@ -261,9 +325,9 @@ void qg_compare_write_html(const qg_compare_report *r, FILE *f) {
                "th{background:#eee}td.n{text-align:right}.bad{color:#b00;font-weight:bold}</style>\n");
     fprintf(f, "</head><body>\n<h1>qgen compare: spec <code>%s</code></h1>\n", r->spec.name);
     fprintf(f, "<p>qgen %s, LLVM %s.</p>\n", QGEN_VERSION, r->llvm_version);
-    svg_chart(f, r, "Static estimate: cycles per element (llvm-mca, first model of each ISA; lower is better)",
-              "c/elem", false);
-    svg_chart(f, r, "Measured on this machine: Melem/s (median; higher is better)", "Melem/s", true);
+    svg_charts(f, r, "Static estimate: cycles per element (llvm-mca, every model; lower is better)",
+               "cycles per element", false);
+    svg_charts(f, r, "Measured on this machine: Melem/s (median; higher is better)", "Melem/s", true);
     fprintf(f, "<h2>Every op, ISA and backend</h2>\n<table>\n<tr><th>op</th><th>ISA</th><th>backend</th>"
                "<th>code bytes</th><th>loop instr (ld/st/arith/cvt/shuf/other)</th><th>elem/iter</th>"
                "<th>cycles/elem (llvm-mca)</th><th>measured Melem/s</th><th>run</th><th>correct</th>"

@@ -175,9 +175,8 @@ static void test_default_spec_json(void) {
     check_rows(a, 1, 0);
     /* deterministic but for the timings: two ops again (every ISA and
      * backend; the whole report a second time doubled the test's time) */
-    CU_ASSERT_EQUAL_FATAL(compare("--spec", spec, "--ops", "quantize,observe", "--format", "json", "-o",
-                                  in_work("act2.json"), NULL),
-                          0);
+    CU_ASSERT_EQUAL_FATAL(
+        compare("--spec", spec, "--ops", "quantize,observe", "--format", "json", "-o", in_work("act2.json"), NULL), 0);
     json_t *b = qg_test_load_json(in_work("act2.json"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     drop_timings(a);
@@ -317,7 +316,51 @@ static void test_html_renders(void) {
     dom[n] = 0;
     if (f)
         fclose(f);
-    ASSERT_CONTAINS(dom, "<svg", "<rect", "cycles per element", "Melem/s", "<td>fake_quant</td>", "qemu-aarch64");
+    ASSERT_CONTAINS(dom, "<svg", "<rect", "cycles per element", "Melem/s", "<td>fake_quant</td>", "qemu-aarch64",
+                    "<h3>fake_quant</h3>", "<h3>quantize</h3>", "avx2 @skylake", "avx2 @znver4", "(log scale)");
+    /* the page as laid out: every chart's labels inside it, none over another */
+    char check[1200];
+    snprintf(check, sizeof check, "file://%s", in_work("check.html"));
+    FILE *page = fopen(in_work("check.html"), "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(page);
+    fputs(dom, page);
+    fputs("<script>(function () {\n"
+          "  var bad = [], n = 0;\n"
+          "  document.querySelectorAll('svg.chart').forEach(function (svg, c) {\n"
+          "    var box = svg.getBoundingClientRect();\n"
+          "    var r = Array.prototype.map.call(svg.querySelectorAll('text'), function (t) {\n"
+          "      return t.getBoundingClientRect(); });\n"
+          "    r.forEach(function (a, i) {\n"
+          "      n++;\n"
+          "      if (a.left < box.left - 0.5 || a.right > box.right + 0.5 || a.top < box.top - 0.5 ||\n"
+          "          a.bottom > box.bottom + 0.5) bad.push('chart ' + c + ' label ' + i + ' outside');\n"
+          "      for (var j = i + 1; j < r.length; j++) {\n"
+          "        var b = r[j];\n"
+          "        if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 &&\n"
+          "            b.top < a.bottom - 0.5) bad.push('chart ' + c + ' labels ' + i + ',' + j + ' overlap');\n"
+          "      }\n"
+          "    });\n"
+          "  });\n"
+          "  var p = document.createElement('pre');\n"
+          "  p.textContent = 'layout: ' + (bad.length ? bad.slice(0, 8).join('; ') : 'ok') + ', ' + n + ' labels';\n"
+          "  document.body.appendChild(p);\n"
+          "})();</script>\n",
+          page);
+    fclose(page);
+    const char *laid[] = {
+        chromium, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1100,1600", "--dump-dom", check, NULL};
+    CU_ASSERT_EQUAL(qg_test_spawn(laid, in_work("laid.html"), in_work("chromium3.txt")), 0);
+    f = fopen(in_work("laid.html"), "r");
+    n = f ? fread(dom, 1, sizeof dom - 1, f) : 0;
+    dom[n] = 0;
+    if (f)
+        fclose(f);
+    const char *layout = strstr(dom, "<pre>layout: "); /* the result, not the script's text */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(layout);
+    layout += strlen("<pre>");
+    if (strncmp(layout, "layout: ok, ", 12) != 0)
+        fprintf(stderr, "\n%.300s\n", layout);
+    CU_ASSERT_TRUE(strncmp(layout, "layout: ok, ", 12) == 0 && atoi(layout + 12) > 50);
     const char *png[] = {chromium, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1100,1600", shot,
                          url,      NULL};
     CU_ASSERT_EQUAL(qg_test_spawn(png, in_work("shot.txt"), in_work("chromium2.txt")), 0);
