@@ -125,10 +125,10 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
     const char *n = sp->name;
     S(banner);
     S(" */\n");
-    S("#include <stdatomic.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
+    S("#include <stdatomic.h>\n\n");
     P("#include \"%s.h\"\n\n", n);
     P("typedef struct %s_kernels {\n", n);
-    S("    const char *isa;\n    qg_isa id;\n");
+    S("    qg_dispatch_head head; /* first: qg_dispatch_pick reads it */\n");
     for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
         const qg_op_info *o = qg_op_info_of(op);
         P("    %s (*%s)(", o->returns_status ? "qg_status" : "void", o->name);
@@ -136,7 +136,7 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
         S(");\n");
     }
     P("} %s_kernels;\n\n", n);
-    P("#define %s_ENTRY(isa, id) \\\n    {#isa, id", n);
+    P("#define %s_ENTRY(isa, id) \\\n    {{#isa, id}", n);
     for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++)
         P(", \\\n     %s_%s__##isa", n, qg_kernel_op_name(op));
     S("}\n\n");
@@ -157,23 +157,10 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
     P("static _Atomic(const %s_kernels *) %s_active;\n\n", n, n);
     P("static const %s_kernels *%s_pick(void) {\n", n, n);
     P("    const %s_kernels *k = atomic_load_explicit(&%s_active, memory_order_acquire);\n", n, n);
-    S("    if (k)\n        return k;\n");
-    P("    const size_t count = sizeof %s_table / sizeof %s_table[0];\n", n, n);
-    S("    const char *want = getenv(\"QGEN_ISA\");\n");
-    S("    if (want && *want) {\n");
-    S("        for (size_t i = 0; i < count && !k; i++)\n");
-    P("            if (strcmp(%s_table[i].isa, want) == 0)\n                k = &%s_table[i];\n", n, n);
-    S("        if (!k)\n");
-    P("            fprintf(stderr, \"qgen: QGEN_ISA=%%s: spec %s has no %%s kernels for this architecture; \"\n"
-      "                            \"choosing by CPU instead\\n\", want, want);\n",
-      n);
-    S("        else if (!qg_cpu_has(k->id))\n");
-    S("            fprintf(stderr, \"qgen: QGEN_ISA=%s: this CPU does not report %s; running it as asked\\n\", want,\n"
-      "                    want);\n");
-    S("    }\n");
-    S("    for (size_t i = 0; i < count && !k; i++)\n");
-    P("        if (qg_cpu_has(%s_table[i].id))\n            k = &%s_table[i];\n", n, n);
-    P("    atomic_store_explicit(&%s_active, k, memory_order_release);\n", n);
+    S("    if (!k) {\n");
+    P("        k = qg_dispatch_pick(%s_table, sizeof %s_table / sizeof %s_table[0], sizeof %s_table[0], \"%s\");\n", n,
+      n, n, n, n);
+    P("        atomic_store_explicit(&%s_active, k, memory_order_release);\n    }\n", n);
     S("    return k;\n}\n\n");
     for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
         const qg_op_info *o = qg_op_info_of(op);
@@ -200,7 +187,7 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
           "                               err);\n}\n",
           n, n, n, n, n);
     }
-    P("const char *%s_isa(void) { return %s_pick()->isa; }\n\n", n, n);
+    P("const char *%s_isa(void) { return %s_pick()->head.isa; }\n\n", n, n);
     emit_spec_literal(sp, t);
     return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
 }

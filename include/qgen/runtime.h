@@ -260,6 +260,20 @@ qg_status qg_choose_qparams_fused_op(const qg_spec *spec, const float *min, cons
 /* Whether this CPU and OS can run kernels of `isa` (scalar: always). */
 bool qg_cpu_has(qg_isa isa);
 
+/* The head of an entry of a generated dispatcher's table (NAME_dispatch.c). */
+typedef struct qg_dispatch_head {
+    const char *isa;
+    qg_isa id;
+} qg_dispatch_head;
+
+/* The entry of a generated dispatcher's table to run: `count` entries of
+ * `stride` bytes, each starting with a qg_dispatch_head, best first. The
+ * one the environment's QGEN_ISA names where it is set (a warning on
+ * stderr when the table lacks it, falling back to the CPU's choice, or
+ * when the CPU does not report it), else the first this CPU runs; NULL
+ * when none does. `spec` names the spec in the warnings. */
+const void *qg_dispatch_pick(const void *table, size_t count, size_t stride, const char *spec);
+
 /* ---- quantizer states (PPQ's TensorQuantizationConfig) ----------------- */
 
 typedef enum qg_quant_state {
