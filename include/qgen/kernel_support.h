@@ -3,6 +3,7 @@
 #ifndef QGEN_KERNEL_SUPPORT_H
 #define QGEN_KERNEL_SUPPORT_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -102,31 +103,32 @@ static inline void qg_ks_bits_to_bytes(uint8_t *bytes, uint64_t bits, unsigned c
 
 /* Observe's reduction (generator/lower/lower_observe.c): a part vector of
  * `count` elements padded to `lanes` by repeating x[0], which changes no
- * min or max; and a vector's lanes, stored, reduced. */
+ * min or max (count 0: zeros, x not read); and a vector's lanes, stored,
+ * reduced. */
 static inline void qg_ks_pad_f32(float *buf, const float *x, size_t count, unsigned lanes) {
     QG_KS_SCALAR_LOOP
     for (unsigned k = 0; k < lanes; k++)
-        buf[k] = x[k < count ? k : 0];
+        buf[k] = count ? x[k < count ? k : 0] : 0;
 }
 
 static inline void qg_ks_pad_u16(uint16_t *buf, const uint16_t *x, size_t count, unsigned lanes) {
     QG_KS_SCALAR_LOOP
     for (unsigned k = 0; k < lanes; k++)
-        buf[k] = x[k < count ? k : 0];
+        buf[k] = count ? x[k < count ? k : 0] : 0;
 }
 
 static inline float qg_ks_min_f32(const float *v, unsigned lanes) {
-    float m = v[0];
+    float m = HUGE_VALF; /* no lanes: +inf, v not read */
     QG_KS_SCALAR_LOOP
-    for (unsigned k = 1; k < lanes; k++)
+    for (unsigned k = 0; k < lanes; k++)
         m = v[k] < m ? v[k] : m;
     return m;
 }
 
 static inline float qg_ks_max_f32(const float *v, unsigned lanes) {
-    float m = v[0];
+    float m = -HUGE_VALF;
     QG_KS_SCALAR_LOOP
-    for (unsigned k = 1; k < lanes; k++)
+    for (unsigned k = 0; k < lanes; k++)
         m = v[k] > m ? v[k] : m;
     return m;
 }
