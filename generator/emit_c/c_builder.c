@@ -413,10 +413,9 @@ static void kb_open_rows(qg_kb *b, const qg_plan *p, qg_kv *args[5], qg_kv *rows
     c->temps = 0;
     qg_c_rows_open(c->e, p);
     const op_io io = qg_c_io_of(c->e, p);
-    const bool mask = b->lp->mask_in != QG_MASK_NONE || b->lp->mask_out != QG_MASK_NONE;
     args[0] = expr(b, QG_KT_PTR, 0, "%s", io.in_name);
     args[1] = expr(b, QG_KT_PTR, 0, "%s", io.out_name);
-    args[2] = expr(b, QG_KT_PTR, 0, "%s", mask ? "mask" : "NULL");
+    args[2] = expr(b, QG_KT_PTR, 0, "%s", qg_kernel_loops_masked(b->lp) ? "mask" : "NULL");
     args[3] = expr(b, QG_KT_SIZE, 0, "n");
     args[4] = expr(b, QG_KT_SIZE, 0, "C");
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++)

@@ -31,7 +31,7 @@ static LLVMValueRef call_span(lx *x, LLVMValueRef span, const qg_plan *p, LLVMVa
                               LLVMValueRef mask, LLVMValueRef base, LLVMValueRef len, LLVMValueRef *params) {
     LLVMValueRef args[5 + QG_IN_COUNT] = {in, out};
     unsigned n = 2;
-    if (x->lp->mask_in != QG_MASK_NONE || x->lp->mask_out != QG_MASK_NONE) /* spans of ops with a mask take it */
+    if (qg_kernel_loops_masked(x->lp))
         args[n++] = mask;
     args[n++] = base;
     args[n++] = len;

@@ -214,16 +214,13 @@ static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *
     vector_at_ex(x, p, io, s, at, count, active, NULL);
 }
 
-/* Whether the op's span takes a mask (only ops with one do). */
-static bool has_mask(const lx *x) { return x->lp->mask_in != QG_MASK_NONE || x->lp->mask_out != QG_MASK_NONE; }
-
 /* The types of a span's arguments: in, out, [mask,] base, len, then the
  * parameters the plan uses; returns their count. */
 static unsigned span_param_types(lx *x, const qg_plan *p, LLVMTypeRef params[5 + QG_IN_COUNT]) {
     unsigned np = 0;
     params[np++] = x->ptr;
     params[np++] = x->ptr;
-    if (has_mask(x))
+    if (qg_kernel_loops_masked(x->lp))
         params[np++] = x->ptr;
     params[np++] = x->i64;
     params[np++] = x->i64;
@@ -238,7 +235,7 @@ static span_args span_args_of(lx *x, const qg_plan *p, LLVMValueRef fn) {
     span_args s = {0};
     s.in = LLVMGetParam(fn, np++);
     s.out = LLVMGetParam(fn, np++);
-    s.mask = has_mask(x) ? LLVMGetParam(fn, np++) : LLVMConstNull(x->ptr);
+    s.mask = qg_kernel_loops_masked(x->lp) ? LLVMGetParam(fn, np++) : LLVMConstNull(x->ptr);
     s.base = LLVMGetParam(fn, np++);
     s.len = LLVMGetParam(fn, np++);
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)

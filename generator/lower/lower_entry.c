@@ -121,7 +121,7 @@ static void check_args(qg_kb *b, qg_kv *const io[3], qg_kv *n, qg_kv *params, bo
 static void walk(qg_kb *b, const qg_plan *p) {
     const qg_kernel_loops *lp = b->lp;
     const qg_op_info *o = qg_op_info_of(p->op);
-    const bool has_mask = lp->mask_in != QG_MASK_NONE || lp->mask_out != QG_MASK_NONE;
+    const bool has_mask = qg_kernel_loops_masked(lp);
     qg_kv *io[3] = {B->arg(b, o->args[qg_op_data_in(o)].kind), B->arg(b, o->args[qg_op_data_out(o)].kind),
                     has_mask ? B->arg(b, lp->mask_in != QG_MASK_NONE ? QG_ARG_MASK_IN : QG_ARG_MASK_OUT) : NULL};
     qg_kv *n = B->arg(b, QG_ARG_N), *qp = B->arg(b, QG_ARG_QPARAMS);

@@ -19,7 +19,7 @@ static int span_args(qg_kb *b, const qg_plan *p, qg_kv *base, qg_kv *len, qg_kv 
     int n = 0;
     args[n++] = B->span_arg(b, QG_KSPAN_IN);
     args[n++] = B->span_arg(b, QG_KSPAN_OUT);
-    if (b->lp->mask_in != QG_MASK_NONE || b->lp->mask_out != QG_MASK_NONE)
+    if (qg_kernel_loops_masked(b->lp))
         args[n++] = B->span_arg(b, QG_KSPAN_MASK);
     args[n++] = base;
     args[n++] = len;

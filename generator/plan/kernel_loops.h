@@ -95,6 +95,12 @@ typedef struct qg_entry_chain {
 } qg_entry_chain;
 void qg_entry_chain_of(const qg_kernel_loops *lp, qg_entry_chain *out);
 
+/* Whether the op takes a gradient mask (in or out): its spans and rows
+ * take one then. */
+static inline bool qg_kernel_loops_masked(const qg_kernel_loops *lp) {
+    return lp->mask_in != QG_MASK_NONE || lp->mask_out != QG_MASK_NONE;
+}
+
 /* The loops of `op`'s kernel for `spec` on `isa` (a plan-served op: see
  * qg_plan_by_reference). */
 void qg_kernel_loops_of(const qg_spec *spec, qg_isa isa, qg_kernel_op op, qg_kernel_loops *out);
