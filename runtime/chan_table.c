@@ -2,12 +2,11 @@
  * (docs/c-backend.md, docs/llvm-backend.md): every channel's parameters
  * derived once per call, in the one way the kernels' splats derive them
  * for a run (docs/semantics.md, "Element arithmetic"). */
-#include "arg_check.h"
+#include <stdlib.h>
+
 #include "rt_internal.h"
 
-void qg_chan_table_fill(float *table, size_t padded, const qg_qparams *qp, size_t channels, int64_t qmin,
-                        int64_t qmax) {
-    QG_NEED_OR_RETURN(table && qp && qp->scale && qp->zero_point && channels <= padded);
+static void fill(float *table, size_t padded, const qg_qparams *qp, size_t channels, int64_t qmin, int64_t qmax) {
     int32_t *z = (int32_t *)(table + 4 * padded);
     for (size_t c = 0; c < padded; c++) {
         const bool real = c < channels; /* the padding: scale 1, bounds and z 0 */
@@ -20,3 +19,16 @@ void qg_chan_table_fill(float *table, size_t padded, const qg_qparams *qp, size_
         z[c] = z0;
     }
 }
+
+float *qg_chan_table_new(const qg_qparams *qp, size_t channels, size_t padded, int64_t qmin, int64_t qmax) {
+    /* NULL: the kernel walks the channels one element per run instead */
+    if (!qp || !qp->scale || !qp->zero_point || channels > padded || padded == 0 ||
+        padded > SIZE_MAX / (4 * sizeof(float) + sizeof(int32_t)))
+        return NULL;
+    float *table = malloc(padded * (4 * sizeof(float) + sizeof(int32_t)));
+    if (table)
+        fill(table, padded, qp, channels, qmin, qmax);
+    return table;
+}
+
+void qg_chan_table_free(float *table) { free(table); }

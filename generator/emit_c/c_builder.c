@@ -112,6 +112,11 @@ static qg_kv *kb_imm(qg_kb *b, qg_kt t, long long v) {
 
 static qg_kv *kb_minmax_ref(qg_kb *b) { return expr(b, QG_KT_PTR, 0, "%s_minmax_span", cb(b)->e->name); }
 
+static qg_kv *kb_rows_ref(qg_kb *b) {
+    const emitter *e = cb(b)->e;
+    return expr(b, QG_KT_PTR, 0, "%s_%s_rows__%s", e->name, cb(b)->o->name, e->tg->name);
+}
+
 static void kb_comment(qg_kb *b, const char *text) { line(b, "/* %s */", text); }
 
 static void kb_section(qg_kb *b, const char *op_name) {
@@ -158,7 +163,10 @@ static qg_kv *kb_nonnull(qg_kb *b, qg_kv *ptr) { return expr(b, QG_KT_BOOL, ptr-
 static void kb_discard(qg_kb *b, qg_kv *v) { line(b, "(void)%s;", v->s); }
 
 static qg_kv *kb_let(qg_kb *b, const char *name, qg_kv *v) {
-    line(b, "const %s %s = %s;", c_type(b, v->t), name, v->s);
+    if (v->t == QG_KT_PTR)
+        line(b, "void *const %s = %s;", name, v->s);
+    else
+        line(b, "const %s %s = %s;", c_type(b, v->t), name, v->s);
     return expr(b, v->t, 0, "%s", name);
 }
 
@@ -171,6 +179,13 @@ static qg_kv *kb_field(qg_kb *b, qg_kv *ptr, qg_kfield f) {
                              {"s_out", QG_KT_F32},     {"z_out", QG_KT_I32},      {"bias_q", QG_KT_PTR},
                              {"channels", QG_KT_SIZE}, {"inner", QG_KT_SIZE}};
     return expr(b, fields[f].t, 0, "%s->%s", ptr->s, fields[f].name);
+}
+
+static qg_kv *kb_elem_ptr(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i) {
+    const char *ct = t == QG_KT_I32 ? "int32_t" : t == QG_KT_F32 ? "float" : c_type(b, t);
+    if (!strcmp(i->s, "0"))
+        return expr(b, QG_KT_PTR, 0, "(const %s *)%s%s%s", ct, OPND(ptr, 0, false));
+    return expr(b, QG_KT_PTR, 4, "(const %s *)%s%s%s + %s%s%s", ct, OPND(ptr, 0, false), OPND(i, 4, true));
 }
 
 static qg_kv *kb_index(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i, bool or_zero) {
@@ -258,12 +273,6 @@ static qg_kv *kb_param(qg_kb *b, qg_plan_input in, qg_kv *scalar) {
         e->t->failed = true;
     qg_text_free(&t);
     return v;
-}
-
-static void kb_channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_kv *C) {
-    (void)io;
-    (void)C;
-    qg_c_channels_last(cb(b)->e, p);
 }
 
 /* ---- spans */
@@ -415,7 +424,7 @@ static void kb_open_rows(qg_kb *b, const qg_plan *p, qg_kv *args[5], qg_kv *rows
     const op_io io = qg_c_io_of(c->e, p);
     args[0] = expr(b, QG_KT_PTR, 0, "%s", io.in_name);
     args[1] = expr(b, QG_KT_PTR, 0, "%s", io.out_name);
-    args[2] = expr(b, QG_KT_PTR, 0, "%s", qg_kernel_loops_masked(b->lp) ? "mask" : "NULL");
+    args[2] = qg_kernel_loops_masked(b->lp) ? expr(b, QG_KT_PTR, 0, "mask") : NULL;
     args[3] = expr(b, QG_KT_SIZE, 0, "n");
     args[4] = expr(b, QG_KT_SIZE, 0, "C");
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++)

@@ -28,8 +28,4 @@ typedef struct c_kb {
 void qg_c_kb_init(c_kb *c, emitter *e);
 void qg_c_kb_free(c_kb *c);
 
-/* c_entry.c: the channels-last branch of the channel walk */
-struct qg_plan;
-void qg_c_channels_last(emitter *e, const struct qg_plan *p);
-
 #endif

@@ -72,37 +72,17 @@ void qg_c_column(emitter *e, const qg_plan *p, const char *row, const char *j, c
         emit_chan_vector(e, p, &io, at, e->scalable ? e->is->strip_count : e->lanes_str, ind);
 }
 
-/* The channel count of the walk: the spec's, or the caller's qparams'. */
-static void emit_channel_count(emitter *e, const char *indent) {
-    if (e->lp->channels)
-        P("%sconst size_t C = %zu;\n", indent, e->lp->channels);
-    else
-        P("%sconst size_t C = qp->channels;\n", indent);
-}
-
-/* The entry's arguments but its qparams, named or declared. */
-static void emit_rows_args(emitter *e, const qg_op_info *o, const char *float_t) {
-    for (int k = 0, first = 1; k < o->nargs; k++) {
-        if (o->args[k].kind == QG_ARG_QPARAMS)
-            continue;
-        S(first ? "" : ", ");
-        first = 0;
-        float_t ? qg_c_arg_decl(e->t, o, k, e->name, float_t, true) : (void)P("%s", o->args[k].name);
-    }
-}
-
-/* NAME_<op>_rows__<isa>(the entry's arguments but qp, the table's rows,
- * [C]) { -- the rows themselves are lowered (lower/lower_rows.c). The
- * table's rows are restrict arguments, as the entry's fresh allocation
- * made them, so the columns' parameters stay in registers across rows. */
+/* NAME_<op>_rows__<isa>(in, out, [mask,] n, the table's rows, [C]) {
+ * -- the rows themselves are lowered (lower/lower_rows.c). The table's
+ * rows are restrict arguments, as the entry's fresh allocation made them,
+ * so the columns' parameters stay in registers across rows. */
 void qg_c_rows_open(emitter *e, const qg_plan *p) {
-    const qg_op_info *o = qg_op_info_of(p->op);
-    qg_entry_chain ch;
-    qg_entry_chain_of(e->lp, &ch);
-    /* the walk's float tensors: the entry's, or a driver link's (qg_c_open_link) */
-    const char *float_t = !ch.walk[0] ? qg_c_float_t(e->sp) : e->lp->float_io == QG_FLOAT32 ? "float" : "uint16_t";
-    P("static __attribute__((noinline)) void %s_%s_rows__%s(", e->name, o->name, e->tg->name);
-    emit_rows_args(e, o, float_t);
+    const op_io io = qg_c_io_of(e, p);
+    P("static __attribute__((noinline)) void %s_%s_rows__%s(%s, %s%s, size_t n", e->name, qg_kernel_op_name(p->op),
+      e->tg->name, io.in_decl, io.out_decl,
+      io.mask_in    ? ", const uint8_t *mask"
+      : io.mask_out ? ", uint8_t *mask"
+                    : "");
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
         if (p->uses[in])
             P(", const %s *restrict chan_%s", in == QG_IN_Z ? "int32_t" : "float", qg_c_input_names[in]);
@@ -111,22 +91,6 @@ void qg_c_rows_open(emitter *e, const qg_plan *p) {
         P("    const size_t C = %zu;\n", e->lp->channels);
     if (e->scalable) /* whole registers; a partial column opens its own strip */
         P("    const %s %s = %s;\n", e->is->strip_type, e->is->strip_name, e->is->strip_all);
-}
-
-/* The entry's channels-last branch: the table, its rows, the table freed. */
-void qg_c_channels_last(emitter *e, const qg_plan *p) {
-    const qg_op_info *o = qg_op_info_of(p->op);
-    P("        %s_chan__%s cp;\n", e->name, e->tg->name);
-    P("        if (%s_chan_init__%s(&cp, qp)) {\n", e->name, e->tg->name);
-    P("            %s_%s_rows__%s(", e->name, o->name, e->tg->name);
-    emit_rows_args(e, o, NULL);
-    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
-        if (p->uses[in])
-            P(", cp.%s", qg_c_input_names[in]);
-    S(e->lp->channels ? ");\n" : ", C);\n");
-    P("            %s_chan_free__%s(&cp);\n", e->name, e->tg->name);
-    S("            return;\n        }\n");
-    S("        /* out of memory for the parameter table: one element per run */\n");
 }
 
 /* Opens NAME_<op><infix>__<isa>: the entry itself, or (infix given) a static
@@ -157,25 +121,4 @@ void qg_c_open_link(emitter *e, const qg_op_info *o, const char *infix) {
         qg_c_arg_decl(e->t, o, k, e->name, float_t, true);
         P(" = %s_v;\n", o->args[k].name);
     }
-}
-
-/* Per-channel parameter table for the channels-last layout, padded to a
- * whole vector, filled by the runtime (qg_chan_table_fill: per-call set-up,
- * not the steady state). The allocation stays inline so the compiler knows
- * the table is a fresh object the walk's stores cannot reach. */
-void qg_c_chan_table(emitter *e) {
-    const char *n = e->name, *isa = e->tg->name;
-    P("typedef struct %s_chan__%s {\n    float *s, *inv, *lo, *hi;\n    int32_t *z;\n} %s_chan__%s;\n\n", n, isa, n,
-      isa);
-    P("static int %s_chan_init__%s(%s_chan__%s *cp, const qg_qparams *qp) {\n", n, isa, n, isa);
-    emit_channel_count(e, "    ");
-    P("    const size_t padded = (C + %d) / %d * %d;\n", e->lanes ? e->lanes - 1 : 0, e->lanes ? e->lanes : 1,
-      e->lanes ? e->lanes : 1);
-    S("    float *f = malloc(padded * (4 * sizeof(float) + sizeof(int32_t)));\n");
-    S("    if (!f)\n        return 0;\n");
-    P("    qg_chan_table_fill(f, padded, qp, C, %lld, %lld);\n", e->lp->qmin, e->lp->qmax);
-    S("    cp->s = f;\n    cp->inv = f + padded;\n    cp->lo = f + 2 * padded;\n    cp->hi = f + 3 * padded;\n");
-    S("    cp->z = (int32_t *)(f + 4 * padded);\n");
-    S("    return 1;\n}\n\n");
-    P("static void %s_chan_free__%s(%s_chan__%s *cp) { free(cp->s); }\n\n", n, isa, n, isa);
 }

@@ -79,12 +79,7 @@ void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p) {
     e->op_from = e->t->len;
     if (!p) /* observe: its reduction is lowered (open_minmax builds the widening) */
         return;
-    if (lp->channels_last_table && !e->chan_table_done) {
-        qg_c_chan_table(e);
-        e->chan_table_done = true;
-    }
     qg_c_body(e, p);
-    qg_c_span_part(e, p);
 }
 
 void qg_c_op_end(emitter *e) {
@@ -93,7 +88,7 @@ void qg_c_op_end(emitter *e) {
 }
 
 qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg_text *t, qg_error *err) {
-    emitter ev = {t, sp, qg_isa_spelling_of(isa), qg_target_of(isa), sp->name, NULL, 0, false, "", 0, 0, false};
+    emitter ev = {t, sp, qg_isa_spelling_of(isa), qg_target_of(isa), sp->name, NULL, 0, false, "", 0, 0};
     emitter *e = &ev;
     e->lanes = e->tg->lanes;
     e->scalable = e->tg->lanes == 0;

@@ -56,10 +56,7 @@ void qg_c_load_expr(emitter *e, const op_io *io, const char *ptr, char *out, siz
 void qg_c_mask_store_full(emitter *e, const char *at, const char *count, const char *mres, const char *indent);
 void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, const char *indent);
 void qg_c_strip_open(emitter *e, const char *at, const char *end, const char *indent);
-/* The fixed-width spans' one partial vector for the channels-last rows'
- * last columns, NAME_<op>_span_part; scalable ISAs: a span's whole-register
- * strip and its splatted parameters. */
-void qg_c_span_part(emitter *e, const qg_plan *p);
+/* Scalable ISAs: a span's whole-register strip and its splatted parameters. */
 void qg_c_whole_strip(emitter *e, const qg_plan *p);
 void qg_c_span_open(emitter *e, const qg_plan *p, const char *storage, const char *suffix);
 /* One whole vector at element `at`: loaded, the body, stored unless
@@ -78,7 +75,6 @@ void qg_c_entry_open(emitter *e, qg_kernel_op op);
  * runtime driver calls), and emits the chain's forwarder links, each
  * calling qg_<driver>_<stem> with the link it wraps. */
 void qg_c_open_link(emitter *e, const qg_op_info *o, const char *infix);
-void qg_c_chan_table(emitter *e);
 /* The channels-last rows' signature, and one column (lower/lower_rows.c). */
 void qg_c_rows_open(emitter *e, const qg_plan *p);
 void qg_c_column(emitter *e, const qg_plan *p, const char *row, const char *j, const char *count, bool partial,

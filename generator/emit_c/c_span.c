@@ -282,13 +282,3 @@ void qg_c_whole_strip(emitter *e, const qg_plan *p) {
     P("    const %s %s = %s;\n", e->is->strip_type, e->is->strip_name, e->is->strip_all);
     emit_param_splats(e, p, "    ");
 }
-
-void qg_c_span_part(emitter *e, const qg_plan *p) {
-    if (e->scalable || !qg_lower_has_rows(e->lp) || !e->lp->tail)
-        return;
-    /* one partial vector, the tail alone (no span loops around it) */
-    qg_c_span_open(e, p, "static inline", "_part");
-    S("    const size_t i = 0;\n    if (i < len) {\n        const size_t r = len - i;\n");
-    qg_c_tail(e, p);
-    S("    }\n}\n\n");
-}

@@ -17,9 +17,8 @@ typedef struct emitter {
     int lanes;
     bool scalable;
     char lanes_str[8];
-    qg_kernel_op op;      /* the op being emitted */
-    size_t op_from;       /* where its text starts (RVV's group tokens are lowered from there) */
-    bool chan_table_done; /* the channels-last parameter table is in the file */
+    qg_kernel_op op; /* the op being emitted */
+    size_t op_from;  /* where its text starts (RVV's group tokens are lowered from there) */
 } emitter;
 
 const char *qg_q_type(qg_dtype d);

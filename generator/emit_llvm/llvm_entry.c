@@ -42,114 +42,69 @@ static LLVMValueRef call_span(lx *x, LLVMValueRef span, const qg_plan *p, LLVMVa
 }
 
 /* A column of the channels-last rows (lower/lower_rows.c): channels j..
- * of the row from r0, cnt of them, their parameters from the padded
- * table's rows, through the one-vector span. */
-void lx_rows_column(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef const io[3], LLVMValueRef const *row_ptr,
+ * of the row from r0, cnt of them, their parameters from the table's rows;
+ * a whole vector, or a partial one through the lowered NAME_<op>_span_part
+ * (`part`; a strip on scalable ISAs). */
+void lx_rows_column(lx *x, const qg_plan *p, LLVMValueRef part, LLVMValueRef const io[3], LLVMValueRef const *row_ptr,
                     LLVMValueRef r0, LLVMValueRef j, LLVMValueRef cnt, bool partial) {
     LLVMValueRef params[QG_IN_COUNT] = {0};
-    /* a partial RVV strip reads its cnt parameters only */
-    LLVMValueRef strip = partial && x->isa->tail == LX_TAIL_EVL ? LLVMConstAllOnes(x->vm) : NULL;
+    /* a partial scalable column reads its cnt parameters only: the table
+     * is padded to whole vectors on fixed widths alone */
+    LLVMValueRef strip = !partial || !x->isa->scalable ? NULL
+                         : x->isa->tail == LX_TAIL_EVL ? LLVMConstAllOnes(x->vm)
+                                                       : lx_active(x, lx_i64(x, 0), cnt);
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++) {
         if (!p->uses[k])
             continue;
         const bool is_int = p->kind[k] == QG_VI;
         params[k] = lx_load(x, is_int ? x->vi : x->vf, is_int ? x->i32 : x->f32, 4, row_ptr[k], j, strip, cnt, NULL);
     }
-    call_span(x, span, p, io[0], io[1], io[2], LLVMBuildAdd(x->b, r0, j, ""), cnt, params);
+    LLVMValueRef at = LLVMBuildAdd(x->b, r0, j, "");
+    if (partial && !x->isa->scalable) {
+        call_span(x, part, p, io[0], io[1], io[2], at, cnt, params);
+        return;
+    }
+    span_args s = {.in = io[0], .out = io[1], .mask = io[2]};
+    memcpy(s.param, params, sizeof params);
+    const io_t io_v = lx_io_of(x);
+    lx_vector_at(x, p, &io_v, &s, at, cnt, partial ? lx_active(x, lx_i64(x, 0), cnt) : NULL);
 }
 
-/* The rows of the channel table, in memory order: s, inv, lo, hi (fp32) and z (int32). */
-static const int chan_table_rows[5] = {QG_IN_S, QG_IN_INV, QG_IN_LO, QG_IN_HI, QG_IN_Z};
-
-/* C rounded up to whole vectors. */
-static LLVMValueRef padded_channels(lx *x, LLVMValueRef C) {
-    LLVMValueRef vl = lx_vl(x);
-    LLVMValueRef sum = LLVMBuildAdd(x->b, C, LLVMBuildSub(x->b, vl, lx_i64(x, 1), ""), "");
-    return LLVMBuildMul(x->b, LLVMBuildUDiv(x->b, sum, vl, ""), vl, "");
-}
-
-/* <prefix>_chan_table(qp, C): every channel's parameters in rows of
- * `padded` (C rounded up to whole vectors), filled by the runtime's
- * qg_chan_table_fill; NULL without memory. Out of line, shared by the
- * entries: per-call set-up, not the steady state (qgen compare's loop
- * search then sees only the walk). */
-static LLVMValueRef chan_table_function(lx *x) {
-    LLVMValueRef fn;
-    lx_resume caller;
-    if (!lx_group_helper_open(x, "_chan_table", x->ptr, (LLVMTypeRef[]){x->ptr, x->i64}, 2, &fn, &caller))
-        return fn;
-    /* a fresh object: the rows' stores cannot reach it, so its loads leave the loops */
-    const unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-    LLVMAddAttributeAtIndex(fn, LLVMAttributeReturnIndex, LLVMCreateEnumAttribute(x->c, noalias, 0));
-    LLVMValueRef qp = LLVMGetParam(fn, 0), C = LLVMGetParam(fn, 1);
-    LLVMTypeRef sz = x->i64;
-    LLVMValueRef padded = padded_channels(x, C);
-    LLVMValueRef size = LLVMBuildMul(x->b, padded, lx_i64(x, 20), ""); /* four float rows, one int32 */
-    LLVMValueRef tbl = lx_call(x, lx_declare(x, "malloc", x->ptr, &sz, 1), &size, 1);
-    LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, tbl, ""));
-    LLVMTypeRef fill_t[6] = {x->ptr, x->i64, x->ptr, x->i64, x->i64, x->i64};
-    LLVMValueRef fill_args[6] = {tbl, padded, qp, C, lx_i64(x, x->lp->qmin), lx_i64(x, x->lp->qmax)};
-    lx_call(x, lx_declare(x, "qg_chan_table_fill", x->vd, fill_t, 6), fill_args, 6);
-    lx_if_close(x, join);
-    LLVMBuildRet(x->b, tbl);
-    lx_helper_close(x, &caller);
-    return fn;
-}
-
-/* <prefix>_<op>_rows(in, out, mask, n, the table's rows..., C) { -- the
- * rows themselves are lowered (lower/lower_rows.c). The rows are noalias
- * arguments, as the fresh allocation made them in the entry, so the column
- * parameters still leave the row loop. */
-static void rows_name(lx *x, const qg_plan *p, char *name, size_t cap) {
-    snprintf(name, cap, "%s_%s_rows", x->prefix, qg_kernel_op_name(p->op));
+/* <prefix>_<op>_rows(in, out, [mask,] n, the table's rows..., [C]) { --
+ * the rows themselves are lowered (lower/lower_rows.c). The rows are
+ * noalias arguments, as the fresh allocation made them in the entry, so
+ * the column parameters still leave the row loop. */
+void lx_rows_name(lx *x, qg_kernel_op op, char *name, size_t cap) {
+    snprintf(name, cap, "%s_%s_rows", x->prefix, qg_kernel_op_name(op));
 }
 
 void lx_rows_open(lx *x, const qg_plan *p, LLVMValueRef args[5], LLVMValueRef rows[QG_IN_COUNT]) {
+    const bool masked = qg_kernel_loops_masked(x->lp);
     LLVMTypeRef params[5 + QG_IN_COUNT] = {x->ptr, x->ptr, x->ptr, x->i64};
-    unsigned np = 4;
+    unsigned np = masked ? 4 : 3;
+    params[np - 1] = x->i64;
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         if (p->uses[k])
             params[np++] = x->ptr;
-    params[np++] = x->i64;
+    if (!x->lp->channels)
+        params[np++] = x->i64;
     char name[QG_NAME_MAX + 48];
-    rows_name(x, p, name, sizeof name);
+    lx_rows_name(x, p->op, name, sizeof name);
     LLVMValueRef fn = lx_define(x, name, x->vd, params, np, false);
     LLVMSetLinkage(fn, LLVMInternalLinkage);
     const unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
     const unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(x->c, noinline, 0));
-    for (unsigned a = 0; a < 4; a++)
-        args[a] = LLVMGetParam(fn, a);
-    for (unsigned k = QG_IN_S, a = 4; k < QG_IN_COUNT; k++) {
+    args[0] = LLVMGetParam(fn, 0);
+    args[1] = LLVMGetParam(fn, 1);
+    args[2] = masked ? LLVMGetParam(fn, 2) : LLVMConstNull(x->ptr);
+    args[3] = LLVMGetParam(fn, masked ? 3 : 2);
+    for (unsigned k = QG_IN_S, a = masked ? 4 : 3; k < QG_IN_COUNT; k++) {
         rows[k] = p->uses[k] ? LLVMGetParam(fn, a) : NULL;
         if (p->uses[k])
             LLVMAddAttributeAtIndex(fn, ++a, LLVMCreateEnumAttribute(x->c, noalias, 0));
     }
     args[4] = x->lp->channels ? lx_i64(x, (long long)x->lp->channels) : LLVMGetParam(fn, np - 1);
-}
-
-/* Channels-last (inner == 1): the parameter table, then its rows. */
-void lx_channels_last(lx *x, const qg_plan *p, LLVMValueRef in, LLVMValueRef out, LLVMValueRef mask, LLVMValueRef n,
-                      LLVMValueRef qp, LLVMValueRef C, LLVMBasicBlockRef fallback) {
-    if (!mask)
-        mask = LLVMConstNull(x->ptr);
-    LLVMValueRef free_fn = lx_declare(x, "free", x->vd, &x->ptr, 1);
-    LLVMValueRef tbl = lx_call(x, chan_table_function(x), (LLVMValueRef[]){qp, C}, 2);
-    LLVMBasicBlockRef have = lx_block(x, "table");
-    LLVMBuildCondBr(x->b, LLVMBuildIsNull(x->b, tbl, ""), fallback, have);
-    LLVMPositionBuilderAtEnd(x->b, have);
-    LLVMValueRef row_bytes = LLVMBuildMul(x->b, padded_channels(x, C), lx_i64(x, 4), "");
-    LLVMValueRef args[5 + QG_IN_COUNT] = {in, out, mask, n};
-    unsigned na = 4;
-    for (int r = 0; r < 5; r++)
-        if (p->uses[chan_table_rows[r]])
-            args[na++] = lx_gep(x, x->i8, tbl, LLVMBuildMul(x->b, row_bytes, lx_i64(x, r), ""));
-    args[na++] = C;
-    char name[QG_NAME_MAX + 48];
-    rows_name(x, p, name, sizeof name);
-    lx_call(x, LLVMGetNamedFunction(x->m, name), args, na);
-    lx_call(x, free_fn, &tbl, 1);
-    LLVMBuildRetVoid(x->b);
 }
 
 qg_status lx_build_kernels(lx *x, qg_error *err) {

@@ -75,6 +75,13 @@ static qg_kv *kb_imm(qg_kb *b, qg_kt t, long long v) {
 
 static qg_kv *kb_minmax_ref(qg_kb *b) { return K(kb(b)->minmax); }
 
+static qg_kv *kb_rows_ref(qg_kb *b) {
+    lx *x = kb(b)->x;
+    char name[QG_NAME_MAX + 48];
+    lx_rows_name(x, kb(b)->o->op, name, sizeof name);
+    return K(LLVMGetNamedFunction(x->m, name));
+}
+
 static void kb_comment(qg_kb *b, const char *text) {
     (void)b;
     (void)text;
@@ -82,18 +89,10 @@ static void kb_comment(qg_kb *b, const char *text) {
 
 static void kb_section(qg_kb *b, const char *op_name) { kb_comment(b, op_name); }
 
-/* The channels-last rows' one-vector span, built by the backend for now. */
 static void kb_op_begin(qg_kb *b, const qg_plan *plan) {
-    lx_kb *k = kb(b);
-    lx *x = k->x;
+    lx *x = kb(b)->x;
     x->lp = b->lp;
     lx_use_group(x, plan ? plan->op : QG_K_OBSERVE);
-    if (!plan)
-        return;
-    k->o = qg_op_info_of(plan->op);
-    const io_t io = lx_io_of(x);
-    if (b->lp->channels_last_table)
-        lx_build_one_vector_span(x, plan, &io);
 }
 
 static void kb_op_end(qg_kb *b) { kb(b)->x->lp = NULL; }
@@ -150,6 +149,11 @@ static qg_kv *kb_field(qg_kb *b, qg_kv *ptr, qg_kfield f) {
     static const qg_kt types[QG_KF_COUNT] = {QG_KT_PTR, QG_KT_PTR, QG_KT_SIZE, QG_KT_SIZE, QG_KT_F32, QG_KT_PTR,
                                              QG_KT_F32, QG_KT_I32, QG_KT_PTR,  QG_KT_SIZE, QG_KT_SIZE};
     return K(lx_field(x, type_of(x, types[f]), V(ptr), offsets[f]));
+}
+
+static qg_kv *kb_elem_ptr(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i) {
+    lx *x = kb(b)->x;
+    return K(lx_gep(x, type_of(x, t), V(ptr), V(i)));
 }
 
 static qg_kv *kb_index(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i, bool or_zero) {
@@ -264,7 +268,7 @@ static void kb_column(qg_kb *b, const qg_plan *p, qg_kv *const rows[QG_IN_COUNT]
     LLVMValueRef r[QG_IN_COUNT] = {0};
     for (int in = 0; in < QG_IN_COUNT; in++)
         r[in] = rows[in] ? V(rows[in]) : NULL;
-    lx_rows_column(kb(b)->x, p, V(kb_span_ref(b, "1")), kb(b)->rows_io, r, V(row), V(j), V(count), partial);
+    lx_rows_column(kb(b)->x, p, V(kb_span_ref(b, "_part")), kb(b)->rows_io, r, V(row), V(j), V(count), partial);
 }
 
 /* ---- observe's reduction and vectors */
@@ -326,12 +330,6 @@ static qg_kv *kb_reduce(qg_kb *b, qg_opcode op, qg_kv *v) {
 static qg_kv *kb_param(qg_kb *b, qg_plan_input in, qg_kv *scalar) {
     lx *x = kb(b)->x;
     return K(lx_splat(x, V(scalar), in == QG_IN_Z || in == QG_IN_B ? x->vi : x->vf));
-}
-
-static void kb_channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_kv *C) {
-    lx_kb *k = kb(b);
-    lx_channels_last(k->x, p, V(io[0]), V(io[1]), io[2] ? V(io[2]) : NULL, V(io[3]), V(io[4]), V(C),
-                     k->joins[k->nifs - 1]);
 }
 
 static void kb_open_span(qg_kb *b, const qg_plan *p, const char *suffix, bool out_of_line) {

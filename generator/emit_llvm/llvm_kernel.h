@@ -63,11 +63,11 @@ LLVMValueRef lx_load_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef
 void lx_store_mask_bytes_pdep(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValueRef at);
 void lx_store_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef m, LLVMValueRef at, LLVMValueRef count);
 
-/* llvm_span.c: spans */
-/* NAME_<op>_span1: one vector, the channels-last walk's (no loops, far less
- * code to compile); 1 <= len <= one vector, but on SVE, where len may pass
- * it and the strip's predicate (whilelo) saturates. */
-LLVMValueRef lx_build_one_vector_span(lx *x, const qg_plan *p, const io_t *io);
+/* llvm_span.c: the plan on the vector at element `at` of s's tensors,
+ * with s's parameters (count lanes valid; `active` masks the loads and
+ * stores of a partial vector, NULL for a full one). */
+void lx_vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at, LLVMValueRef count,
+                  LLVMValueRef active);
 
 /* llvm_entry.c: entries */
 /* NAME_<op><infix>__<isa>: the entry (infix ""), else internal. */
@@ -111,11 +111,9 @@ void lx_kb_group_mask_out(lx_kb *k, LLVMValueRef m[4], LLVMValueRef at);
 LLVMValueRef lx_kb_any_nan4(lx_kb *k, LLVMValueRef nan[4]);
 LLVMValueRef lx_kb_to_boundary(lx_kb *k, LLVMValueRef ptr, LLVMValueRef base, bool of_output, unsigned bytes);
 
-/* llvm_entry.c: the channels-last branch of the channel walk (`fallback`
- * takes over when the parameter table cannot be allocated), the rows'
- * function and one column of them (lower/lower_rows.c) */
-void lx_channels_last(lx *x, const qg_plan *p, LLVMValueRef in, LLVMValueRef out, LLVMValueRef mask, LLVMValueRef n,
-                      LLVMValueRef qp, LLVMValueRef C, LLVMBasicBlockRef fallback);
+/* llvm_entry.c: the channels-last rows' function, its name, and one
+ * column of them (lower/lower_rows.c) */
+void lx_rows_name(lx *x, qg_kernel_op op, char *name, size_t cap);
 void lx_rows_open(lx *x, const qg_plan *p, LLVMValueRef args[5], LLVMValueRef rows[QG_IN_COUNT]);
 void lx_rows_column(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef const io[3], LLVMValueRef const *row_ptr,
                     LLVMValueRef r0, LLVMValueRef j, LLVMValueRef cnt, bool partial);

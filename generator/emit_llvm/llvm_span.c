@@ -209,8 +209,8 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
     x->evl = NULL;
 }
 
-static void vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at, LLVMValueRef count,
-                      LLVMValueRef active) {
+void lx_vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at, LLVMValueRef count,
+                  LLVMValueRef active) {
     vector_at_ex(x, p, io, s, at, count, active, NULL);
 }
 
@@ -242,36 +242,6 @@ static span_args span_args_of(lx *x, const qg_plan *p, LLVMValueRef fn) {
         if (p->uses[k])
             s.param[k] = LLVMGetParam(fn, np++);
     return s;
-}
-
-LLVMValueRef lx_build_one_vector_span(lx *x, const qg_plan *p, const io_t *io) {
-    LLVMTypeRef params[5 + QG_IN_COUNT];
-    const unsigned np = span_param_types(x, p, params);
-    char name[QG_NAME_MAX + 64];
-    snprintf(name, sizeof name, "%s_%s_span1", x->prefix, qg_kernel_op_name(p->op));
-    LLVMValueRef fn = lx_define(x, name, x->vd, params, np, true);
-    span_args s = span_args_of(x, p, fn);
-    LLVMValueRef vl = lx_vl(x);
-    if (x->isa->scalable) {
-        /* one predicated strip, as the C backend's strips: no branch; the
-         * packed-mask helpers take a count within the vector */
-        LLVMValueRef count = x->isa->tail == LX_TAIL_EVL ? s.len : lx_umin(x, s.len, vl);
-        vector_at(x, p, io, &s, s.base, count, lx_active(x, lx_i64(x, 0), s.len));
-        LLVMBuildRetVoid(x->b);
-        return fn;
-    }
-    LLVMBasicBlockRef full = lx_block(x, "full"), part = lx_block(x, "partial"), done = lx_block(x, "done");
-    LLVMBuildCondBr(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, s.len, vl, ""), full, part);
-    LLVMPositionBuilderAtEnd(x->b, full);
-    vector_at(x, p, io, &s, s.base, vl, NULL);
-    LLVMBuildBr(x->b, done);
-    LLVMPositionBuilderAtEnd(x->b, part);
-    if (x->lp->tail) /* the walk never passes an empty one */
-        vector_at(x, p, io, &s, s.base, s.len, lx_active(x, lx_i64(x, 0), s.len));
-    LLVMBuildBr(x->b, done);
-    LLVMPositionBuilderAtEnd(x->b, done);
-    LLVMBuildRetVoid(x->b);
-    return fn;
 }
 
 /* ---- the kernel builder's span calls (lower/lower_span.c) ---------------- */

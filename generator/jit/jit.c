@@ -99,7 +99,8 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
         void (*fn)(void);
     } shared[] = {
         {"memcpy", (void (*)(void))memcpy},
-        {"qg_chan_table_fill", (void (*)(void))qg_chan_table_fill},
+        {"qg_chan_table_new", (void (*)(void))qg_chan_table_new},
+        {"qg_chan_table_free", (void (*)(void))qg_chan_table_free},
         {"qg_mask_pack_bits", (void (*)(void))qg_mask_pack_bits},
         {"qg_mask_unpack_bits", (void (*)(void))qg_mask_unpack_bits},
     };

@@ -101,13 +101,14 @@ typedef struct qg_kb_ops {
     /* Returns from a void function, inside an if. */
     void (*ret)(qg_kb *b);
     /* The address of op `o`'s link `infix`, defined before; of the spec
-     * object NAME_spec; of the op's span (suffix "" or "1": the one-vector
-     * span of the channels-last rows), built by the backend for now. */
+     * object NAME_spec; of the op's span NAME_<op>_span<suffix>. */
     qg_kv *(*link_ref)(qg_kb *b, const qg_op_info *o, const char *infix);
     qg_kv *(*spec_ref)(qg_kb *b);
     qg_kv *(*span_ref)(qg_kb *b, const char *suffix);
-    /* ... of observe's min/max reduction, NAME_minmax_span, defined before */
+    /* ... of observe's min/max reduction, NAME_minmax_span, defined before;
+     * of the op's channels-last rows (open_rows), defined before */
     qg_kv *(*minmax_ref)(qg_kb *b);
+    qg_kv *(*rows_ref)(qg_kb *b);
     /* A comment above what follows, and the heading of an op's part of
      * the file (C only). */
     void (*comment)(qg_kb *b, const char *text);
@@ -160,10 +161,10 @@ typedef struct qg_kb_ops {
     qg_kv *(*reduce)(qg_kb *b, qg_opcode op, qg_kv *v);
 
     /* ---- the channels-last rows (lower_rows.c) */
-    /* Opens NAME_<op>_rows(the entry's tensors, n, the channel table's rows,
-     * C): args gets in, out, mask (a null pointer without one), n and C
-     * (a constant where the spec fixes it); rows[in] the table's row of
-     * each plan input the op uses. */
+    /* Opens NAME_<op>_rows(in, out, [mask,] n, the channel table's rows,
+     * [C]): args gets in, out, mask (a null pointer without one), n and C
+     * (a constant where the spec fixes it, and then no argument); rows[in]
+     * the table's row of each plan input the op uses. */
     void (*open_rows)(qg_kb *b, const qg_plan *p, qg_kv *args[5], qg_kv *rows[QG_IN_COUNT]);
     /* The plan on channels j.. of the row from element `row`: `count`
      * lanes, a whole vector's or (partial) fewer, the parameters read from
@@ -185,6 +186,8 @@ typedef struct qg_kb_ops {
     /* v, named (C: a const local of that name). */
     qg_kv *(*let)(qg_kb *b, const char *name, qg_kv *v);
     qg_kv *(*field)(qg_kb *b, qg_kv *ptr, qg_kfield f);
+    /* The address of ptr[i], of elements of type t. */
+    qg_kv *(*elem_ptr)(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i);
     /* ptr[i] of elements of type t; with `or_zero`, 0 where ptr is NULL. */
     qg_kv *(*index)(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i, bool or_zero);
 
@@ -210,9 +213,6 @@ typedef struct qg_kb_ops {
     /* A span parameter of plan input `in` from its scalar (QG_IN_Z and
      * QG_IN_B int32, the others float). */
     qg_kv *(*param)(qg_kb *b, qg_plan_input in, qg_kv *scalar);
-    /* The channels-last branch of the channel walk, built by the backend
-     * for now: tensors in, out, mask, count n, qparams qp, channel count C. */
-    void (*channels_last)(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_kv *C);
 } qg_kb_ops;
 
 /* Every call of the interface, in qg_kb_ops' order: a backend binds its
@@ -220,13 +220,13 @@ typedef struct qg_kb_ops {
  * {QG_KB_CALLS(QG_KB_BIND)}, so a call it lacks does not compile. */
 /* clang-format off */
 #define QG_KB_CALLS(X) \
-    X(open_link) X(arg) X(close_fn) X(ret) X(link_ref) X(spec_ref) X(span_ref) X(minmax_ref) \
+    X(open_link) X(arg) X(close_fn) X(ret) X(link_ref) X(spec_ref) X(span_ref) X(minmax_ref) X(rows_ref) \
     X(comment) X(section) X(op_begin) X(op_end) X(open_span) X(span_arg) X(lanes) X(vector) \
     X(group_mask_in) X(store_result) X(group_store) X(group_mask_out) X(any_nan4) X(to_boundary) \
     X(open_minmax) X(values) X(vsplat) X(vop) X(reduce) X(open_rows) X(column) X(imm) X(fimm) \
-    X(bin) X(select) X(cast) X(nonnull) X(discard) X(let) X(field) X(index) \
+    X(bin) X(select) X(cast) X(nonnull) X(discard) X(let) X(field) X(elem_ptr) X(index) \
     X(var) X(get) X(set) X(loop_open) X(loop_close) X(loop_continue) X(if_open) X(if_close) \
-    X(call) X(zero_bytes) X(store) X(param) X(channels_last)
+    X(call) X(zero_bytes) X(store) X(param)
 /* clang-format on */
 #define QG_KB_BIND(call) .call = kb_##call,
 
@@ -248,9 +248,12 @@ void qg_lower_entry(qg_kb *b, const qg_plan *p);
 void qg_lower_requantize_entry(qg_kb *b, const qg_plan *p);
 void qg_lower_by_reference(qg_kb *b, qg_kernel_op op);
 void qg_lower_forwarders(qg_kb *b, const qg_op_info *o, const qg_entry_chain *ch);
-/* lower_rows.c: whether the op walks channels-last rows, and those rows. */
+/* lower_rows.c: whether the op walks channels-last rows, those rows, and
+ * the entry's branch to them (inner == 1): the runtime's parameter table
+ * for the tensors io (in, out, mask or NULL) of n elements in C channels. */
 bool qg_lower_has_rows(const qg_kernel_loops *lp);
 void qg_lower_rows(qg_kb *b, const qg_plan *p);
+void qg_lower_channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_kv *n, qg_kv *qp, qg_kv *C);
 /* lower_observe.c: observe's min/max reduction on `isa`, where the spec's
  * observer keeps one (qg_plan_observer_reduces). */
 void qg_lower_minmax(qg_kb *b, const qg_spec *spec, qg_isa isa);

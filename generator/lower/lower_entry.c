@@ -147,7 +147,7 @@ static void walk(qg_kb *b, const qg_plan *p) {
     qg_kv *inner = B->let(b, "inner", B->field(b, qp, QG_KF_QP_INNER));
     if (lp->channels_last_table) {
         B->if_open(b, B->bin(b, QG_KB_EQ, inner, size(b, 1)));
-        B->channels_last(b, p, (qg_kv *const[5]){io[0], io[1], io[2], n, qp}, C);
+        qg_lower_channels_last(b, p, io, n, qp, C);
         B->if_close(b);
     }
     qg_kv *run_len = B->let(b, "run_len", at_least_one(b, inner));

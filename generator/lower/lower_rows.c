@@ -37,6 +37,41 @@ bool qg_lower_has_rows(const qg_kernel_loops *lp) {
     return lp->channels_last_table && lp->params != QG_PARAMS_NONE && lp->walk != QG_WALK_WHOLE;
 }
 
+/* The runtime's table rows (qg_chan_table_new), in memory order. */
+static const qg_plan_input table_rows[5] = {QG_IN_S, QG_IN_INV, QG_IN_LO, QG_IN_HI, QG_IN_Z};
+
+/* The table, padded to whole vectors where a partial column reads a whole
+ * one (fixed widths), its rows, the table freed. Without memory the walk
+ * goes on below, one element per run. */
+void qg_lower_channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_kv *n, qg_kv *qp, qg_kv *C) {
+    const long long L = b->lp->lanes;
+    qg_kv *padded = C;
+    if (L > 1)
+        padded = B->let(b, "padded",
+                        B->bin(b, QG_KB_MUL, B->bin(b, QG_KB_DIV, B->bin(b, QG_KB_ADD, C, size(b, L - 1)), size(b, L)),
+                               size(b, L)));
+    qg_kv *args[5] = {qp, C, padded, B->imm(b, QG_KT_I64, b->lp->qmin), B->imm(b, QG_KT_I64, b->lp->qmax)};
+    const qg_kt ptr = QG_KT_PTR;
+    qg_kv *tbl = B->let(b, "tbl", B->call(b, NULL, "qg_chan_table_new", &ptr, args, 5));
+    B->if_open(b, B->nonnull(b, tbl));
+    qg_kv *rows_args[5 + QG_IN_COUNT] = {io[0], io[1]};
+    int na = 2;
+    if (qg_kernel_loops_masked(b->lp))
+        rows_args[na++] = io[2];
+    rows_args[na++] = n;
+    for (int r = 0; r < 5; r++)
+        if (p->uses[table_rows[r]])
+            rows_args[na++] = B->elem_ptr(b, table_rows[r] == QG_IN_Z ? QG_KT_I32 : QG_KT_F32, tbl,
+                                          r < 2 ? (r ? padded : size(b, 0)) : B->bin(b, QG_KB_MUL, size(b, r), padded));
+    if (!b->lp->channels)
+        rows_args[na++] = C;
+    B->call(b, B->rows_ref(b), NULL, NULL, rows_args, na);
+    B->call(b, NULL, "qg_chan_table_free", NULL, &tbl, 1);
+    B->ret(b);
+    B->if_close(b);
+    B->comment(b, "out of memory for the parameter table: one element per run");
+}
+
 void qg_lower_rows(qg_kb *b, const qg_plan *p) {
     qg_kv *a[5], *rows[QG_IN_COUNT] = {0};
     B->open_rows(b, p, a, rows);

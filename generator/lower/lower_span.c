@@ -7,6 +7,8 @@
  * the float tensor (kernel_loops' align_head). A vector itself (its loads,
  * body, stores and masks) is still the backend's (the builder's
  * `vector`). */
+#include <string.h>
+
 #include "kernel_builder.h"
 
 #define B (b->ops)
@@ -88,24 +90,31 @@ static void main_loop(qg_kb *b, const qg_plan *p, qg_kvar *i, qg_kv *base, qg_kv
     B->loop_close(b);
 }
 
-/* NAME_<op>_span<suffix>: the loops. */
+/* The partial vector of the len - i lanes left, if any. */
+static void part_vector(qg_kb *b, const qg_plan *p, qg_kvar *i, qg_kv *base, qg_kv *len) {
+    qg_kv *at = B->get(b, i);
+    B->if_open(b, B->bin(b, QG_KB_LT, at, len));
+    const qg_kvector v = {.at = B->bin(b, QG_KB_ADD, base, at),
+                          .count = B->let(b, "r", B->bin(b, QG_KB_SUB, len, at)),
+                          .partial = true,
+                          .slot = -1};
+    B->vector(b, p, &v);
+    B->if_close(b);
+}
+
+/* NAME_<op>_span<suffix>: the loops; with suffix "_part" the partial
+ * vector alone (the channels-last rows' last column on fixed widths). */
 static void span_loops(qg_kb *b, const qg_plan *p, const char *suffix) {
+    const bool part = !strcmp(suffix, "_part");
     B->open_span(b, p, suffix, false);
     qg_kv *base = B->span_arg(b, QG_KSPAN_BASE), *len = B->span_arg(b, QG_KSPAN_LEN), *L = B->lanes(b);
     qg_kvar *i = B->var(b, "i", QG_KT_SIZE, size(b, 0));
-    if (b->lp->unroll > 1)
+    if (b->lp->unroll > 1 && !part)
         main_loop(b, p, i, base, len, L);
-    vector_loop(b, p, i, base, len, L);
-    if (b->lp->tail) {
-        qg_kv *at = B->get(b, i);
-        B->if_open(b, B->bin(b, QG_KB_LT, at, len));
-        const qg_kvector v = {.at = B->bin(b, QG_KB_ADD, base, at),
-                              .count = B->let(b, "r", B->bin(b, QG_KB_SUB, len, at)),
-                              .partial = true,
-                              .slot = -1};
-        B->vector(b, p, &v);
-        B->if_close(b);
-    }
+    if (!part)
+        vector_loop(b, p, i, base, len, L);
+    if (b->lp->tail)
+        part_vector(b, p, i, base, len);
     B->close_fn(b, NULL);
 }
 
@@ -130,6 +139,8 @@ static void align_head(qg_kb *b, const qg_plan *p) {
 }
 
 void qg_lower_span(qg_kb *b, const qg_plan *p) {
+    if (b->lp->lanes > 1 && b->lp->tail && qg_lower_has_rows(b->lp))
+        span_loops(b, p, "_part");
     if (p->out_ordered >= 0 && b->lp->unroll > 1)
         span_vectors(b, p);
     span_loops(b, p, b->lp->align_head ? "_run" : "");

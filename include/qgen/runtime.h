@@ -92,9 +92,12 @@ void qg_float_type_widen(qg_float_type type, const void *in, float *out, size_t 
 void qg_float_type_narrow(qg_float_type type, const float *in, void *out, size_t n);
 
 /* The channels-last parameter table of a generated kernel: five rows of
- * `padded` (>= channels) values, s, 1/s, qmin - z and qmax - z as floats,
- * then z as int32, the rows past `channels` scale 1, bounds and z 0. */
-void qg_chan_table_fill(float *table, size_t padded, const qg_qparams *qp, size_t channels, int64_t qmin, int64_t qmax);
+ * `padded` (>= channels, > 0) values, s, 1/s, qmin - z and qmax - z as
+ * floats, then z as int32, the columns past `channels` scale 1, bounds and
+ * z 0. NULL without memory or with bad arguments; freed by
+ * qg_chan_table_free. */
+float *qg_chan_table_new(const qg_qparams *qp, size_t channels, size_t padded, int64_t qmin, int64_t qmax);
+void qg_chan_table_free(float *table);
 
 /* Bytes a mask of n elements takes for this spec. */
 size_t qg_mask_bytes(const qg_spec *spec, size_t n);

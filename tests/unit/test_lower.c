@@ -151,9 +151,14 @@ static qg_kv *t_param(qg_kb *b, qg_plan_input in, qg_kv *s) {
     rec(b, "param %d", (int)in);
     return value(b);
 }
-static void t_channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[5], qg_kv *C) {
-    (void)p, (void)io, (void)C;
-    rec(b, "channels last");
+static qg_kv *t_rows_ref(qg_kb *b) {
+    rec(b, "rows ref");
+    return value(b);
+}
+static qg_kv *t_elem_ptr(qg_kb *b, qg_kt t, qg_kv *p, qg_kv *i) {
+    (void)p, (void)i;
+    rec(b, t == QG_KT_I32 ? "row of int32" : "row of float");
+    return value(b);
 }
 
 static void t_open_minmax(qg_kb *b, const qg_plan *widen, qg_kv *args[4]) {
@@ -237,7 +242,8 @@ static const qg_kb_ops trace_ops = {
     .call = t_call,
     .zero_bytes = t_zero_bytes,
     .param = t_param,
-    .channels_last = t_channels_last,
+    .rows_ref = t_rows_ref,
+    .elem_ptr = t_elem_ptr,
 };
 
 /* The trace of `op`'s entry for the spec in `json` on AVX2. */
@@ -312,12 +318,18 @@ static void test_per_channel_runs_and_channels_last(void) {
     char *t = trace_of("{\"name\": \"t\", \"base\": \"torch.x86.weight\", \"channel_len\": 16}", QG_K_QUANTIZE);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_TRUE(has(t, "let C"));
-    CU_ASSERT_TRUE(has(t, "channels last"));
+    /* channels-last: the runtime's table, padded to AVX2's 8 lanes, its
+     * rows (x, q, n and a row per parameter: C is the spec's), the table
+     * freed; then the runs */
+    CU_ASSERT_TRUE(has(t, "let padded\ncall qg_chan_table_new/5\nlet tbl\nif"));
     CU_ASSERT_TRUE(has(t, "loop runs"));
-    CU_ASSERT_TRUE(strstr(t, "channels last") < strstr(t, "loop runs"));
+    CU_ASSERT_TRUE(strstr(t, "call qg_chan_table_free/1") < strstr(t, "loop runs"));
+    CU_ASSERT_TRUE(has(t, "row of int32")); /* z, after the float rows */
     /* x, q, base, len and the plan's parameters, no mask */
     const int params = atoi(t + strlen("parameters "));
     char call[32];
+    snprintf(call, sizeof call, "rows ref\ncall ref/%d", 3 + params);
+    CU_ASSERT_TRUE(has(t, call));
     snprintf(call, sizeof call, "call ref/%d", 4 + params);
     CU_ASSERT_TRUE(params > 0);
     CU_ASSERT_TRUE(has(t, call));
@@ -365,7 +377,7 @@ static void test_requantize_runs(void) {
     CU_ASSERT_TRUE(has(t, "loop runs"));
     CU_ASSERT_TRUE(has(t, "index or zero"));
     CU_ASSERT_TRUE(has(t, "let b0"));
-    CU_ASSERT_FALSE(has(t, "channels last"));
+    CU_ASSERT_FALSE(has(t, "qg_chan_table_new"));
     free(t);
 }
 

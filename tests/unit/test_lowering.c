@@ -201,8 +201,8 @@ static void test_c_printer_spells_calls(void) {
     qg_text text = {0};
     qg_kernel_loops lp;
     qg_kernel_loops_of(&sp, QG_ISA_AVX2, QG_K_QUANTIZE, &lp);
-    emitter e = {&text, &sp,  qg_isa_spelling_of(QG_ISA_AVX2), qg_target_of(QG_ISA_AVX2), "net", &lp, 8, false, "8", 0,
-                 0,     false};
+    emitter e = {&text, &sp, qg_isa_spelling_of(QG_ISA_AVX2), qg_target_of(QG_ISA_AVX2), "net", &lp, 8, false, "8",
+                 0,     0};
     c_kb c;
     qg_c_kb_init(&c, &e);
     qg_kb *b = &c.kb;
