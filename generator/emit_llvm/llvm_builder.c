@@ -73,14 +73,12 @@ static LLVMValueRef minmax(lx *x, LLVMValueRef a, LLVMValueRef b, bool is_max) {
      * LLVM rewrites it around neighbouring adds of +0.0 into a blend. */
     case LX_MINMAX_X86_256:
         if (t == x->vf)
-            return lx_intrinsic(x, is_max ? "llvm.x86.avx.max.ps.256" : "llvm.x86.avx.min.ps.256", NULL, 0, args, 2);
+            return lx_intrinsic(x, x->isa->intr[is_max ? LX_I_MAX : LX_I_MIN], NULL, 0, args, 2);
         break;
-    case LX_MINMAX_X86_512:
-        if (t == x->vf) {
-            LLVMValueRef a3[3] = {a, b, lx_i32(x, 4)};
-            return lx_intrinsic(x, is_max ? "llvm.x86.avx512.max.ps.512" : "llvm.x86.avx512.min.ps.512", NULL, 0, a3,
-                                3);
-        }
+    case LX_MINMAX_X86_512: /* with the rounding operand: the current direction */
+        if (t == x->vf)
+            return lx_intrinsic(x, x->isa->intr[is_max ? LX_I_MAX : LX_I_MIN], NULL, 0,
+                                (LLVMValueRef[]){a, b, lx_i32(x, 4)}, 3);
         break;
     case LX_MINMAX_SELECT:
     default: break;
@@ -262,28 +260,29 @@ static LLVMValueRef trunc_f(lx *x, LLVMValueRef a) {
 /* fp32 -> int32, rounding to nearest even (the operand is integral where
  * the plan only converts). */
 static LLVMValueRef round_cvt(lx *x, LLVMValueRef a) {
+    const char *cvt = x->isa->intr[LX_I_ROUND_CVT];
     switch (x->isa->round_cvt) {
-    case LX_CVT_X86_256: return lx_intrinsic(x, "llvm.x86.avx.cvt.ps2dq.256", NULL, 0, &a, 1);
+    case LX_CVT_X86_256: return lx_intrinsic(x, cvt, NULL, 0, &a, 1);
     case LX_CVT_X86_512: {
         LLVMValueRef args[4] = {a, LLVMGetPoison(x->vi), LLVMConstInt(x->i16, 0xFFFF, 0), lx_i32(x, 4)};
-        return lx_intrinsic(x, "llvm.x86.avx512.mask.cvtps2dq.512", NULL, 0, args, 4);
+        return lx_intrinsic(x, cvt, NULL, 0, args, 4);
     }
     case LX_CVT_FCVTNS: {
         LLVMTypeRef ov[2] = {x->vi, x->vf};
-        return lx_intrinsic(x, "llvm.aarch64.neon.fcvtns", ov, 2, &a, 1);
+        return lx_intrinsic(x, cvt, ov, 2, &a, 1);
     }
     case LX_CVT_VFCVT: {
         /* explicit rounding mode 0 = RNE, set through frm (never .rtz) */
         LLVMTypeRef ov[3] = {x->vi, x->vf, x->i64};
         LLVMValueRef vl = x->evl ? LLVMBuildZExt(x->b, x->evl, x->i64, "") : lx_i64(x, -1);
         LLVMValueRef args[4] = {LLVMGetPoison(x->vi), a, lx_i64(x, 0), vl};
-        return lx_intrinsic(x, "llvm.riscv.vfcvt.x.f.v", ov, 3, args, 4);
+        return lx_intrinsic(x, cvt, ov, 3, args, 4);
     }
     case LX_CVT_SVE_FCVTZS: {
         /* frintn, then SVE's fcvtzs: saturating, NaN -> 0 (fptosi would be poison there) */
         LLVMTypeRef ov[2] = {x->vi, x->vf};
         LLVMValueRef args[3] = {LLVMGetPoison(x->vi), LLVMConstAllOnes(x->vm), unary(x, "llvm.roundeven", a)};
-        return lx_intrinsic(x, "llvm.aarch64.sve.fcvtzs", ov, 2, args, 3);
+        return lx_intrinsic(x, cvt, ov, 2, args, 3);
     }
     case LX_CVT_ROUNDEVEN:
     default: return LLVMBuildFPToSI(x->b, unary(x, "llvm.roundeven", a), x->vi, "");
@@ -501,6 +500,13 @@ LLVMBasicBlockRef lx_if_open(lx *x, LLVMValueRef cond) {
 void lx_if_close(lx *x, LLVMBasicBlockRef join) {
     LLVMBuildBr(x->b, join);
     LLVMPositionBuilderAtEnd(x->b, join);
+}
+
+LLVMBasicBlockRef lx_else(lx *x, LLVMBasicBlockRef join) {
+    LLVMBasicBlockRef after = lx_block(x, "join");
+    LLVMBuildBr(x->b, after);
+    LLVMPositionBuilderAtEnd(x->b, join);
+    return after;
 }
 
 LLVMValueRef lx_umin(lx *x, LLVMValueRef a, LLVMValueRef b) {

@@ -33,6 +33,21 @@ typedef enum lx_mask_bytes { LX_MASK_BYTES_ZEXT, LX_MASK_BYTES_PDEP } lx_mask_by
 typedef enum lx_mask_bits { LX_MASK_BITS_WINDOW, LX_MASK_BITS_RISCV_VSM } lx_mask_bits;
 /* "tail": how a partial vector is read and written (lx_load/lx_store) */
 typedef enum lx_tail { LX_TAIL_MASKED, LX_TAIL_BUFFERED, LX_TAIL_EVL } lx_tail;
+/* The ISA's own intrinsics those spellings call, by role (targets/<isa>.json
+ * "llvm_intrinsics"): min, max, round_cvt, narrow16, narrow8, narrow8u,
+ * pdep, store_bits, load_bits. */
+typedef enum lx_intr {
+    LX_I_MIN,
+    LX_I_MAX,
+    LX_I_ROUND_CVT,
+    LX_I_NARROW16,
+    LX_I_NARROW8,
+    LX_I_NARROW8U,
+    LX_I_PDEP,
+    LX_I_STORE_BITS,
+    LX_I_LOAD_BITS,
+    LX_I_COUNT
+} lx_intr;
 
 typedef struct lx_isa {
     qg_isa isa;
@@ -47,6 +62,7 @@ typedef struct lx_isa {
     lx_mask_bytes mask_bytes;
     lx_mask_bits mask_bits;
     lx_tail tail;
+    char intr[LX_I_COUNT][48]; /* "" where the ISA has none */
 } lx_isa;
 
 /* The shape and spellings of `isa` from its targets/ row; QG_ERR_BACKEND
@@ -148,6 +164,9 @@ void lx_loop_continue(lx *x, const lx_loop *l, LLVMValueRef step);
 LLVMValueRef lx_whole_steps_test(lx *x, LLVMValueRef i, LLVMValueRef len, LLVMValueRef step);
 LLVMBasicBlockRef lx_if_open(lx *x, LLVMValueRef cond);
 void lx_if_close(lx *x, LLVMBasicBlockRef join);
+/* } else { -- after an if's `then` part: the block the false edge reaches
+ * (the if's join) becomes the else part; returns the join after both. */
+LLVMBasicBlockRef lx_else(lx *x, LLVMBasicBlockRef join);
 LLVMValueRef lx_umin(lx *x, LLVMValueRef a, LLVMValueRef b);
 
 /* The plan's per-vector arithmetic; in[] holds the inputs it uses.

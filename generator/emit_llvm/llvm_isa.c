@@ -49,6 +49,24 @@ qg_status lx_isa_of(qg_isa isa, lx_isa *out, qg_error *err) {
                     (lx_mask_bits)k_llvm_mask_bits,
                     k_tail == 2   ? LX_TAIL_BUFFERED
                     : k_tail == 3 ? LX_TAIL_EVL
-                                  : LX_TAIL_MASKED};
+                                  : LX_TAIL_MASKED,
+                    {{0}}};
+    static const char *const roles[LX_I_COUNT] = {"min",      "max",  "round_cvt",  "narrow16", "narrow8",
+                                                  "narrow8u", "pdep", "store_bits", "load_bits"};
+    /* the roles each spelling calls */
+    const bool needs[LX_I_COUNT] = {out->minmax == LX_MINMAX_X86_256 || out->minmax == LX_MINMAX_X86_512,
+                                    out->minmax == LX_MINMAX_X86_256 || out->minmax == LX_MINMAX_X86_512,
+                                    out->round_cvt != LX_CVT_ROUNDEVEN,
+                                    out->narrow4 != LX_NARROW4_NONE,
+                                    out->narrow4 != LX_NARROW4_NONE,
+                                    out->narrow4 != LX_NARROW4_NONE,
+                                    out->mask_bytes == LX_MASK_BYTES_PDEP,
+                                    out->mask_bits == LX_MASK_BITS_RISCV_VSM,
+                                    out->mask_bits == LX_MASK_BITS_RISCV_VSM};
+    for (int r = 0; r < LX_I_COUNT; r++)
+        if (!qg_target_member(t->llvm_intrinsics, roles[r], out->intr[r], sizeof out->intr[r]) && needs[r])
+            return qg_error_set(err, QG_ERR_BACKEND,
+                                "targets/%s.json: llvm_intrinsics has no \"%s\"; its spellings call one", t->name,
+                                roles[r]);
     return QG_OK;
 }

@@ -21,19 +21,11 @@ static LLVMValueRef whole_bytes(lx *x, LLVMValueRef sh, LLVMValueRef count, unsi
                         LLVMBuildICmp(x->b, LLVMIntEQ, count, lx_i64(x, lanes), ""), "");
 }
 
-/* Where the lanes fill whole bytes: branches to a block of its own when
- * the `count` bits at bit offset `sh` are whole bytes (a full vector at a
- * byte boundary), leaving the builder there, and returns true; the other
- * case goes on in `general`. */
-static bool open_whole_bytes(lx *x, LLVMValueRef sh, LLVMValueRef count, unsigned lanes, LLVMBasicBlockRef general) {
-    if (lanes % 8) {
-        LLVMBuildBr(x->b, general);
-        return false;
-    }
-    LLVMBasicBlockRef whole = lx_block(x, "bits_whole");
-    LLVMBuildCondBr(x->b, whole_bytes(x, sh, count, lanes), whole, general);
-    LLVMPositionBuilderAtEnd(x->b, whole);
-    return true;
+/* Where the lanes can fill whole bytes: if (the `count` bits at bit
+ * offset `sh` are whole bytes, a full vector at a byte boundary) { --
+ * its join, or NULL where they cannot. */
+static LLVMBasicBlockRef open_whole_bytes(lx *x, LLVMValueRef sh, LLVMValueRef count, unsigned lanes) {
+    return lanes % 8 ? NULL : lx_if_open(x, whole_bytes(x, sh, count, lanes));
 }
 
 static LLVMValueRef low_bits(lx *x, LLVMValueRef count) {
@@ -49,12 +41,11 @@ void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRe
     LLVMValueRef byte = LLVMBuildLShr(x->b, at, lx_i64(x, 3), "");
     LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_i64(x, 7), ""), x->i32, "");
     LLVMValueRef word = LLVMBuildShl(x->b, bits, sh, "");
-    LLVMBasicBlockRef general = lx_block(x, "bits_any"), done = lx_block(x, "bits_done");
-    if (open_whole_bytes(x, sh, count, lanes, general)) { /* one store, the mask being zeroed at entry */
+    LLVMBasicBlockRef whole = open_whole_bytes(x, sh, count, lanes);
+    if (whole) { /* one store, the mask being zeroed at entry */
         LLVMSetAlignment(LLVMBuildStore(x->b, LLVMBuildTrunc(x->b, bits, iL, ""), lx_gep(x, x->i8, packed, byte)), 1);
-        LLVMBuildBr(x->b, done);
+        whole = lx_else(x, whole);
     }
-    LLVMPositionBuilderAtEnd(x->b, general);
     for (int k = 0; k < 3; k++) {
         LLVMBasicBlockRef join = lx_if_open(x, byte_needed(x, sh, count, k));
         LLVMValueRef p = lx_gep(x, x->i8, packed, LLVMBuildAdd(x->b, byte, lx_i64(x, k), ""));
@@ -62,8 +53,8 @@ void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRe
         LLVMBuildStore(x->b, LLVMBuildOr(x->b, LLVMBuildLoad2(x->b, x->i8, p, ""), part, ""), p);
         lx_if_close(x, join);
     }
-    LLVMBuildBr(x->b, done);
-    LLVMPositionBuilderAtEnd(x->b, done);
+    if (whole)
+        lx_if_close(x, whole);
 }
 
 LLVMValueRef lx_get_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count, unsigned lanes) {
@@ -71,15 +62,14 @@ LLVMValueRef lx_get_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLV
     LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_i64(x, 7), ""), x->i32, "");
     LLVMValueRef word = lx_alloca(x, x->i32);
     LLVMBuildStore(x->b, lx_i32(x, 0), word);
-    LLVMBasicBlockRef general = lx_block(x, "bits_any"), done = lx_block(x, "bits_done");
-    if (open_whole_bytes(x, sh, count, lanes, general)) { /* one load */
+    LLVMBasicBlockRef whole = open_whole_bytes(x, sh, count, lanes);
+    if (whole) { /* one load */
         LLVMTypeRef iL = LLVMIntTypeInContext(x->c, lanes);
         LLVMValueRef v = LLVMBuildLoad2(x->b, iL, lx_gep(x, x->i8, packed, byte), "");
         LLVMSetAlignment(v, 1);
         LLVMBuildStore(x->b, LLVMBuildZExt(x->b, v, x->i32, ""), word);
-        LLVMBuildBr(x->b, done);
+        whole = lx_else(x, whole);
     }
-    LLVMPositionBuilderAtEnd(x->b, general);
     for (int k = 0; k < 3; k++) {
         LLVMBasicBlockRef join = lx_if_open(x, byte_needed(x, sh, count, k));
         LLVMValueRef p = lx_gep(x, x->i8, packed, LLVMBuildAdd(x->b, byte, lx_i64(x, k), ""));
@@ -88,8 +78,8 @@ LLVMValueRef lx_get_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLV
         LLVMBuildStore(x->b, LLVMBuildOr(x->b, LLVMBuildLoad2(x->b, x->i32, word, ""), part, ""), word);
         lx_if_close(x, join);
     }
-    LLVMBuildBr(x->b, done);
-    LLVMPositionBuilderAtEnd(x->b, done);
+    if (whole)
+        lx_if_close(x, whole);
     LLVMValueRef bits = LLVMBuildLShr(x->b, LLVMBuildLoad2(x->b, x->i32, word, ""), sh, "");
     return LLVMBuildAnd(x->b, bits, low_bits(x, count), "");
 }
@@ -113,7 +103,7 @@ LLVMValueRef lx_mask_of_bits(lx *x, LLVMValueRef bits, unsigned first) {
 void lx_store_mask_bytes_pdep(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValueRef at) {
     LLVMValueRef bits = LLVMBuildZExt(x->b, LLVMBuildBitCast(x->b, m, x->i8, ""), x->i64, "");
     LLVMValueRef args[2] = {bits, LLVMConstInt(x->i64, 0x0101010101010101ull, 0)};
-    LLVMValueRef bytes = lx_intrinsic(x, "llvm.x86.bmi.pdep.64", NULL, 0, args, 2);
+    LLVMValueRef bytes = lx_intrinsic(x, x->isa->intr[LX_I_PDEP], NULL, 0, args, 2);
     LLVMSetAlignment(LLVMBuildStore(x->b, bytes, lx_gep(x, x->i8, out, at)), 1);
 }
 
@@ -222,7 +212,7 @@ static LLVMValueRef put_bits_function(lx *x) {
         return fn;
     LLVMValueRef packed = LLVMGetParam(fn, 0), at = LLVMGetParam(fn, 2), count = LLVMGetParam(fn, 3);
     LLVMValueRef buf = lx_alloca(x, LLVMArrayType(x->i8, STRIP_BYTES_MAX));
-    lx_intrinsic(x, "llvm.riscv.vsm", (LLVMTypeRef[]){x->vm, x->i64}, 2,
+    lx_intrinsic(x, x->isa->intr[LX_I_STORE_BITS], (LLVMTypeRef[]){x->vm, x->i64}, 2,
                  (LLVMValueRef[]){LLVMGetParam(fn, 1), buf, count}, 3);
     lx_loop l = lx_loop_open(x, lx_i64(x, 0), "strip_bytes");
     LLVMValueRef k = lx_loop_value(x, &l);
@@ -251,8 +241,8 @@ static LLVMValueRef get_bits_function(lx *x) {
     LLVMValueRef bits = lx_get_bits_inline(x, packed, LLVMBuildAdd(x->b, at, k, ""), byte_bits(x, k, count), 8);
     LLVMBuildStore(x->b, LLVMBuildTrunc(x->b, bits, x->i8, ""), byte_of(x, buf, k));
     lx_loop_close(x, &l, lx_i64(x, 8));
-    LLVMBuildRet(x->b,
-                 lx_intrinsic(x, "llvm.riscv.vlm", (LLVMTypeRef[]){x->vm, x->i64}, 2, (LLVMValueRef[]){buf, count}, 2));
+    LLVMBuildRet(x->b, lx_intrinsic(x, x->isa->intr[LX_I_LOAD_BITS], (LLVMTypeRef[]){x->vm, x->i64}, 2,
+                                    (LLVMValueRef[]){buf, count}, 2));
     lx_helper_close(x, &caller);
     return fn;
 }
@@ -262,35 +252,27 @@ void lx_store_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef m, LLV
         lx_pack_bits_scalable(x, m, packed, at, count);
         return;
     }
-    LLVMBasicBlockRef whole = lx_block(x, "mask_whole_bytes"), bits = lx_block(x, "mask_bits");
-    LLVMBasicBlockRef done = lx_block(x, "mask_stored");
-    LLVMBuildCondBr(x->b, on_byte_grid(x, at, count), whole, bits);
-    LLVMPositionBuilderAtEnd(x->b, whole);
+    LLVMBasicBlockRef join = lx_if_open(x, on_byte_grid(x, at, count));
     LLVMValueRef ptr = lx_gep(x, x->i8, packed, LLVMBuildLShr(x->b, at, lx_i64(x, 3), ""));
-    lx_intrinsic(x, "llvm.riscv.vsm", (LLVMTypeRef[]){x->vm, x->i64}, 2, (LLVMValueRef[]){m, ptr, count}, 3);
-    LLVMBuildBr(x->b, done);
-    LLVMPositionBuilderAtEnd(x->b, bits);
+    lx_intrinsic(x, x->isa->intr[LX_I_STORE_BITS], (LLVMTypeRef[]){x->vm, x->i64}, 2, (LLVMValueRef[]){m, ptr, count},
+                 3);
+    join = lx_else(x, join);
     lx_call(x, put_bits_function(x), (LLVMValueRef[]){packed, m, at, count}, 4);
-    LLVMBuildBr(x->b, done);
-    LLVMPositionBuilderAtEnd(x->b, done);
+    lx_if_close(x, join);
 }
 
 LLVMValueRef lx_load_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count) {
     if (x->isa->mask_bits != LX_MASK_BITS_RISCV_VSM)
         return lx_unpack_bits_scalable(x, packed, at, count);
-    LLVMBasicBlockRef whole = lx_block(x, "mask_whole_bytes"), bits = lx_block(x, "mask_bits");
-    LLVMBasicBlockRef done = lx_block(x, "mask_loaded");
-    LLVMBuildCondBr(x->b, on_byte_grid(x, at, count), whole, bits);
-    LLVMPositionBuilderAtEnd(x->b, whole);
+    LLVMValueRef m = lx_alloca(x, x->vm); /* mem2reg makes it the two branches' phi */
+    LLVMBasicBlockRef join = lx_if_open(x, on_byte_grid(x, at, count));
     LLVMValueRef ptr = lx_gep(x, x->i8, packed, LLVMBuildLShr(x->b, at, lx_i64(x, 3), ""));
-    LLVMValueRef direct =
-        lx_intrinsic(x, "llvm.riscv.vlm", (LLVMTypeRef[]){x->vm, x->i64}, 2, (LLVMValueRef[]){ptr, count}, 2);
-    LLVMBuildBr(x->b, done);
-    LLVMPositionBuilderAtEnd(x->b, bits);
-    LLVMValueRef general = lx_call(x, get_bits_function(x), (LLVMValueRef[]){packed, at, count}, 3);
-    LLVMBuildBr(x->b, done);
-    LLVMPositionBuilderAtEnd(x->b, done);
-    LLVMValueRef m = LLVMBuildPhi(x->b, x->vm, "");
-    LLVMAddIncoming(m, (LLVMValueRef[]){direct, general}, (LLVMBasicBlockRef[]){whole, bits}, 2);
-    return m;
+    LLVMBuildStore(x->b,
+                   lx_intrinsic(x, x->isa->intr[LX_I_LOAD_BITS], (LLVMTypeRef[]){x->vm, x->i64}, 2,
+                                (LLVMValueRef[]){ptr, count}, 2),
+                   m);
+    join = lx_else(x, join);
+    LLVMBuildStore(x->b, lx_call(x, get_bits_function(x), (LLVMValueRef[]){packed, at, count}, 3), m);
+    lx_if_close(x, join);
+    return LLVMBuildLoad2(x->b, x->vm, m, "");
 }

@@ -72,11 +72,11 @@ static void store_four_q8_aarch64(lx *x, LLVMValueRef r[4], LLVMValueRef z16, LL
     LLVMValueRef half[4];
     for (int k = 0; k < 4; k++)
         half[k] =
-            z16 ? lx_intrinsic(x, "llvm.aarch64.neon.sqxtn", &h4, 1, &r[k], 1) : LLVMBuildTrunc(x->b, r[k], h4, "");
+            z16 ? lx_intrinsic(x, x->isa->intr[LX_I_NARROW16], &h4, 1, &r[k], 1) : LLVMBuildTrunc(x->b, r[k], h4, "");
     LLVMValueRef ab = concat(x, half[0], half[1]), cd = concat(x, half[2], half[3]), v;
     if (z16) {
         add_zero_point(x, z16, &ab, &cd);
-        const char *to8 = is_unsigned ? "llvm.aarch64.neon.sqxtun" : "llvm.aarch64.neon.sqxtn";
+        const char *to8 = x->isa->intr[is_unsigned ? LX_I_NARROW8U : LX_I_NARROW8];
         v = bound_below(x, concat(x, lx_intrinsic(x, to8, &b8, 1, &ab, 1), lx_intrinsic(x, to8, &b8, 1, &cd, 1)));
     } else {
         v = LLVMBuildTrunc(x->b, concat(x, ab, cd), LLVMVectorType(x->i8, 16), "");
@@ -92,11 +92,8 @@ static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef z16, LLVMValueR
         store_four_q8_aarch64(x, r, z16, out, at);
         return;
     }
-    const bool avx512 = x->isa->narrow4 == LX_NARROW4_X86_512;
     const bool is_unsigned = qg_dtype_is_unsigned(qg_kernel_dtype(x->sp));
-    const char *dw = avx512 ? "llvm.x86.avx512.packssdw.512" : "llvm.x86.avx2.packssdw";
-    const char *wb = avx512 ? (is_unsigned ? "llvm.x86.avx512.packuswb.512" : "llvm.x86.avx512.packsswb.512")
-                            : (is_unsigned ? "llvm.x86.avx2.packuswb" : "llvm.x86.avx2.packsswb");
+    const char *dw = x->isa->intr[LX_I_NARROW16], *wb = x->isa->intr[is_unsigned ? LX_I_NARROW8U : LX_I_NARROW8];
     LLVMValueRef ab = lx_intrinsic(x, dw, NULL, 0, (LLVMValueRef[]){r[0], r[1]}, 2);
     LLVMValueRef cd = lx_intrinsic(x, dw, NULL, 0, (LLVMValueRef[]){r[2], r[3]}, 2);
     if (z16)

@@ -12,17 +12,30 @@ static const qg_arch archs[] = {QG_ARCH_ROWS};
 
 const qg_target *qg_target_of(qg_isa isa) { return (unsigned)isa < QG_ISA_COUNT ? &targets[isa] : NULL; }
 
-int qg_target_lmul(const qg_target *t, const char *op) {
-    const size_t n = strlen(op);
-    for (const char *p = t->lmul; *p;) {
-        if (strncmp(p, op, n) == 0 && p[n] == '=')
-            return atoi(p + n + 1);
-        p = strchr(p, ',');
-        if (!p)
+bool qg_target_member(const char *field, const char *key, char *buf, size_t cap) {
+    const size_t n = strlen(key);
+    if (cap)
+        buf[0] = 0;
+    for (const char *p = field; *p;) {
+        const char *end = strchr(p, ',');
+        const size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len > n && strncmp(p, key, n) == 0 && p[n] == '=') {
+            if (len - n - 1 >= cap)
+                return false;
+            memcpy(buf, p + n + 1, len - n - 1);
+            buf[len - n - 1] = 0;
+            return true;
+        }
+        if (!end)
             break;
-        p++;
+        p = end + 1;
     }
-    return 1;
+    return false;
+}
+
+int qg_target_lmul(const qg_target *t, const char *op) {
+    char v[8];
+    return qg_target_member(t->lmul, op, v, sizeof v) ? atoi(v) : 1;
 }
 
 const qg_arch *qg_arch_at(size_t i) { return i < sizeof archs / sizeof archs[0] ? &archs[i] : NULL; }

@@ -5,6 +5,9 @@
 #ifndef QGEN_TARGET_TABLE_H
 #define QGEN_TARGET_TABLE_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "qgen/spec.h"
 
 typedef struct qg_target {
@@ -36,6 +39,8 @@ typedef struct qg_target {
     const char *llvm_mask_bytes; /* a full vector's lane mask to bytes: x86_pdep, "" = zext and store */
     const char *llvm_mask_bits;  /* a scalable strip's lane mask into and out of a packed mask:
                                     riscv_vsm (vsm.v/vlm.v on whole bytes), "" = a byte-vector window */
+    const char *llvm_intrinsics; /* the ISA's own LLVM intrinsics the spellings above call, by role:
+                                    "<role>=<name>,..." (qg_target_member) */
     const char *float16_convert; /* float16 <-> fp32 of 16-bit tensors: "instructions" (the ISA's
                                     conversions: F16C, fcvt), "integers" (the plan's exact sequences) */
     const char *round_cvt;       /* what ROUND_CVT gives past the int32 range and for NaN, as both backends
@@ -71,6 +76,11 @@ typedef struct qg_arch {
 /* The register group (LMUL: 1, 2, 4 or 8) `op` (an op name, "observe"
  * included) works in on `t`: 1 where the ISA has none. */
 int qg_target_lmul(const qg_target *t, const char *op);
+
+/* The value of `key` in a "<key>=<value>,..." field of the table (lmul,
+ * llvm_intrinsics), copied to buf; false (buf "") where it has none or it
+ * does not fit. */
+bool qg_target_member(const char *field, const char *key, char *buf, size_t cap);
 
 /* The row of `isa` (NULL past the table). */
 const qg_target *qg_target_of(qg_isa isa);
