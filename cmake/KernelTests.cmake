@@ -19,8 +19,13 @@ if(QGEN_SANITIZE)
 endif()
 
 set(kt_builds native)
-if(QGEN_CROSS_TESTS)
-  list(APPEND kt_builds aarch64 aarch64-gcc riscv64)
+if(QGEN_CROSS_TESTS) # one build per cross toolchain of targets/toolchains/
+  file(GLOB kt_toolchains RELATIVE ${PROJECT_SOURCE_DIR}/targets/toolchains ${PROJECT_SOURCE_DIR}/targets/toolchains/*.cmake)
+  list(SORT kt_toolchains)
+  foreach(tc ${kt_toolchains})
+    string(REGEX REPLACE "[.]cmake$" "" tc "${tc}")
+    list(APPEND kt_builds ${tc})
+  endforeach()
 endif()
 
 set(kt_include ${CMAKE_BINARY_DIR}/kernel-tests/tests.cmake)
