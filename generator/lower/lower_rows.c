@@ -59,10 +59,12 @@ void qg_lower_channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_k
     if (qg_kernel_loops_masked(b->lp))
         rows_args[na++] = io[2];
     rows_args[na++] = n;
-    for (int r = 0; r < 5; r++)
-        if (p->uses[table_rows[r]])
-            rows_args[na++] = B->elem_ptr(b, table_rows[r] == QG_IN_Z ? QG_KT_I32 : QG_KT_F32, tbl,
-                                          r < 2 ? (r ? padded : size(b, 0)) : B->bin(b, QG_KB_MUL, size(b, r), padded));
+    for (int r = 0; r < 5; r++) {
+        if (!p->uses[table_rows[r]])
+            continue;
+        qg_kv *at = r == 0 ? size(b, 0) : r == 1 ? padded : B->bin(b, QG_KB_MUL, size(b, r), padded);
+        rows_args[na++] = B->elem_ptr(b, table_rows[r] == QG_IN_Z ? QG_KT_I32 : QG_KT_F32, tbl, at);
+    }
     if (!b->lp->channels)
         rows_args[na++] = C;
     B->call(b, B->rows_ref(b), NULL, NULL, rows_args, na);
