@@ -312,8 +312,9 @@ static const char *indent(const c_kb *c) {
 
 static void kb_vector(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
     c_kb *c = cb(b);
-    if (v->partial && c->e->scalable) { /* a strip of r lanes */
-        qg_c_strip_open(c->e, "0", v->count->s, indent(c));
+    if (v->partial && c->e->scalable) { /* a strip of r lanes, unless a column opened it */
+        if (!c->strip_open)
+            qg_c_strip_open(c->e, "0", v->count->s, indent(c));
     } else if (v->partial) { /* at base + i, r lanes: the lowering's names */
         qg_c_tail(c->e, p);
         return;
@@ -432,12 +433,27 @@ static void kb_open_rows(qg_kb *b, const qg_plan *p, qg_kv *args[5], qg_kv *rows
 }
 
 /* in a block of its own: the parameters' names are the column's */
-static void kb_column(qg_kb *b, const qg_plan *p, qg_kv *const rows[QG_IN_COUNT], qg_kv *row, qg_kv *j, qg_kv *count,
-                      bool partial) {
-    (void)rows;
+static void kb_column_open(qg_kb *b, const qg_plan *p, qg_kv *count) {
+    c_kb *c = cb(b);
+    c->p = p;
     line(b, "{");
-    cb(b)->depth++;
-    qg_c_column(cb(b)->e, p, row->s, j->s, count->s, partial, indent(cb(b)));
+    c->depth++;
+    c->strip_open = count != NULL;
+    if (count) /* the parameters' loads and the vector take its lanes */
+        qg_c_strip_open(c->e, "0", count->s, indent(c));
+}
+
+static qg_kv *kb_column_param(qg_kb *b, const qg_plan *p, qg_plan_input in, qg_kv *row_ptr, qg_kv *j, qg_kv *count) {
+    (void)count; /* the open strip's */
+    emitter *e = cb(b)->e;
+    qg_kv *ptr = expr(b, QG_KT_PTR, 4, "%s + %s", row_ptr->s, j->s);
+    qg_kv *v = spelled(b, QG_KT_VF, in == QG_IN_Z ? e->is->load_i : e->is->load_f, ptr->s, NULL, NULL);
+    line(b, "const %s %s = %s;", qg_c_kind_type(e, p->kind[in]), qg_c_input_names[in], v->s);
+    return expr(b, QG_KT_VF, 0, "%s", qg_c_input_names[in]);
+}
+
+static void kb_column_close(qg_kb *b) {
+    cb(b)->strip_open = false;
     block_close(b);
 }
 

@@ -22,6 +22,7 @@ typedef struct c_kb {
     struct qg_kv *values; /* every expression made, freed by qg_c_kb_free */
     struct qg_kvar vars[C_KB_MAX_VARS];
     int nvars;
+    bool strip_open; /* a column's strip, opened before its parameters */
 } c_kb;
 
 /* A builder printing into e's text for the op whose loops are e->lp. */

@@ -15,63 +15,6 @@ void qg_c_entry_open(emitter *e, qg_kernel_op op) {
     S(" {\n");
 }
 
-/* The parameter vectors of the columns from j, from the padded table. */
-static void emit_chan_params(emitter *e, const qg_plan *p, const char *j, const char *ind) {
-    for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
-        if (!p->uses[in])
-            continue;
-        char ptr[96];
-        snprintf(ptr, sizeof ptr, "chan_%s + %s", qg_c_input_names[in], j);
-        P("%sconst %s %s = ", ind, qg_c_kind_type(e, p->kind[in]), qg_c_input_names[in]);
-        spell(e, in == QG_IN_Z ? e->is->load_i : e->is->load_f, ptr, NULL, NULL);
-        S(";\n");
-    }
-}
-
-/* One whole vector (a strip on scalable ISAs) of `count` lanes at element
- * `at`: the body directly, with the parameter vectors above. */
-static void emit_chan_vector(emitter *e, const qg_plan *p, const op_io *io, const char *at, const char *count,
-                             const char *ind) {
-    char ptr[160], in[320], mexpr[320] = "";
-    snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at);
-    qg_c_load_expr(e, io, ptr, in, sizeof in);
-    qg_c_body_call(e, p, in, mexpr, "0", ind, BODY_RESULT, NULL);
-    snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at);
-    qg_c_store(e, io, ptr, "r0", ind);
-    if (io->mask_out)
-        qg_c_mask_store_full(e, at, count, "m0", ind);
-}
-
-/* The partial vector of `count` columns at `at`: the span's tail alone. */
-static void emit_chan_part(emitter *e, const qg_plan *p, const op_io *io, const char *at, const char *count,
-                           const char *ind) {
-    const char *mask_arg = io->mask_in || io->mask_out ? ", mask" : "";
-    P("%s%s_%s_span_part(%s, %s%s, %s, %s", ind, e->name, qg_kernel_op_name(p->op), io->in_name, io->out_name, mask_arg,
-      at, count);
-    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
-        if (p->uses[in])
-            P(", %s", qg_c_input_names[in]);
-    S(");\n");
-}
-
-/* A column of the channels-last rows (lower/lower_rows.c): a whole
- * vector, the body directly; a partial one through the span's tail alone
- * (NAME_<op>_span_part), or a strip on scalable ISAs. */
-void qg_c_column(emitter *e, const qg_plan *p, const char *row, const char *j, const char *count, bool partial,
-                 const char *ind) {
-    const op_io io = qg_c_io_of(e, p);
-    char at[96];
-    if (snprintf(at, sizeof at, "%s + %s", row, j) >= (int)sizeof at)
-        e->t->failed = true;
-    if (partial && e->scalable)
-        qg_c_strip_open(e, "0", count, ind);
-    emit_chan_params(e, p, j, ind);
-    if (partial && !e->scalable)
-        emit_chan_part(e, p, &io, at, count, ind);
-    else
-        emit_chan_vector(e, p, &io, at, e->scalable ? e->is->strip_count : e->lanes_str, ind);
-}
-
 /* NAME_<op>_rows__<isa>(in, out, [mask,] n, the table's rows, [C]) {
  * -- the rows themselves are lowered (lower/lower_rows.c). The table's
  * rows are restrict arguments, as the entry's fresh allocation made them,

@@ -75,10 +75,8 @@ void qg_c_entry_open(emitter *e, qg_kernel_op op);
  * runtime driver calls), and emits the chain's forwarder links, each
  * calling qg_<driver>_<stem> with the link it wraps. */
 void qg_c_open_link(emitter *e, const qg_op_info *o, const char *infix);
-/* The channels-last rows' signature, and one column (lower/lower_rows.c). */
+/* The channels-last rows' signature (lower/lower_rows.c). */
 void qg_c_rows_open(emitter *e, const qg_plan *p);
-void qg_c_column(emitter *e, const qg_plan *p, const char *row, const char *j, const char *count, bool partial,
-                 const char *ind);
 
 /* c_isa_file.c: what the builder's op_begin and op_end print (the plan's
  * body, spans, rows), around the lowered entries */

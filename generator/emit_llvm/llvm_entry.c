@@ -27,49 +27,6 @@ LLVMValueRef lx_define_link(lx *x, const qg_op_info *o, const char *infix) {
     return fn;
 }
 
-static LLVMValueRef call_span(lx *x, LLVMValueRef span, const qg_plan *p, LLVMValueRef in, LLVMValueRef out,
-                              LLVMValueRef mask, LLVMValueRef base, LLVMValueRef len, LLVMValueRef *params) {
-    LLVMValueRef args[5 + QG_IN_COUNT] = {in, out};
-    unsigned n = 2;
-    if (qg_kernel_loops_masked(x->lp))
-        args[n++] = mask;
-    args[n++] = base;
-    args[n++] = len;
-    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
-        if (p->uses[k])
-            args[n++] = params[k];
-    return lx_call(x, span, args, n);
-}
-
-/* A column of the channels-last rows (lower/lower_rows.c): channels j..
- * of the row from r0, cnt of them, their parameters from the table's rows;
- * a whole vector, or a partial one through the lowered NAME_<op>_span_part
- * (`part`; a strip on scalable ISAs). */
-void lx_rows_column(lx *x, const qg_plan *p, LLVMValueRef part, LLVMValueRef const io[3], LLVMValueRef const *row_ptr,
-                    LLVMValueRef r0, LLVMValueRef j, LLVMValueRef cnt, bool partial) {
-    LLVMValueRef params[QG_IN_COUNT] = {0};
-    /* a partial scalable column reads its cnt parameters only: the table
-     * is padded to whole vectors on fixed widths alone */
-    LLVMValueRef strip = !partial || !x->isa->scalable ? NULL
-                         : x->isa->tail == LX_TAIL_EVL ? LLVMConstAllOnes(x->vm)
-                                                       : lx_active(x, lx_i64(x, 0), cnt);
-    for (int k = QG_IN_S; k < QG_IN_COUNT; k++) {
-        if (!p->uses[k])
-            continue;
-        const bool is_int = p->kind[k] == QG_VI;
-        params[k] = lx_load(x, is_int ? x->vi : x->vf, is_int ? x->i32 : x->f32, 4, row_ptr[k], j, strip, cnt, NULL);
-    }
-    LLVMValueRef at = LLVMBuildAdd(x->b, r0, j, "");
-    if (partial && !x->isa->scalable) {
-        call_span(x, part, p, io[0], io[1], io[2], at, cnt, params);
-        return;
-    }
-    span_args s = {.in = io[0], .out = io[1], .mask = io[2]};
-    memcpy(s.param, params, sizeof params);
-    const io_t io_v = lx_io_of(x);
-    lx_vector_at(x, p, &io_v, &s, at, cnt, partial ? lx_active(x, lx_i64(x, 0), cnt) : NULL);
-}
-
 /* <prefix>_<op>_rows(in, out, [mask,] n, the table's rows..., [C]) { --
  * the rows themselves are lowered (lower/lower_rows.c). The rows are
  * noalias arguments, as the fresh allocation made them in the entry, so

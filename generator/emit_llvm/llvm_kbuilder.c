@@ -263,13 +263,28 @@ static void kb_open_rows(qg_kb *b, const qg_plan *p, qg_kv *args[5], qg_kv *rows
         k->rows_io[i] = a[i];
 }
 
-static void kb_column(qg_kb *b, const qg_plan *p, qg_kv *const rows[QG_IN_COUNT], qg_kv *row, qg_kv *j, qg_kv *count,
-                      bool partial) {
-    LLVMValueRef r[QG_IN_COUNT] = {0};
-    for (int in = 0; in < QG_IN_COUNT; in++)
-        r[in] = rows[in] ? V(rows[in]) : NULL;
-    lx_rows_column(kb(b)->x, p, V(kb_span_ref(b, "_part")), kb(b)->rows_io, r, V(row), V(j), V(count), partial);
+/* A column's vectors read the rows' tensors and the parameters loaded here. */
+static void kb_column_open(qg_kb *b, const qg_plan *p, qg_kv *count) {
+    (void)p, (void)count;
+    lx_kb *k = kb(b);
+    k->s = (span_args){.in = k->rows_io[0], .out = k->rows_io[1], .mask = k->rows_io[2]};
+    k->io = lx_io_of(k->x);
 }
+
+/* a strip's parameters by its length (RVV) or under its lane mask (SVE) */
+static qg_kv *kb_column_param(qg_kb *b, const qg_plan *p, qg_plan_input in, qg_kv *row_ptr, qg_kv *j, qg_kv *count) {
+    lx *x = kb(b)->x;
+    LLVMValueRef strip = !count                        ? NULL
+                         : x->isa->tail == LX_TAIL_EVL ? LLVMConstAllOnes(x->vm)
+                                                       : lx_active(x, lx_i64(x, 0), V(count));
+    const bool is_int = p->kind[in] == QG_VI;
+    LLVMValueRef v = lx_load(x, is_int ? x->vi : x->vf, is_int ? x->i32 : x->f32, 4, V(row_ptr), V(j), strip,
+                             count ? V(count) : NULL, NULL);
+    kb(b)->s.param[in] = v;
+    return K(v);
+}
+
+static void kb_column_close(qg_kb *b) { (void)b; }
 
 /* ---- observe's reduction and vectors */
 

@@ -63,12 +63,6 @@ LLVMValueRef lx_load_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef
 void lx_store_mask_bytes_pdep(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValueRef at);
 void lx_store_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef m, LLVMValueRef at, LLVMValueRef count);
 
-/* llvm_span.c: the plan on the vector at element `at` of s's tensors,
- * with s's parameters (count lanes valid; `active` masks the loads and
- * stores of a partial vector, NULL for a full one). */
-void lx_vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at, LLVMValueRef count,
-                  LLVMValueRef active);
-
 /* llvm_entry.c: entries */
 /* NAME_<op><infix>__<isa>: the entry (infix ""), else internal. */
 LLVMValueRef lx_define_link(lx *x, const qg_op_info *o, const char *infix);
@@ -111,11 +105,8 @@ void lx_kb_group_mask_out(lx_kb *k, LLVMValueRef m[4], LLVMValueRef at);
 LLVMValueRef lx_kb_any_nan4(lx_kb *k, LLVMValueRef nan[4]);
 LLVMValueRef lx_kb_to_boundary(lx_kb *k, LLVMValueRef ptr, LLVMValueRef base, bool of_output, unsigned bytes);
 
-/* llvm_entry.c: the channels-last rows' function, its name, and one
- * column of them (lower/lower_rows.c) */
+/* llvm_entry.c: the channels-last rows' function and its name
+ * (lower/lower_rows.c) */
 void lx_rows_name(lx *x, qg_kernel_op op, char *name, size_t cap);
 void lx_rows_open(lx *x, const qg_plan *p, LLVMValueRef args[5], LLVMValueRef rows[QG_IN_COUNT]);
-void lx_rows_column(lx *x, const qg_plan *p, LLVMValueRef span, LLVMValueRef const io[3], LLVMValueRef const *row_ptr,
-                    LLVMValueRef r0, LLVMValueRef j, LLVMValueRef cnt, bool partial);
-
 #endif

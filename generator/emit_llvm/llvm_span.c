@@ -206,11 +206,6 @@ static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_arg
     x->evl = NULL;
 }
 
-void lx_vector_at(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at, LLVMValueRef count,
-                  LLVMValueRef active) {
-    vector_at_ex(x, p, io, s, at, count, active, NULL);
-}
-
 /* The types of a span's arguments: in, out, [mask,] base, len, then the
  * parameters the plan uses; returns their count. */
 static unsigned span_param_types(lx *x, const qg_plan *p, LLVMTypeRef params[5 + QG_IN_COUNT]) {

@@ -166,11 +166,14 @@ typedef struct qg_kb_ops {
      * (a constant where the spec fixes it, and then no argument); rows[in]
      * the table's row of each plan input the op uses. */
     void (*open_rows)(qg_kb *b, const qg_plan *p, qg_kv *args[5], qg_kv *rows[QG_IN_COUNT]);
-    /* The plan on channels j.. of the row from element `row`: `count`
-     * lanes, a whole vector's or (partial) fewer, the parameters read from
-     * the table's rows at j. */
-    void (*column)(qg_kb *b, const qg_plan *p, qg_kv *const rows[QG_IN_COUNT], qg_kv *row, qg_kv *j, qg_kv *count,
-                   bool partial);
+    /* A column of the rows, in a scope of its own until column_close: its
+     * vectors (`vector`) read the rows' tensors and the parameters
+     * column_param loads, the table's row `row_ptr` of input `in` from
+     * column j: a whole vector, or (count not NULL: a scalable ISA's strip,
+     * opened by column_open with the same count) its first count lanes. */
+    void (*column_open)(qg_kb *b, const qg_plan *p, qg_kv *count);
+    qg_kv *(*column_param)(qg_kb *b, const qg_plan *p, qg_plan_input in, qg_kv *row_ptr, qg_kv *j, qg_kv *count);
+    void (*column_close)(qg_kb *b);
 
     /* ---- scalars */
     qg_kv *(*imm)(qg_kb *b, qg_kt t, long long v); /* QG_KT_PTR: v 0, the null pointer */
@@ -223,7 +226,7 @@ typedef struct qg_kb_ops {
     X(open_link) X(arg) X(close_fn) X(ret) X(link_ref) X(spec_ref) X(span_ref) X(minmax_ref) X(rows_ref) \
     X(comment) X(section) X(op_begin) X(op_end) X(open_span) X(span_arg) X(lanes) X(vector) \
     X(group_mask_in) X(store_result) X(group_store) X(group_mask_out) X(any_nan4) X(to_boundary) \
-    X(open_minmax) X(values) X(vsplat) X(vop) X(reduce) X(open_rows) X(column) X(imm) X(fimm) \
+    X(open_minmax) X(values) X(vsplat) X(vop) X(reduce) X(open_rows) X(column_open) X(column_param) X(column_close) X(imm) X(fimm) \
     X(bin) X(select) X(cast) X(nonnull) X(discard) X(let) X(field) X(elem_ptr) X(index) \
     X(var) X(get) X(set) X(loop_open) X(loop_close) X(loop_continue) X(if_open) X(if_close) \
     X(call) X(zero_bytes) X(store) X(param)

@@ -11,25 +11,51 @@
 
 static qg_kv *size(qg_kb *b, long long v) { return B->imm(b, QG_KT_SIZE, v); }
 
+/* Channels j.. of the row from element `row`, `count` of them: a whole
+ * vector, or (partial) fewer: on fixed widths the lowered span_part with
+ * whole vectors of parameters (the table is padded), on scalable ISAs one
+ * strip that reads only its lanes' parameters. */
+static void column(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_kv *const rows[QG_IN_COUNT], qg_kv *row, qg_kv *j,
+                   qg_kv *count, bool partial) {
+    qg_kv *strip = partial && b->lp->lanes == 0 ? count : NULL;
+    B->column_open(b, p, strip);
+    qg_kv *args[5 + QG_IN_COUNT] = {io[0], io[1]}, *at = B->bin(b, QG_KB_ADD, row, j);
+    int n = 2;
+    if (qg_kernel_loops_masked(b->lp))
+        args[n++] = io[2];
+    args[n++] = at;
+    args[n++] = count;
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
+        if (p->uses[in])
+            args[n++] = B->column_param(b, p, (qg_plan_input)in, rows[in], j, strip);
+    if (partial && !strip) {
+        B->call(b, B->span_ref(b, "_part"), NULL, NULL, args, n);
+    } else {
+        const qg_kvector v = {.at = at, .count = count, .partial = partial, .slot = -1};
+        B->vector(b, p, &v);
+    }
+    B->column_close(b);
+}
+
 /* The m channels of the row from element `row` (whole_row: m is C). */
-static void row_columns(qg_kb *b, const qg_plan *p, qg_kv *const rows[QG_IN_COUNT], qg_kv *row, qg_kv *m,
-                        bool whole_row) {
+static void row_columns(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_kv *const rows[QG_IN_COUNT], qg_kv *row,
+                        qg_kv *m, bool whole_row) {
     const qg_kernel_loops *lp = b->lp;
     const long long L = lp->lanes, C = (long long)lp->channels;
     if (whole_row && lp->row_written_out) {
         for (long long k = 0; k < C; k += L)
-            B->column(b, p, rows, row, size(b, k), size(b, k + L <= C ? L : C - k), k + L > C);
+            column(b, p, io, rows, row, size(b, k), size(b, k + L <= C ? L : C - k), k + L > C);
         return;
     }
     qg_kv *lanes = B->lanes(b);
     qg_kvar *j = B->var(b, "j", QG_KT_SIZE, size(b, 0));
     B->loop_open(b, "columns", j, QG_KTEST_WHOLE_STEPS, m, lanes);
-    B->column(b, p, rows, row, B->get(b, j), lanes, false);
+    column(b, p, io, rows, row, B->get(b, j), lanes, false);
     B->loop_close(b);
     if (!lp->tail || (whole_row && C && L && C % L == 0))
         return;
     B->if_open(b, B->bin(b, QG_KB_LT, B->get(b, j), m));
-    B->column(b, p, rows, row, B->get(b, j), B->bin(b, QG_KB_SUB, m, B->get(b, j)), true);
+    column(b, p, io, rows, row, B->get(b, j), B->bin(b, QG_KB_SUB, m, B->get(b, j)), true);
     B->if_close(b);
 }
 
@@ -80,10 +106,10 @@ void qg_lower_rows(qg_kb *b, const qg_plan *p) {
     qg_kv *n = a[3], *C = a[4];
     qg_kvar *row = B->var(b, "row", QG_KT_SIZE, size(b, 0));
     B->loop_open(b, "rows", row, QG_KTEST_WHOLE_STEPS, n, C);
-    row_columns(b, p, rows, B->get(b, row), C, true);
+    row_columns(b, p, a, rows, B->get(b, row), C, true);
     B->loop_close(b);
     B->if_open(b, B->bin(b, QG_KB_LT, B->get(b, row), n));
-    row_columns(b, p, rows, B->get(b, row), B->let(b, "m", B->bin(b, QG_KB_SUB, n, B->get(b, row))), false);
+    row_columns(b, p, a, rows, B->get(b, row), B->let(b, "m", B->bin(b, QG_KB_SUB, n, B->get(b, row))), false);
     B->if_close(b);
     B->close_fn(b, NULL);
 }

@@ -197,15 +197,26 @@ static void t_open_rows(qg_kb *b, const qg_plan *p, qg_kv *args[5], qg_kv *rows[
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
         rows[in] = p->uses[in] ? value(b) : NULL;
 }
-static void t_column(qg_kb *b, const qg_plan *p, qg_kv *const rows[QG_IN_COUNT], qg_kv *row, qg_kv *j, qg_kv *count,
-                     bool partial) {
-    (void)p, (void)rows, (void)row, (void)j, (void)count;
-    rec(b, partial ? "column part" : "column");
+static void t_column_open(qg_kb *b, const qg_plan *p, qg_kv *count) {
+    (void)p;
+    rec(b, count ? "column strip" : "column");
+}
+static qg_kv *t_column_param(qg_kb *b, const qg_plan *p, qg_plan_input in, qg_kv *row, qg_kv *j, qg_kv *count) {
+    (void)p, (void)in, (void)row, (void)j, (void)count;
+    return value(b);
+}
+static void t_column_close(qg_kb *b) { (void)b; }
+static void t_vector(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
+    (void)p;
+    rec(b, v->partial ? "vector part" : "vector");
 }
 
 static const qg_kb_ops trace_ops = {
     .open_rows = t_open_rows,
-    .column = t_column,
+    .column_open = t_column_open,
+    .column_param = t_column_param,
+    .column_close = t_column_close,
+    .vector = t_vector,
     .open_minmax = t_open_minmax,
     .values = t_values,
     .vsplat = t_vsplat,
@@ -421,23 +432,29 @@ static void test_channels_last_rows(void) {
     static const char *c16 = "{\"name\": \"t\", \"base\": \"torch.x86.weight\", \"channel_len\": 16}";
     char *t = rows_trace(c16, QG_K_QUANTIZE, QG_ISA_AVX2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CU_ASSERT_TRUE(strstr(t,
-                          "rows\nvar row\nloop rows whole steps\ncolumn\ncolumn\nloop end\nif\nlet m\nvar j\n"
-                          "loop columns whole steps\ncolumn\nloop end\nif\ncolumn part\nif end\nif end\nend\n") == t);
+    /* a partial column on fixed widths calls the span of one partial vector */
+    CU_ASSERT_TRUE(strstr(t, "rows\nvar row\nloop rows whole steps\ncolumn\nvector\ncolumn\nvector\nloop end\nif\n"
+                             "let m\nvar j\nloop columns whole steps\ncolumn\nvector\nloop end\nif\ncolumn\n"
+                             "span_part\ncall ref/") == t);
+    CU_ASSERT_TRUE(strstr(t, "if end\nif end\nend\n") != NULL);
     free(t);
     t = rows_trace(c16, QG_K_FAKE_QUANT, QG_ISA_AVX512);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CU_ASSERT_TRUE(strstr(t, "loop rows whole steps\ncolumn\nloop end\n") != NULL);
+    CU_ASSERT_TRUE(strstr(t, "loop rows whole steps\ncolumn\nvector\nloop end\n") != NULL);
     free(t);
     t = rows_trace("{\"name\": \"t\", \"base\": \"torch.x86.weight\", \"channel_len\": 20}", QG_K_QUANTIZE,
                    QG_ISA_AVX2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CU_ASSERT_TRUE(strstr(t, "loop rows whole steps\ncolumn\ncolumn\ncolumn part\nloop end\n") != NULL);
+    CU_ASSERT_TRUE(strstr(t, "loop rows whole steps\ncolumn\nvector\ncolumn\nvector\ncolumn\nspan_part\ncall ref/") !=
+                   NULL);
     free(t);
     t = rows_trace("{\"name\": \"t\", \"base\": \"torch.x86.weight\", \"channel_len\": 20}", QG_K_QUANTIZE, QG_ISA_SVE);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_EQUAL(count_of(t, "loop columns whole steps"), 2);
-    CU_ASSERT_EQUAL(count_of(t, "column part"), 2);
+    /* a scalable partial column is a strip, its parameters read by its lanes */
+    CU_ASSERT_EQUAL(count_of(t, "column strip"), 2);
+    CU_ASSERT_EQUAL(count_of(t, "vector part"), 2);
+    CU_ASSERT_EQUAL(count_of(t, "span_part"), 0);
     free(t);
     CU_ASSERT_PTR_NULL(rows_trace("{\"name\": \"t\", \"dtype\": \"quint8\"}", QG_K_QUANTIZE, QG_ISA_AVX2));
 }
