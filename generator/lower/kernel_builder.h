@@ -238,8 +238,12 @@ struct qg_kb {
     const qg_kernel_loops *lp; /* the op being lowered */
 };
 
-/* lower_span.c: the op's span. */
+/* lower_span.c: the op's span, and the arguments a call of one takes:
+ * tensors io (in, out, mask where the op has one), base, len, then the
+ * parameters the plan uses; returns their count. */
 void qg_lower_span(qg_kb *b, const qg_plan *p);
+int qg_lower_span_args(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_kv *base, qg_kv *len,
+                       qg_kv *const params[QG_IN_COUNT], qg_kv **args);
 
 /* lower_entry.c: every kernel of `spec` on `isa` in `ops` (a bit set of
  * 1u << qg_kernel_op), in the op table's order. */

@@ -36,12 +36,7 @@ static qg_kv *bound(qg_kb *b, long long q, qg_kv *z) {
  * the parameters the plan uses from one channel's s, z and bias. */
 static void call_span(qg_kb *b, const qg_plan *p, qg_kv *span, qg_kv *const io[3], qg_kv *base, qg_kv *len, qg_kv *s,
                       qg_kv *z, qg_kv *bias) {
-    qg_kv *args[5 + QG_IN_COUNT] = {io[0], io[1]};
-    int n = 2;
-    if (io[2]) /* spans of ops with a mask take it */
-        args[n++] = io[2];
-    args[n++] = base;
-    args[n++] = len;
+    qg_kv *args[5 + QG_IN_COUNT], *params[QG_IN_COUNT] = {0};
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
         if (!p->uses[in])
             continue;
@@ -51,9 +46,9 @@ static void call_span(qg_kb *b, const qg_plan *p, qg_kv *span, qg_kv *const io[3
                    : in == QG_IN_HI  ? bound(b, b->lp->qmax, z)
                    : in == QG_IN_Z   ? z
                                      : bias;
-        args[n++] = B->param(b, (qg_plan_input)in, v);
+        params[in] = B->param(b, (qg_plan_input)in, v);
     }
-    B->call(b, span, NULL, NULL, args, n);
+    B->call(b, span, NULL, NULL, args, qg_lower_span_args(b, p, io, base, len, params, args));
 }
 
 /* Runs of run_len elements from 0 to n; run r in channel r % C, counted

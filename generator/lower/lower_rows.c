@@ -19,17 +19,12 @@ static void column(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_kv *const 
                    qg_kv *count, bool partial) {
     qg_kv *strip = partial && b->lp->lanes == 0 ? count : NULL;
     B->column_open(b, p, strip);
-    qg_kv *args[5 + QG_IN_COUNT] = {io[0], io[1]}, *at = B->bin(b, QG_KB_ADD, row, j);
-    int n = 2;
-    if (qg_kernel_loops_masked(b->lp))
-        args[n++] = io[2];
-    args[n++] = at;
-    args[n++] = count;
+    qg_kv *args[5 + QG_IN_COUNT], *params[QG_IN_COUNT] = {0}, *at = B->bin(b, QG_KB_ADD, row, j);
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
         if (p->uses[in])
-            args[n++] = B->column_param(b, p, (qg_plan_input)in, rows[in], j, strip);
+            params[in] = B->column_param(b, p, (qg_plan_input)in, rows[in], j, strip);
     if (partial && !strip) {
-        B->call(b, B->span_ref(b, "_part"), NULL, NULL, args, n);
+        B->call(b, B->span_ref(b, "_part"), NULL, NULL, args, qg_lower_span_args(b, p, io, at, count, params, args));
     } else {
         const qg_kvector v = {.at = at, .count = count, .partial = partial, .slot = -1};
         B->vector(b, p, &v);

@@ -15,20 +15,31 @@
 
 static qg_kv *size(qg_kb *b, long long v) { return B->imm(b, QG_KT_SIZE, v); }
 
-/* The arguments a call of the span's sibling takes: its own, base and len
- * replaced. */
-static int span_args(qg_kb *b, const qg_plan *p, qg_kv *base, qg_kv *len, qg_kv **args) {
+int qg_lower_span_args(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_kv *base, qg_kv *len,
+                       qg_kv *const params[QG_IN_COUNT], qg_kv **args) {
     int n = 0;
-    args[n++] = B->span_arg(b, QG_KSPAN_IN);
-    args[n++] = B->span_arg(b, QG_KSPAN_OUT);
+    args[n++] = io[0];
+    args[n++] = io[1];
     if (qg_kernel_loops_masked(b->lp))
-        args[n++] = B->span_arg(b, QG_KSPAN_MASK);
+        args[n++] = io[2];
     args[n++] = base;
     args[n++] = len;
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
         if (p->uses[in])
-            args[n++] = B->span_arg(b, QG_KSPAN_PARAM + in);
+            args[n++] = params[in];
     return n;
+}
+
+/* The arguments a call of the span's sibling takes: its own, base and len
+ * replaced. */
+static int span_args(qg_kb *b, const qg_plan *p, qg_kv *base, qg_kv *len, qg_kv **args) {
+    qg_kv *io[3] = {B->span_arg(b, QG_KSPAN_IN), B->span_arg(b, QG_KSPAN_OUT), NULL}, *params[QG_IN_COUNT] = {0};
+    if (qg_kernel_loops_masked(b->lp))
+        io[2] = B->span_arg(b, QG_KSPAN_MASK);
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
+        if (p->uses[in])
+            params[in] = B->span_arg(b, QG_KSPAN_PARAM + in);
+    return qg_lower_span_args(b, p, io, base, len, params, args);
 }
 
 /* for (; i + L <= len; i += L): single full vectors */
