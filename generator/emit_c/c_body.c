@@ -174,22 +174,22 @@ static void body_args(emitter *e, const qg_plan *p, const char *tag, const char 
  * wanted). The loads are named first (x<tag>, m_in<tag>) so that the call
  * reads as the formula. */
 void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const char *mask_expr, const char *tag,
-                    const char *indent, body_form form, char kept_out[16]) {
+                    const char *indent, qg_kbody form, char kept_out[16]) {
     const qg_plan_input data = qg_op_info_of(p->op)->data;
     P("%sconst %s %s%s = %s;\n", indent, qg_c_kind_type(e, p->kind[data]), qg_c_input_names[data], tag, in_expr);
     if (p->uses[QG_IN_MASK])
         P("%sconst %s m_in%s = %s;\n", indent, e->is->vm, tag, mask_expr);
     if (p->out_mask >= 0)
         P("%s%s m%s;\n", indent, e->is->vm, tag);
-    const bool grouped = form != BODY_RESULT && p->out_q_grouped >= 0;
+    const bool grouped = form != QG_KBODY_RESULT && p->out_q_grouped >= 0;
     char kept[16], grouped_out[24];
     snprintf(kept, sizeof kept, "%c%s", grouped ? 'g' : 'r', tag);
     if (kept_out)
         memcpy(kept_out, kept, sizeof kept);
-    snprintf(grouped_out, sizeof grouped_out, "%s%s", grouped && form == BODY_GROUPED ? "&" : "",
-             grouped && form == BODY_GROUPED ? kept : "NULL");
+    snprintf(grouped_out, sizeof grouped_out, "%s%s", grouped && form == QG_KBODY_GROUPED ? "&" : "",
+             grouped && form == QG_KBODY_GROUPED ? kept : "NULL");
     const int result = p->out_q >= 0 ? p->out_q : p->out_y;
-    if (form == BODY_ORDERED) {
+    if (form == QG_KBODY_ORDERED) {
         P("%s%s %s;\n%s%s nan%s;\n%s", indent, qg_c_kind_type(e, p->kind[p->out_ordered]), kept, indent, e->is->vf, tag,
           indent);
         body_args(e, p, tag, grouped_out, kept);

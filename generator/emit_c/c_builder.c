@@ -259,7 +259,7 @@ static qg_kv *kb_call(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, q
 
 static void kb_zero_bytes(qg_kb *b, qg_kv *ptr, qg_kv *count) { line(b, "memset(%s, 0, %s);", ptr->s, count->s); }
 
-static void kb_store(qg_kb *b, qg_kv *ptr, qg_kv *v) { line(b, "*%s = %s;", ptr->s, v->s); }
+static void kb_store_at(qg_kb *b, qg_kv *ptr, qg_kv *v) { line(b, "*%s = %s;", ptr->s, v->s); }
 
 static qg_kv *kb_param(qg_kb *b, qg_plan_input in, qg_kv *scalar) {
     emitter *e = cb(b)->e;
@@ -304,43 +304,47 @@ static qg_kv *kb_lanes(qg_kb *b) {
     return expr(b, QG_KT_SIZE, 0, "%s", e->scalable ? e->is->strip_step : e->lanes_str);
 }
 
-static const char *indent(const c_kb *c) {
+const char *qg_c_indent(const c_kb *c) {
     static const char spaces[] = "                                ";
     const int n = 4 * c->depth < (int)sizeof spaces - 1 ? 4 * c->depth : (int)sizeof spaces - 1;
     return spaces + sizeof spaces - 1 - n;
 }
 
-static void kb_vector(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
-    c_kb *c = cb(b);
-    if (v->partial && c->e->scalable) { /* a strip of r lanes, unless a column opened it */
-        if (!c->strip_open)
-            qg_c_strip_open(c->e, "0", v->count->s, indent(c));
-    } else if (v->partial) { /* at base + i, r lanes: the lowering's names */
-        qg_c_tail(c->e, p);
-        return;
-    }
-    const int k = v->slot < 0 ? 0 : v->slot;
-    char kept[16];
-    qg_c_full_vector(c->e, p, k, v->at->s, indent(c), v->keep, v->mask4, v->ordered, kept);
-    if (v->result)
-        *v->result = expr(b, QG_KT_PTR, 0, "%s", kept);
-    if (v->mask_out)
-        *v->mask_out = expr(b, QG_KT_PTR, 0, "m%d", k);
-    if (v->nan)
-        *v->nan = expr(b, QG_KT_PTR, 0, "nan%d", k);
-}
-
-static void kb_group_mask_in(qg_kb *b, qg_kv *at) {
+static qg_kv *kb_group_mask_in(qg_kb *b, qg_kv *at) {
     line(b, "const uint64_t mbits = qg_ks_get_bits(mask, %s, %du);", at->s, 4 * cb(b)->e->lanes);
+    return expr(b, QG_KT_I64, 0, "mbits");
 }
 
-static void kb_store_result(qg_kb *b, qg_kv *r, qg_kv *at) {
-    c_kb *c = cb(b);
-    const op_io io = qg_c_io_of(c->e, c->p);
-    char ptr[160];
-    snprintf(ptr, sizeof ptr, "%s + %s", io.out_name, at->s);
-    qg_c_store(c->e, &io, ptr, r->s, indent(c));
+/* ---- one vector (c_span.c spells its accesses) */
+
+static void kb_vector_open(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
+    qg_c_vector_open(cb(b), p, v->at->s, v->count->s, v->partial, v->slot);
 }
+
+static qg_kv *kb_load(qg_kb *b) {
+    char in[400];
+    qg_c_load(cb(b), in, sizeof in);
+    return expr(b, QG_KT_VF, 0, "%s", in);
+}
+
+static qg_kv *kb_load_mask(qg_kb *b, qg_kv *bits, int first) {
+    char m[400];
+    qg_c_load_mask(cb(b), bits ? bits->s : NULL, first, m, sizeof m);
+    return expr(b, QG_KT_VOK, 0, "%s", m);
+}
+
+static qg_kv *kb_body(qg_kb *b, qg_kv *in, qg_kv *m, qg_kbody form, qg_kv **mask_out, qg_kv **nan) {
+    c_kb *c = cb(b);
+    char kept[16];
+    qg_c_body_call(c->e, c->p, in->s, m ? m->s : "", c->tag, qg_c_indent(c), form, kept);
+    *mask_out = expr(b, QG_KT_VOK, 0, "m%s", c->tag);
+    *nan = expr(b, QG_KT_VF, 0, "nan%s", c->tag);
+    return expr(b, QG_KT_VF, 0, "%s", kept);
+}
+
+static void kb_store(qg_kb *b, qg_kv *r) { qg_c_store(cb(b), r->s); }
+static void kb_store_mask(qg_kb *b, qg_kv *m) { qg_c_store_mask(cb(b), m->s); }
+static void kb_vector_close(qg_kb *b) { (void)b; }
 
 /* $a..: four handles' names, comma-separated */
 static void four(qg_kv *const v[4], const char *extra, char *out, size_t cap) {
@@ -440,7 +444,7 @@ static void kb_column_open(qg_kb *b, const qg_plan *p, qg_kv *count) {
     c->depth++;
     c->strip_open = count != NULL;
     if (count) /* the parameters' loads and the vector take its lanes */
-        qg_c_strip_open(c->e, "0", count->s, indent(c));
+        qg_c_strip_open(c->e, "0", count->s, qg_c_indent(c));
 }
 
 static qg_kv *kb_column_param(qg_kb *b, const qg_plan *p, qg_plan_input in, qg_kv *row_ptr, qg_kv *j, qg_kv *count) {

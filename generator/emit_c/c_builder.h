@@ -3,7 +3,7 @@
 #define QGEN_C_BUILDER_H
 
 #include "../lower/kernel_builder.h"
-#include "emit_c.h"
+#include "c_kernel.h"
 
 struct qg_kvar {
     qg_kv *name;
@@ -22,11 +22,24 @@ typedef struct c_kb {
     struct qg_kv *values; /* every expression made, freed by qg_c_kb_free */
     struct qg_kvar vars[C_KB_MAX_VARS];
     int nvars;
-    bool strip_open; /* a column's strip, opened before its parameters */
+    bool strip_open;        /* a column's strip, opened before its parameters */
+    const char *at, *count; /* the open vector's first element and lanes, */
+    bool partial;           /* ... whether partial, */
+    op_io io;               /* ... its tensors */
+    char tag[12];           /* ... and its values' suffix */
 } c_kb;
 
 /* A builder printing into e's text for the op whose loops are e->lp. */
 void qg_c_kb_init(c_kb *c, emitter *e);
 void qg_c_kb_free(c_kb *c);
+const char *qg_c_indent(const c_kb *c);
+
+/* c_span.c: the builder's vector calls (kernel_builder.h); the expressions
+ * go to out */
+void qg_c_vector_open(c_kb *c, const qg_plan *p, const char *at, const char *count, bool partial, int slot);
+void qg_c_load(c_kb *c, char *out, size_t cap);
+void qg_c_load_mask(c_kb *c, const char *bits, int first, char *out, size_t cap);
+void qg_c_store(c_kb *c, const char *r);
+void qg_c_store_mask(c_kb *c, const char *m);
 
 #endif

@@ -3,6 +3,7 @@
 #ifndef QGEN_C_KERNEL_H
 #define QGEN_C_KERNEL_H
 
+#include "../lower/kernel_builder.h"
 #include "../plan/kernel_ops.h"
 #include "emit_c.h"
 
@@ -41,33 +42,18 @@ typedef struct op_io {
 /* c_body.c: the body and its call */
 void qg_c_float_literal(float f, char *out, size_t cap);
 void qg_c_body(emitter *e, const qg_plan *p);
-/* What a call of the body keeps: r<tag>, its result; g<tag>, quantize's
- * q - z for the grouped store; or, in a main loop that tests for NaN once
- * (qg_plan.out_ordered), r<tag> or g<tag> as they are without NaN lanes,
- * and nan<tag>, the value tested. */
-typedef enum body_form { BODY_RESULT, BODY_GROUPED, BODY_ORDERED } body_form;
+/* The call of the body on one vector (kept values named after `tag`:
+ * r<tag> or g<tag>, m<tag>, nan<tag>; see qg_kbody). */
 void qg_c_body_call(emitter *e, const qg_plan *p, const char *in_expr, const char *mask_expr, const char *tag,
-                    const char *indent, body_form form, char kept_out[16]);
+                    const char *indent, qg_kbody form, char kept_out[16]);
 void qg_c_body_call_expr(emitter *e, const qg_plan *p, const char *arg, char *out, size_t cap);
 
-/* c_span.c: loads, stores, spans */
+/* c_span.c: spans */
 op_io qg_c_io_of(const emitter *e, const qg_plan *p);
-void qg_c_load_expr(emitter *e, const op_io *io, const char *ptr, char *out, size_t cap);
-void qg_c_mask_store_full(emitter *e, const char *at, const char *count, const char *mres, const char *indent);
-void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, const char *indent);
 void qg_c_strip_open(emitter *e, const char *at, const char *end, const char *indent);
 /* Scalable ISAs: a span's whole-register strip and its splatted parameters. */
 void qg_c_whole_strip(emitter *e, const qg_plan *p);
 void qg_c_span_open(emitter *e, const qg_plan *p, const char *storage, const char *suffix);
-/* One whole vector at element `at`: loaded, the body, stored unless
- * skip_store keeps r<k> (g<k>) for a store that follows; with mask4 its
- * mask bits come from mbits and stay in m<k>; `ordered` keeps the result
- * without NaN lanes and nan<k> (qg_plan.out_ordered); `kept` receives the
- * kept result's name (r<k> or g<k>). */
-void qg_c_full_vector(emitter *e, const qg_plan *p, int k, const char *at, const char *indent, bool skip_store,
-                      bool mask4, bool ordered, char kept[16]);
-/* The partial vector at base + i of r lanes, through masks or buffers. */
-void qg_c_tail(emitter *e, const qg_plan *p);
 
 /* c_entry.c: entries and the layout walk */
 void qg_c_entry_open(emitter *e, qg_kernel_op op);

@@ -4,8 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../lower/kernel_builder.h"
-#include "c_kernel.h"
+#include "c_builder.h"
 #include "c_signature.h"
 
 static void arg_decl(const emitter *e, const qg_op_info *o, int k, char *out, size_t cap) {
@@ -34,9 +33,7 @@ op_io qg_c_io_of(const emitter *e, const qg_plan *p) {
     return io;
 }
 
-/* Loads of one vector's data and mask inputs at element `at` of the buffers
- * (fixed-width full vector, or an RVV strip). */
-void qg_c_load_expr(emitter *e, const op_io *io, const char *ptr, char *out, size_t cap) {
+static void load_expr(emitter *e, const op_io *io, const char *ptr, char *out, size_t cap) {
     qg_text tmp = {0};
     qg_text_spell(&tmp,
                   io->in_is_i32 ? e->is->load_i
@@ -47,87 +44,162 @@ void qg_c_load_expr(emitter *e, const op_io *io, const char *ptr, char *out, siz
     qg_text_free(&tmp);
 }
 
-static void mask_in_expr(emitter *e, const char *at, const char *count, char *out, size_t cap) {
-    qg_text tmp = {0};
-    char inner[160];
-    if (packed_mask(e) && e->is->load_mask_packed) {
-        qg_text_spell(&tmp, e->is->load_mask_packed, at, count, NULL);
-    } else if (packed_mask(e)) {
-        snprintf(inner, sizeof inner, "qg_ks_get_bits(mask, %s, (unsigned)%s)", at, count);
-        qg_text_spell(&tmp, e->is->bits_to_mask, inner, NULL, NULL);
-    } else if (e->is->load_mask_bytes) {
-        snprintf(inner, sizeof inner, "mask + %s", at);
-        qg_text_spell(&tmp, e->is->load_mask_bytes, inner, NULL, NULL);
-    } else {
-        snprintf(inner, sizeof inner, "qg_ks_bytes_to_bits(mask + %s, (unsigned)%s)", at, count);
-        qg_text_spell(&tmp, e->is->bits_to_mask, inner, NULL, NULL);
-    }
-    snprintf(out, cap, "%s", tmp.p ? tmp.p : "");
-    qg_text_free(&tmp);
-}
-
-void qg_c_mask_store_full(emitter *e, const char *at, const char *count, const char *mres, const char *indent) {
-    P("%sif (mask)\n%s    ", indent, indent);
-    if (packed_mask(e) && e->is->store_mask_packed) {
-        spell(e, e->is->store_mask_packed, at, mres, count);
-        S(";\n");
-    } else if (packed_mask(e)) {
-        P("qg_ks_put_bits(mask, %s, ", at);
-        spell(e, e->is->mask_to_bits, mres, NULL, NULL);
-        P(", (unsigned)%s);\n", count);
-    } else if (e->is->store_mask_bytes) {
-        char ptr[96];
-        snprintf(ptr, sizeof ptr, "mask + %s", at);
-        spell(e, e->is->store_mask_bytes, ptr, mres, NULL);
-        S(";\n");
-    } else {
-        P("qg_ks_bits_to_bytes(mask + %s, ", at);
-        spell(e, e->is->mask_to_bits, mres, NULL, NULL);
-        P(", (unsigned)%s);\n", count);
-    }
-}
-
-void qg_c_store(emitter *e, const op_io *io, const char *ptr, const char *val, const char *indent) {
+static void store_stmt(emitter *e, const op_io *io, const char *ptr, const char *val, const char *indent) {
     S(indent);
     spell(e, io->out_is_q ? e->is->store_q[io->out_q] : e->is->store_f, ptr, val, NULL);
     S(";\n");
 }
 
-/* One full vector at element base + i + off; with skip_store the result
- * stays in r<k> (g<k>) for a multi-vector store or for after the main
- * loop's NaN test (`ordered`: the result as it is without NaN lanes), with
- * mask4 (group_mask) its mask bits come from and go to the four vectors'
- * 16 (mbits, m<k>). */
-void qg_c_full_vector(emitter *e, const qg_plan *p, int k, const char *at, const char *indent, bool skip_store,
-                      bool mask4, bool ordered, char kept[16]) {
-    const op_io io_v = qg_c_io_of(e, p), *io = &io_v;
-    char ptr[160], in[320], mexpr[320] = "", res[16], mres[16];
-    snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at);
-    qg_c_load_expr(e, io, ptr, in, sizeof in);
-    char count[64];
-    snprintf(count, sizeof count, "%s", e->scalable ? e->is->strip_count : e->lanes_str);
-    if (io->mask_in && mask4) { /* group_mask: this vector's bits of the four read at once */
-        char bits[32];
-        snprintf(bits, sizeof bits, "(mbits >> %d)", k * e->lanes);
-        qg_text tmp = {0};
-        qg_text_spell(&tmp, e->is->bits_to_mask, bits, NULL, NULL);
-        snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
-        qg_text_free(&tmp);
-    } else if (io->mask_in) {
-        mask_in_expr(e, at, count, mexpr, sizeof mexpr);
+/* Of the open vector: a fixed-width partial one (the tail, r lanes); its
+ * element index and lane count as text. */
+static bool tail(const c_kb *c) { return c->partial && !c->e->scalable; }
+static const char *at_of(const c_kb *c) { return c->at; }
+static const char *count_of(const c_kb *c) {
+    return tail(c) ? c->count : c->e->scalable ? c->e->is->strip_count : c->e->lanes_str;
+}
+static bool buffered(const c_kb *c) { return c->kb.lp->tail_kind == QG_TAIL_BUFFERED; }
+
+void qg_c_vector_open(c_kb *c, const qg_plan *p, const char *at, const char *count, bool partial, int slot) {
+    emitter *e = c->e;
+    c->p = p;
+    c->at = at;
+    c->count = count;
+    c->partial = partial;
+    snprintf(c->tag, sizeof c->tag, "%d", slot < 0 ? 0 : slot);
+    c->io = qg_c_io_of(e, p);
+    const op_io *io = &c->io;
+    const char *ind = qg_c_indent(c);
+    if (partial && e->scalable) { /* a strip of r lanes, unless a column opened it */
+        if (!c->strip_open)
+            qg_c_strip_open(e, "0", count, ind);
+        return;
     }
-    snprintf(res, sizeof res, "r%d", k);
-    snprintf(mres, sizeof mres, "m%d", k);
-    qg_c_body_call(e, p, in, mexpr, res + 1, indent,
-                   ordered                                   ? BODY_ORDERED
-                   : skip_store && e->lp->group_store_adds_z ? BODY_GROUPED
-                                                             : BODY_RESULT,
-                   kept);
-    snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at);
-    if (!skip_store)
-        qg_c_store(e, io, ptr, res, indent);
-    if (io->mask_out && !mask4)
-        qg_c_mask_store_full(e, at, count, mres, indent);
+    if (!tail(c))
+        return;
+    snprintf(c->tag, sizeof c->tag, "t");
+    const qg_isa_spelling *is = e->is;
+    if (buffered(c)) { /* through zeroed stack buffers: no lane reads or writes outside the caller's arrays */
+        const char *in_t = io->in_is_i32 ? "int32_t" : io->in_is_q ? qg_q_type(io->in_q) : "float";
+        P("%s%s inb[%d] = {0};\n%s%s outb[%d];\n", ind, in_t, e->lanes, ind,
+          io->out_is_q ? qg_q_type(io->out_q) : "float", e->lanes);
+        P("%smemcpy(inb, %s + %s, %s * sizeof inb[0]);\n", ind, io->in_name, at_of(c), count_of(c));
+        return;
+    }
+    /* masked: lanes past the end neither read nor written; where the ISA
+     * has no masked form (AVX2 has none for bytes and halfwords), that one
+     * operand goes through a stack buffer or through bits */
+    const bool mask_bytes =
+        !packed_mask(e) && ((io->mask_in && is->load_mask_bytes_tail) || (io->mask_out && is->store_mask_bytes_tail));
+    const char *load_tail = io->in_is_i32 ? is->load_i_tail : io->in_is_q ? is->load_q_tail[io->in_q] : is->load_f_tail;
+    const char *store_tail = io->out_is_q ? is->store_q_tail[io->out_q] : is->store_f_tail;
+    if (load_tail || store_tail || mask_bytes) { /* the tail mask, where a masked access takes it */
+        P("%sconst %s tm = ", ind, is->tail_mask_type ? is->tail_mask_type : is->vm);
+        spell(e, is->tail_mask, count_of(c), NULL, NULL);
+        S(";\n");
+    }
+}
+
+void qg_c_load(c_kb *c, char *out, size_t cap) {
+    emitter *e = c->e;
+    const op_io *io = &c->io;
+    char ptr[160];
+    snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at_of(c));
+    if (tail(c) && buffered(c)) {
+        load_expr(e, io, "inb", out, cap);
+    } else if (tail(c)) {
+        const char *load_tail = io->in_is_i32 ? e->is->load_i_tail
+                                : io->in_is_q ? e->is->load_q_tail[io->in_q]
+                                              : e->is->load_f_tail;
+        qg_text tmp = {0};
+        if (load_tail) {
+            qg_text_spell(&tmp, load_tail, ptr, "tm", NULL);
+        } else {
+            P("%s%s inb[%d] = {0};\n%smemcpy(inb, %s, %s * sizeof inb[0]);\n", qg_c_indent(c), qg_q_type(io->in_q),
+              e->lanes, qg_c_indent(c), ptr, count_of(c));
+            qg_text_spell(&tmp, e->is->load_q[io->in_q], "inb", NULL, NULL);
+        }
+        snprintf(out, cap, "%s", tmp.p ? tmp.p : "");
+        qg_text_free(&tmp);
+    } else {
+        load_expr(e, io, ptr, out, cap);
+    }
+}
+
+void qg_c_load_mask(c_kb *c, const char *bits, int first, char *out, size_t cap) {
+    emitter *e = c->e;
+    const char *at = at_of(c), *count = count_of(c);
+    qg_text tmp = {0};
+    char inner[200];
+    if (bits) { /* the main loop's four vectors' bits, read at once */
+        snprintf(inner, sizeof inner, "(%s >> %d)", bits, first);
+        qg_text_spell(&tmp, e->is->bits_to_mask, inner, NULL, NULL);
+    } else if (packed_mask(e) && e->is->load_mask_packed) {
+        qg_text_spell(&tmp, e->is->load_mask_packed, at, count, NULL);
+    } else if (packed_mask(e)) {
+        snprintf(inner, sizeof inner, "qg_ks_get_bits(mask, %s, (unsigned)%s)", at, count);
+        qg_text_spell(&tmp, e->is->bits_to_mask, inner, NULL, NULL);
+    } else if (tail(c) && !buffered(c) && e->is->load_mask_bytes_tail) {
+        snprintf(inner, sizeof inner, "mask + %s", at);
+        qg_text_spell(&tmp, e->is->load_mask_bytes_tail, inner, "tm", NULL);
+    } else if (!tail(c) && e->is->load_mask_bytes) {
+        snprintf(inner, sizeof inner, "mask + %s", at);
+        qg_text_spell(&tmp, e->is->load_mask_bytes, inner, NULL, NULL);
+    } else { /* bytes past the count are not read */
+        snprintf(inner, sizeof inner, "qg_ks_bytes_to_bits(mask + %s, (unsigned)%s)", at, count);
+        qg_text_spell(&tmp, e->is->bits_to_mask, inner, NULL, NULL);
+    }
+    snprintf(out, cap, "%s", tmp.p ? tmp.p : "");
+    if (!qg_text_ok(&tmp))
+        e->t->failed = true;
+    qg_text_free(&tmp);
+}
+
+void qg_c_store(c_kb *c, const char *r) {
+    emitter *e = c->e;
+    const op_io *io = &c->io;
+    const char *ind = qg_c_indent(c);
+    char ptr[160];
+    snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at_of(c));
+    const char *store_tail = io->out_is_q ? e->is->store_q_tail[io->out_q] : e->is->store_f_tail;
+    if (!tail(c)) {
+        store_stmt(e, io, ptr, r, ind);
+    } else if (buffered(c)) {
+        store_stmt(e, io, "outb", r, ind);
+        P("%smemcpy(%s, outb, %s * sizeof outb[0]);\n", ind, ptr, count_of(c));
+    } else if (store_tail) {
+        S(ind);
+        spell(e, store_tail, ptr, "tm", r);
+        S(";\n");
+    } else {
+        P("%s%s outb[%d];\n%s", ind, qg_q_type(io->out_q), e->lanes, ind);
+        spell(e, e->is->store_q[io->out_q], "outb", r, NULL);
+        P(";\n%smemcpy(%s, outb, %s * sizeof outb[0]);\n", ind, ptr, count_of(c));
+    }
+}
+
+void qg_c_store_mask(c_kb *c, const char *m) {
+    emitter *e = c->e;
+    const char *ind = qg_c_indent(c), *at = at_of(c), *count = count_of(c);
+    char ptr[160];
+    snprintf(ptr, sizeof ptr, "mask + %s", at);
+    P("%sif (mask)\n%s    ", ind, ind);
+    if (packed_mask(e) && e->is->store_mask_packed && !tail(c)) {
+        spell(e, e->is->store_mask_packed, at, m, count);
+        S(";\n");
+    } else if (!packed_mask(e) && tail(c) && !buffered(c) && e->is->store_mask_bytes_tail) {
+        spell(e, e->is->store_mask_bytes_tail, ptr, "tm", m);
+        S(";\n");
+    } else if (!packed_mask(e) && !tail(c) && e->is->store_mask_bytes) {
+        spell(e, e->is->store_mask_bytes, ptr, m, NULL);
+        S(";\n");
+    } else {
+        if (packed_mask(e))
+            P("qg_ks_put_bits(mask, %s, ", at);
+        else
+            P("qg_ks_bits_to_bytes(%s, ", ptr);
+        spell(e, e->is->mask_to_bits, m, NULL, NULL);
+        P(", (unsigned)%s);\n", count);
+    }
 }
 
 static void emit_span_params(emitter *e, const qg_plan *p) {
@@ -158,112 +230,6 @@ static void emit_param_splats(emitter *e, const qg_plan *p, const char *indent) 
         spell(e, p->kind[in] == QG_VI ? e->is->splat_i : e->is->op[QG_OP_SPLAT_F], src, NULL, NULL);
         S(";\n");
     }
-}
-
-/* Stores the tail's r lane-mask bits `mt` (byte or packed mask); with
- * `masked`, through the ISA's masked byte store when it has one. */
-static void emit_mask_store_tail(emitter *e, bool masked) {
-    S("        if (mask)\n            ");
-    if (masked && !packed_mask(e) && e->is->store_mask_bytes_tail) {
-        spell(e, e->is->store_mask_bytes_tail, "mask + base + i", "tm", "mt");
-        S(";\n");
-        return;
-    }
-    P("%s(mask%s, ", packed_mask(e) ? "qg_ks_put_bits" : "qg_ks_bits_to_bytes",
-      packed_mask(e) ? ", base + i" : " + base + i");
-    spell(e, e->is->mask_to_bits, "mt", NULL, NULL);
-    S(", (unsigned)r);\n");
-}
-
-/* The tail of a fixed-width span: through zeroed stack buffers, so no lane
- * reads or writes outside the caller's arrays. */
-static void emit_buffered_tail(emitter *e, const qg_plan *p, const op_io *ip) {
-    const op_io io = *ip;
-    const int L = e->lanes;
-    /* The tail: through zeroed stack buffers, so no lane reads or
-     * writes outside the caller's arrays. */
-    const char *in_t = io.in_is_i32 ? "int32_t" : io.in_is_q ? qg_q_type(io.in_q) : "float";
-    const char *out_t = io.out_is_q ? qg_q_type(io.out_q) : "float";
-    P("        %s inb[%d] = {0};\n        %s outb[%d];\n", in_t, L, out_t, L);
-    P("        memcpy(inb, %s + base + i, r * sizeof inb[0]);\n", io.in_name);
-    char in[320], mexpr[320] = "";
-    qg_c_load_expr(e, &io, "inb", in, sizeof in);
-    if (io.mask_in) {
-        char at[32] = "base + i";
-        mask_in_expr(e, at, "r", mexpr, sizeof mexpr);
-        if (!packed_mask(e)) { /* bytes past r must not be read */
-            qg_text tmp = {0};
-            qg_text_spell(&tmp, e->is->bits_to_mask, "qg_ks_bytes_to_bits(mask + base + i, (unsigned)r)", NULL, NULL);
-            snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
-            qg_text_free(&tmp);
-        }
-    }
-    qg_c_body_call(e, p, in, mexpr, "t", "        ", BODY_RESULT, NULL);
-    qg_c_store(e, &io, "outb", "rt", "        ");
-    P("        memcpy(%s + base + i, outb, r * sizeof outb[0]);\n", io.out_name);
-    if (io.mask_out)
-        emit_mask_store_tail(e, false);
-}
-
-/* The tail of a span with masked loads and stores: lanes past the end are
- * neither read nor written. Where the ISA has no masked form (AVX2 has
- * none for bytes and halfwords), that one operand goes through a stack
- * buffer or through bits. */
-static void emit_masked_tail(emitter *e, const qg_plan *p, const op_io *io) {
-    const qg_isa_spelling *is = e->is;
-    const qg_dtype d = io->in_q, d_out = io->out_q;
-    const char *load_tail = io->in_is_i32 ? is->load_i_tail : io->in_is_q ? is->load_q_tail[d] : is->load_f_tail;
-    const char *store_tail = io->out_is_q ? is->store_q_tail[d_out] : is->store_f_tail;
-    const bool mask_bytes =
-        !packed_mask(e) && ((io->mask_in && is->load_mask_bytes_tail) || (io->mask_out && is->store_mask_bytes_tail));
-    if (load_tail || store_tail || mask_bytes) { /* the tail mask, where a masked access takes it */
-        P("        const %s tm = ", is->tail_mask_type ? is->tail_mask_type : is->vm);
-        spell(e, is->tail_mask, "r", NULL, NULL);
-        S(";\n");
-    }
-    char ptr[64], in[320], mexpr[320] = "";
-    snprintf(ptr, sizeof ptr, "%s + base + i", io->in_name);
-    qg_text tmp = {0};
-    if (load_tail) {
-        qg_text_spell(&tmp, load_tail, ptr, "tm", NULL);
-    } else {
-        P("        %s inb[%d] = {0};\n        memcpy(inb, %s, r * sizeof inb[0]);\n", qg_q_type(d), e->lanes, ptr);
-        qg_text_spell(&tmp, is->load_q[d], "inb", NULL, NULL);
-    }
-    snprintf(in, sizeof in, "%s", tmp.p);
-    qg_text_free(&tmp);
-    if (io->mask_in) {
-        if (packed_mask(e) || !is->load_mask_bytes_tail) {
-            if (packed_mask(e))
-                mask_in_expr(e, "base + i", "r", mexpr, sizeof mexpr);
-            else
-                qg_text_spell(&tmp, is->bits_to_mask, "qg_ks_bytes_to_bits(mask + base + i, (unsigned)r)", NULL, NULL);
-        } else {
-            qg_text_spell(&tmp, is->load_mask_bytes_tail, "mask + base + i", "tm", NULL);
-        }
-        if (tmp.p)
-            snprintf(mexpr, sizeof mexpr, "%s", tmp.p);
-        qg_text_free(&tmp);
-    }
-    qg_c_body_call(e, p, in, mexpr, "t", "        ", BODY_RESULT, NULL);
-    snprintf(ptr, sizeof ptr, "%s + base + i", io->out_name);
-    if (store_tail) {
-        S("        ");
-        spell(e, store_tail, ptr, "tm", "rt");
-        S(";\n");
-    } else {
-        P("        %s outb[%d];\n        ", qg_q_type(d_out), e->lanes);
-        spell(e, is->store_q[d_out], "outb", "rt", NULL);
-        P(";\n        memcpy(%s, outb, r * sizeof outb[0]);\n", ptr);
-    }
-    if (io->mask_out)
-        emit_mask_store_tail(e, true);
-}
-
-/* The partial vector at base + i of r = len - i lanes (inside `if (i < len)`). */
-void qg_c_tail(emitter *e, const qg_plan *p) {
-    const op_io io = qg_c_io_of(e, p);
-    e->lp->tail_buffered ? emit_buffered_tail(e, p, &io) : emit_masked_tail(e, p, &io);
 }
 
 /* <storage> void NAME_<op>_span<suffix>(in, out, [mask,] base, len, params...) { */

@@ -113,7 +113,7 @@ LLVMValueRef lx_load(lx *x, LLVMTypeRef vt, LLVMTypeRef et, unsigned esize, LLVM
         LLVMSetAlignment(v, esize);
         return v;
     }
-    if (x->isa->tail == LX_TAIL_EVL) {
+    if (x->lp->tail_kind == QG_TAIL_EVL) {
         LLVMValueRef all, evl = evl_args(x, count, &all);
         LLVMTypeRef ov[2] = {vt, x->ptr};
         LLVMValueRef v = lx_intrinsic(x, "llvm.vp.load", ov, 2, (LLVMValueRef[]){p, all, evl}, 3);
@@ -121,7 +121,7 @@ LLVMValueRef lx_load(lx *x, LLVMTypeRef vt, LLVMTypeRef et, unsigned esize, LLVM
     }
     if (!passthru)
         passthru = LLVMConstNull(vt);
-    if (x->isa->tail == LX_TAIL_BUFFERED) {
+    if (x->lp->tail_kind == QG_TAIL_BUFFERED) {
         LLVMValueRef buf = lx_alloca(x, vt);
         LLVMBuildStore(x->b, passthru, buf);
         LLVMBuildMemCpy(x->b, buf, esize, p, esize, byte_count(x, count, esize));
@@ -139,13 +139,13 @@ void lx_store(lx *x, LLVMValueRef v, LLVMTypeRef et, unsigned esize, LLVMValueRe
         LLVMSetAlignment(LLVMBuildStore(x->b, v, p), esize);
         return;
     }
-    if (x->isa->tail == LX_TAIL_BUFFERED) {
+    if (x->lp->tail_kind == QG_TAIL_BUFFERED) {
         LLVMValueRef buf = lx_alloca(x, LLVMTypeOf(v));
         LLVMBuildStore(x->b, v, buf);
         LLVMBuildMemCpy(x->b, p, esize, buf, esize, byte_count(x, count, esize));
         return;
     }
-    if (x->isa->tail == LX_TAIL_EVL) {
+    if (x->lp->tail_kind == QG_TAIL_EVL) {
         LLVMValueRef all, evl = evl_args(x, count, &all);
         LLVMTypeRef ov[2] = {LLVMTypeOf(v), x->ptr};
         lx_intrinsic(x, "llvm.vp.store", ov, 2, (LLVMValueRef[]){v, p, all, evl}, 4);

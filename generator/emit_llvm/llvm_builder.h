@@ -11,7 +11,8 @@
 /* How an ISA shapes its vectors and spells the few operations whose
  * portable IR would lower badly or not at all: each a name in
  * targets/<isa>.json (llvm_minmax, llvm_round_cvt, llvm_trunc,
- * llvm_narrow4, llvm_mask_bytes, llvm_mask_bits, tail), picked in that order by lx_isa_of. */
+ * llvm_narrow4, llvm_mask_bytes, llvm_mask_bits), picked in that order by
+ * lx_isa_of. A partial vector's accesses follow the loops' tail_kind. */
 typedef enum lx_minmax {
     LX_MINMAX_SELECT,
     LX_MINMAX_X86_256,
@@ -31,8 +32,6 @@ typedef enum lx_trunc { LX_TRUNC, LX_TRUNC_NO_RTZ } lx_trunc;
 typedef enum lx_narrow4 { LX_NARROW4_NONE, LX_NARROW4_X86_256, LX_NARROW4_X86_512, LX_NARROW4_AARCH64 } lx_narrow4;
 typedef enum lx_mask_bytes { LX_MASK_BYTES_ZEXT, LX_MASK_BYTES_PDEP } lx_mask_bytes;
 typedef enum lx_mask_bits { LX_MASK_BITS_WINDOW, LX_MASK_BITS_RISCV_VSM } lx_mask_bits;
-/* "tail": how a partial vector is read and written (lx_load/lx_store) */
-typedef enum lx_tail { LX_TAIL_MASKED, LX_TAIL_BUFFERED, LX_TAIL_EVL } lx_tail;
 /* The ISA's own intrinsics those spellings call, by role (targets/<isa>.json
  * "llvm_intrinsics"): min, max, round_cvt, narrow16, narrow8, narrow8u,
  * pdep, store_bits, load_bits. */
@@ -61,7 +60,6 @@ typedef struct lx_isa {
     lx_narrow4 narrow4;
     lx_mask_bytes mask_bytes;
     lx_mask_bits mask_bits;
-    lx_tail tail;
     char intr[LX_I_COUNT][48]; /* "" where the ISA has none */
 } lx_isa;
 

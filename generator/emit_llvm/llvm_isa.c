@@ -25,7 +25,7 @@ static int pick(const char *value, const char *const *names, int n) {
 
 qg_status lx_isa_of(qg_isa isa, lx_isa *out, qg_error *err) {
     const qg_target *t = qg_target_of(isa);
-    int k_llvm_minmax, k_llvm_round_cvt, k_llvm_trunc, k_llvm_narrow4, k_llvm_mask_bytes, k_llvm_mask_bits, k_tail;
+    int k_llvm_minmax, k_llvm_round_cvt, k_llvm_trunc, k_llvm_narrow4, k_llvm_mask_bytes, k_llvm_mask_bits;
     /* in the order of the enums in llvm_builder.h */
     PICK(llvm_minmax, "select", "x86_256", "x86_512", "minimum", "minnum");
     PICK(llvm_round_cvt, "roundeven", "x86_cvtps2dq_256", "x86_cvtps2dq_512", "aarch64_fcvtns", "riscv_vfcvt",
@@ -34,7 +34,6 @@ qg_status lx_isa_of(qg_isa isa, lx_isa *out, qg_error *err) {
     PICK(llvm_narrow4, "", "x86_packs_256", "x86_packs_512", "aarch64_sqxtn");
     PICK(llvm_mask_bytes, "", "x86_pdep");
     PICK(llvm_mask_bits, "", "riscv_vsm");
-    PICK(tail, "", "masked", "buffered", "evl"); /* "": masked IR where there is a tail (strips) */
     const bool scalable = t->lanes == 0;
     *out = (lx_isa){isa,
                     scalable ? (unsigned)t->vscale_lanes : (unsigned)t->lanes,
@@ -47,9 +46,6 @@ qg_status lx_isa_of(qg_isa isa, lx_isa *out, qg_error *err) {
                     (lx_narrow4)k_llvm_narrow4,
                     (lx_mask_bytes)k_llvm_mask_bytes,
                     (lx_mask_bits)k_llvm_mask_bits,
-                    k_tail == 2   ? LX_TAIL_BUFFERED
-                    : k_tail == 3 ? LX_TAIL_EVL
-                                  : LX_TAIL_MASKED,
                     {{0}}};
     static const char *const roles[LX_I_COUNT] = {"min",      "max",  "round_cvt",  "narrow16", "narrow8",
                                                   "narrow8u", "pdep", "store_bits", "load_bits"};

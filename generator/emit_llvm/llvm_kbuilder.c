@@ -245,7 +245,7 @@ static void kb_zero_bytes(qg_kb *b, qg_kv *ptr, qg_kv *count) {
     LLVMBuildMemSet(x->b, V(ptr), LLVMConstInt(x->i8, 0, 0), V(count), 1);
 }
 
-static void kb_store(qg_kb *b, qg_kv *ptr, qg_kv *v) { LLVMBuildStore(kb(b)->x->b, V(v), V(ptr)); }
+static void kb_store_at(qg_kb *b, qg_kv *ptr, qg_kv *v) { LLVMBuildStore(kb(b)->x->b, V(v), V(ptr)); }
 
 /* ---- the channels-last rows */
 
@@ -274,9 +274,9 @@ static void kb_column_open(qg_kb *b, const qg_plan *p, qg_kv *count) {
 /* a strip's parameters by its length (RVV) or under its lane mask (SVE) */
 static qg_kv *kb_column_param(qg_kb *b, const qg_plan *p, qg_plan_input in, qg_kv *row_ptr, qg_kv *j, qg_kv *count) {
     lx *x = kb(b)->x;
-    LLVMValueRef strip = !count                        ? NULL
-                         : x->isa->tail == LX_TAIL_EVL ? LLVMConstAllOnes(x->vm)
-                                                       : lx_active(x, lx_i64(x, 0), V(count));
+    LLVMValueRef strip = !count                            ? NULL
+                         : x->lp->tail_kind == QG_TAIL_EVL ? LLVMConstAllOnes(x->vm)
+                                                           : lx_active(x, lx_i64(x, 0), V(count));
     const bool is_int = p->kind[in] == QG_VI;
     LLVMValueRef v = lx_load(x, is_int ? x->vi : x->vf, is_int ? x->i32 : x->f32, 4, V(row_ptr), V(j), strip,
                              count ? V(count) : NULL, NULL);
@@ -354,11 +354,21 @@ static void kb_open_span(qg_kb *b, const qg_plan *p, const char *suffix, bool ou
 }
 static qg_kv *kb_span_arg(qg_kb *b, int k) { return K(lx_kb_span_arg(kb(b), k)); }
 static qg_kv *kb_lanes(qg_kb *b) { return K(lx_vl(kb(b)->x)); }
-static void kb_vector(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
-    lx_kb_vector(kb(b), p, V(v->at), V(v->count), v);
+static qg_kv *kb_group_mask_in(qg_kb *b, qg_kv *at) { return K(lx_kb_group_mask_in(kb(b), V(at))); }
+static void kb_vector_open(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
+    lx_kb_vector_open(kb(b), p, V(v->at), V(v->count), v->partial);
 }
-static void kb_group_mask_in(qg_kb *b, qg_kv *at) { lx_kb_group_mask_in(kb(b), V(at)); }
-static void kb_store_result(qg_kb *b, qg_kv *r, qg_kv *at) { lx_kb_store_result(kb(b), V(r), V(at)); }
+static void kb_vector_close(qg_kb *b) { lx_kb_vector_close(kb(b)); }
+static qg_kv *kb_load(qg_kb *b) { return K(lx_kb_load(kb(b))); }
+static qg_kv *kb_load_mask(qg_kb *b, qg_kv *bits, int first) { return K(lx_kb_load_mask(kb(b), V(bits), first)); }
+static qg_kv *kb_body(qg_kb *b, qg_kv *in, qg_kv *m, qg_kbody form, qg_kv **mask_out, qg_kv **nan) {
+    LLVMValueRef mo = NULL, n = NULL, r = lx_kb_body(kb(b), V(in), V(m), form, &mo, &n);
+    *mask_out = K(mo);
+    *nan = K(n);
+    return K(r);
+}
+static void kb_store(qg_kb *b, qg_kv *r) { lx_kb_store(kb(b), V(r)); }
+static void kb_store_mask(qg_kb *b, qg_kv *m) { lx_kb_store_mask(kb(b), V(m)); }
 static void kb_group_store(qg_kb *b, qg_kv *const r[4], qg_kv *at) {
     LLVMValueRef v[4] = {V(r[0]), V(r[1]), V(r[2]), V(r[3])};
     lx_kb_group_store(kb(b), v, V(at));

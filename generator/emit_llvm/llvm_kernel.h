@@ -85,7 +85,9 @@ typedef struct lx_kb {
     const qg_plan *widen;    /* ... its widening, or NULL */
     span_args s;             /* the open span's arguments */
     io_t io;                 /* ... and its tensors */
-    LLVMValueRef m_in[4];    /* the main loop's four vectors' mask inputs (group_mask_in) */
+    const qg_plan *p;        /* the open vector's plan, */
+    LLVMValueRef at, count;  /* ... its first element and lanes, */
+    LLVMValueRef active;     /* ... and its lane mask when partial (NULL: whole) */
     LLVMValueRef z16;        /* the open span's zero point for a grouped store that adds it */
     LLVMValueRef rows_io[3]; /* the open rows' in, out and mask */
     lx_kb_loop loops[LX_KB_MAX];
@@ -97,9 +99,16 @@ void lx_kb_init(lx_kb *k, lx *x);
 /* llvm_span.c: the builder's span calls */
 void lx_kb_open_span(lx_kb *k, const qg_plan *p, const char *suffix, bool out_of_line);
 LLVMValueRef lx_kb_span_arg(lx_kb *k, int which);
-void lx_kb_vector(lx_kb *k, const qg_plan *p, LLVMValueRef at, LLVMValueRef count, const qg_kvector *v);
-void lx_kb_group_mask_in(lx_kb *k, LLVMValueRef at);
-void lx_kb_store_result(lx_kb *k, LLVMValueRef r, LLVMValueRef at);
+LLVMValueRef lx_kb_group_mask_in(lx_kb *k, LLVMValueRef at);
+/* ... and its vector calls */
+void lx_kb_vector_open(lx_kb *k, const qg_plan *p, LLVMValueRef at, LLVMValueRef count, bool partial);
+void lx_kb_vector_close(lx_kb *k);
+LLVMValueRef lx_kb_load(lx_kb *k);
+LLVMValueRef lx_kb_load_mask(lx_kb *k, LLVMValueRef bits, int first);
+LLVMValueRef lx_kb_body(lx_kb *k, LLVMValueRef data, LLVMValueRef m, qg_kbody form, LLVMValueRef *mask_out,
+                        LLVMValueRef *nan);
+void lx_kb_store(lx_kb *k, LLVMValueRef r);
+void lx_kb_store_mask(lx_kb *k, LLVMValueRef m);
 void lx_kb_group_store(lx_kb *k, LLVMValueRef r[4], LLVMValueRef at);
 void lx_kb_group_mask_out(lx_kb *k, LLVMValueRef m[4], LLVMValueRef at);
 LLVMValueRef lx_kb_any_nan4(lx_kb *k, LLVMValueRef nan[4]);

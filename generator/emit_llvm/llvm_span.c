@@ -131,79 +131,76 @@ static void store_four_masks(lx *x, LLVMValueRef m[4], LLVMValueRef mask, LLVMVa
     lx_if_close(x, join);
 }
 
-/* ... and a packed mask input, read as 16 bits and cut into four. */
-static void load_four_masks(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef m[4]) {
-    const unsigned L = x->isa->lanes;
-    LLVMValueRef bits = lx_get_bits_inline(x, packed, at, lx_i64(x, 4 * L), 4 * L);
-    for (unsigned k = 0; k < 4; k++)
-        m[k] = lx_mask_of_bits(x, bits, k * L);
+/* ---- one vector (lower/lower_vector.c) ---------------------------------- */
+
+void lx_kb_vector_open(lx_kb *k, const qg_plan *p, LLVMValueRef at, LLVMValueRef count, bool partial) {
+    lx *x = k->x;
+    k->p = p;
+    k->at = at;
+    k->count = count;
+    /* a partial vector's lanes k < count */
+    k->active = partial ? lx_active(x, lx_i64(x, 0), count) : NULL;
+    if (partial && x->lp->tail_kind == QG_TAIL_EVL) /* count <= VLMAX: vsetvli gives count itself */
+        x->evl = lx_strip_length(x, count);
 }
 
-/* The plan on the vector at element `at` (count lanes valid; `active`
- * masks the loads and stores of a partial vector, NULL for a full one). */
-/* A vector of the unrolled main loop, where its neighbours share stores
- * or loads: its quantized result or lane mask is left for the group's
- * store (NULL: stored here), its packed mask input given (NULL: read here). */
-typedef struct group_slot {
-    LLVMValueRef *result, *mask_out, mask_in;
-    LLVMValueRef *nan; /* a main loop that tests for NaN once: result is out_ordered, nan its nan_value */
-} group_slot;
+void lx_kb_vector_close(lx_kb *k) { k->x->evl = NULL; }
 
-static void vector_at_ex(lx *x, const qg_plan *p, const io_t *io, const span_args *s, LLVMValueRef at,
-                         LLVMValueRef count, LLVMValueRef active, const group_slot *g) {
-    LLVMValueRef *deferred = g ? g->result : NULL, *mask_deferred = g ? g->mask_out : NULL;
-    LLVMValueRef in[QG_IN_COUNT] = {0};
-    if (active && x->isa->tail == LX_TAIL_EVL) /* count <= VLMAX: vsetvli gives count itself */
-        x->evl = lx_strip_length(x, count);
+LLVMValueRef lx_kb_load(lx_kb *k) {
+    lx *x = k->x;
+    const io_t *io = &k->io;
     LLVMTypeRef vin = io->in_q ? x->vq : io->in_h ? x->vh : io->in_t == x->i32 ? x->vi : x->vf;
     /* lanes past `count` are never stored: their values do not matter (NULL) */
-    LLVMValueRef v = lx_load(x, vin, io->in_t, io->in_size, s->in, at, active, count, NULL);
-    if (io->in_q)
-        v = lx_ext(x, v, x->vi, lx_is_signed_q(x));
-    else if (io->in_h)
-        v = lx_ext(x, v, x->vi, false);
-    in[qg_op_info_of(p->op)->data] = v;
-    if (io->mask_in && g && g->mask_in) {
-        in[QG_IN_MASK] = g->mask_in;
-    } else if (io->mask_in && lx_packed_mask(x)) {
-        in[QG_IN_MASK] = x->isa->scalable ? lx_load_mask_bits_scalable(x, s->mask, at, count)
-                                          : lx_unpack_bits_inline(x, s->mask, at, count);
-    } else if (io->mask_in) {
-        LLVMValueRef bytes = lx_load(x, x->vb, x->i8, 1, s->mask, at, active, count, NULL);
-        in[QG_IN_MASK] = LLVMBuildICmp(x->b, LLVMIntNE, bytes, LLVMConstNull(x->vb), "");
+    LLVMValueRef v = lx_load(x, vin, io->in_t, io->in_size, k->s.in, k->at, k->active, k->count, NULL);
+    return io->in_q ? lx_ext(x, v, x->vi, lx_is_signed_q(x)) : io->in_h ? lx_ext(x, v, x->vi, false) : v;
+}
+
+LLVMValueRef lx_kb_load_mask(lx_kb *k, LLVMValueRef bits, int first) {
+    lx *x = k->x;
+    if (bits)
+        return lx_mask_of_bits(x, bits, (unsigned)first);
+    if (lx_packed_mask(x))
+        return x->isa->scalable ? lx_load_mask_bits_scalable(x, k->s.mask, k->at, k->count)
+                                : lx_unpack_bits_inline(x, k->s.mask, k->at, k->count);
+    LLVMValueRef bytes = lx_load(x, x->vb, x->i8, 1, k->s.mask, k->at, k->active, k->count, NULL);
+    return LLVMBuildICmp(x->b, LLVMIntNE, bytes, LLVMConstNull(x->vb), "");
+}
+
+LLVMValueRef lx_kb_body(lx_kb *k, LLVMValueRef data, LLVMValueRef m, qg_kbody form, LLVMValueRef *mask_out,
+                        LLVMValueRef *nan) {
+    LLVMValueRef in[QG_IN_COUNT] = {0};
+    in[qg_op_info_of(k->p->op)->data] = data;
+    in[QG_IN_MASK] = m;
+    for (int j = QG_IN_S; j < QG_IN_COUNT; j++)
+        in[j] = k->s.param[j];
+    LLVMValueRef grouped = NULL, ordered[2];
+    LLVMValueRef r = lx_lower_plan_ordered(k->x, k->p, in, mask_out, &grouped, ordered);
+    if (form == QG_KBODY_ORDERED) {
+        *nan = ordered[1];
+        return ordered[0];
     }
-    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
-        in[k] = s->param[k];
-    LLVMValueRef mres = NULL, grouped = NULL, ordered[2];
-    LLVMValueRef r = lx_lower_plan_ordered(x, p, in, &mres, &grouped, ordered);
-    if (g && g->nan) {
-        *deferred = ordered[0];
-        *g->nan = ordered[1];
-    } else if (deferred)
-        *deferred = x->lp->group_store_adds_z && grouped ? grouped : r;
+    return form == QG_KBODY_GROUPED && grouped ? grouped : r;
+}
+
+void lx_kb_store(lx_kb *k, LLVMValueRef r) {
+    lx *x = k->x;
+    const io_t *io = &k->io;
+    LLVMValueRef v = io->out_q ? narrow_q(x, r) : io->out_h ? lx_narrow(x, r, x->vh) : r;
+    lx_store(x, v, io->out_t, io->out_size, k->s.out, k->at, k->active, k->count);
+}
+
+void lx_kb_store_mask(lx_kb *k, LLVMValueRef m) {
+    lx *x = k->x;
+    LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, k->s.mask, ""));
+    if (lx_packed_mask(x) && !x->isa->scalable)
+        lx_pack_bits_inline(x, m, k->s.mask, k->at, k->count);
+    else if (lx_packed_mask(x))
+        lx_store_mask_bits_scalable(x, k->s.mask, m, k->at, k->count);
+    else if (!k->active && x->isa->mask_bytes == LX_MASK_BYTES_PDEP)
+        lx_store_mask_bytes_pdep(x, m, k->s.mask, k->at);
     else
-        lx_store(x,
-                 io->out_q   ? narrow_q(x, r)
-                 : io->out_h ? lx_narrow(x, r, x->vh)
-                             : r,
-                 io->out_t, io->out_size, s->out, at, active, count);
-    if (io->mask_out && mask_deferred) {
-        *mask_deferred = mres;
-    } else if (io->mask_out) {
-        LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, s->mask, ""));
-        LLVMValueRef bytes = lx_ext(x, mres, x->vb, false);
-        if (lx_packed_mask(x) && !x->isa->scalable) {
-            lx_pack_bits_inline(x, mres, s->mask, at, count);
-        } else if (lx_packed_mask(x)) {
-            lx_store_mask_bits_scalable(x, s->mask, mres, at, count);
-        } else if (!active && x->isa->mask_bytes == LX_MASK_BYTES_PDEP) {
-            lx_store_mask_bytes_pdep(x, mres, s->mask, at);
-        } else {
-            lx_store(x, bytes, x->i8, 1, s->mask, at, active, count);
-        }
-        lx_if_close(x, join);
-    }
-    x->evl = NULL;
+        lx_store(x, lx_ext(x, m, x->vb, false), x->i8, 1, k->s.mask, k->at, k->active, k->count);
+    lx_if_close(x, join);
 }
 
 /* The types of a span's arguments: in, out, [mask,] base, len, then the
@@ -268,27 +265,9 @@ LLVMValueRef lx_kb_span_arg(lx_kb *k, int which) {
     }
 }
 
-void lx_kb_vector(lx_kb *k, const qg_plan *p, LLVMValueRef at, LLVMValueRef count, const qg_kvector *v) {
-    lx *x = k->x;
-    LLVMValueRef result = NULL, mask = NULL, nan = NULL;
-    const group_slot g = {v->keep ? &result : NULL, v->mask4 && k->io.mask_out ? &mask : NULL,
-                          v->mask4 && k->io.mask_in && v->slot >= 0 ? k->m_in[v->slot & 3] : NULL,
-                          v->ordered ? &nan : NULL};
-    /* a partial vector's lanes k < count */
-    LLVMValueRef active = v->partial ? lx_active(x, lx_i64(x, 0), count) : NULL;
-    vector_at_ex(x, p, &k->io, &k->s, at, count, active, v->slot >= 0 ? &g : NULL);
-    if (v->result)
-        *v->result = (qg_kv *)result;
-    if (v->mask_out)
-        *v->mask_out = (qg_kv *)mask;
-    if (v->nan)
-        *v->nan = (qg_kv *)nan;
-}
-
-void lx_kb_group_mask_in(lx_kb *k, LLVMValueRef at) { load_four_masks(k->x, k->s.mask, at, k->m_in); }
-
-void lx_kb_store_result(lx_kb *k, LLVMValueRef r, LLVMValueRef at) {
-    lx_store(k->x, r, k->io.out_t, k->io.out_size, k->s.out, at, NULL, lx_vl(k->x));
+LLVMValueRef lx_kb_group_mask_in(lx_kb *k, LLVMValueRef at) {
+    const unsigned four = 4 * k->x->isa->lanes;
+    return lx_get_bits_inline(k->x, k->s.mask, at, lx_i64(k->x, four), four);
 }
 
 void lx_kb_group_store(lx_kb *k, LLVMValueRef r[4], LLVMValueRef at) {

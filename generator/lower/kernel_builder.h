@@ -74,17 +74,19 @@ typedef enum qg_kfn {
  * (QG_KSPAN_PARAM + the plan input). */
 enum { QG_KSPAN_IN, QG_KSPAN_OUT, QG_KSPAN_MASK, QG_KSPAN_BASE, QG_KSPAN_LEN, QG_KSPAN_PARAM };
 
-/* One vector of a span's plan. */
+/* One vector of a span's plan, as vector_open opens it. */
 typedef struct qg_kvector {
     qg_kv *at;    /* element index of its first lane */
     qg_kv *count; /* its lanes: a whole vector's, or fewer (partial) */
-    bool partial; /* nothing past at + count is read or written */
-    int slot;     /* k of the main loop's vectors, -1 elsewhere */
-    bool keep;    /* its result is left in *result for a store of the lowering's */
-    bool ordered; /* ... as it is without NaN lanes (qg_plan.out_ordered), *nan the value to test */
-    bool mask4;   /* its mask bits come from and go to the main loop's four (group_mask_in/out) */
-    qg_kv **result, **mask_out, **nan;
+    bool partial; /* nothing past at + count is read or written (the loops' tail_kind says how) */
+    int slot;     /* k of the main loop's vectors, -1 elsewhere (C: its values' names) */
 } qg_kvector;
+
+/* What a call of the plan's body keeps: its result; quantize's q - z for a
+ * grouped store that adds z (qg_plan.out_q_grouped); or, in a main loop
+ * that tests for NaN once, the result as it is without NaN lanes
+ * (qg_plan.out_ordered) and the value to test. */
+typedef enum qg_kbody { QG_KBODY_RESULT, QG_KBODY_GROUPED, QG_KBODY_ORDERED } qg_kbody;
 
 typedef struct qg_kb qg_kb;
 
@@ -125,20 +127,36 @@ typedef struct qg_kb_ops {
     void (*open_span)(qg_kb *b, const qg_plan *p, const char *suffix, bool out_of_line);
     qg_kv *(*span_arg)(qg_kb *b, int k);
     qg_kv *(*lanes)(qg_kb *b); /* elements per vector */
-    /* The plan on one vector (loads, body, stores, masks: the backend's for now). */
-    void (*vector)(qg_kb *b, const qg_plan *p, const qg_kvector *v);
-    /* The main loop's four vectors: their packed mask bits read at once;
-     * their kept results stored (one, or four narrowed together, the zero
-     * point added there where the loops say so); their masks stored
-     * together; whether a lane of their nan values is NaN. */
-    void (*group_mask_in)(qg_kb *b, qg_kv *at);
-    void (*store_result)(qg_kb *b, qg_kv *r, qg_kv *at);
+    /* The main loop's four vectors: their packed mask bits read at once
+     * (an integer, load_mask's `bits`); their kept results stored (one, or
+     * four narrowed together, the zero point added there where the loops
+     * say so); their masks stored together; whether a lane of their nan
+     * values is NaN. */
+    qg_kv *(*group_mask_in)(qg_kb *b, qg_kv *at);
     void (*group_store)(qg_kb *b, qg_kv *const r[4], qg_kv *at);
     void (*group_mask_out)(qg_kb *b, qg_kv *const m[4], qg_kv *at);
     qg_kv *(*any_nan4)(qg_kb *b, qg_kv *const nan[4]);
     /* Elements from the span's input (or output) at `base` to its next
      * `bytes` boundary. */
     qg_kv *(*to_boundary)(qg_kb *b, qg_kv *ptr, qg_kv *base, bool of_output, unsigned bytes);
+
+    /* ---- one vector (lower/lower_vector.c): until vector_close, the
+     * calls below read and write the lanes of `v` in the open span's (or
+     * column's) tensors, whole or partial as the loops' tail_kind says */
+    void (*vector_open)(qg_kb *b, const qg_plan *p, const qg_kvector *v);
+    /* its data input, as the plan takes it */
+    qg_kv *(*load)(qg_kb *b);
+    /* its mask input: lanes first.. of `bits` (group_mask_in), or (bits
+     * NULL) from the op's mask, bytes or packed bits as the loops say */
+    qg_kv *(*load_mask)(qg_kb *b, qg_kv *bits, int first);
+    /* the plan's body on in and m (NULL without a mask input): what `form`
+     * keeps; its mask output in *mask_out, the NaN test's value in *nan */
+    qg_kv *(*body)(qg_kb *b, qg_kv *in, qg_kv *m, qg_kbody form, qg_kv **mask_out, qg_kv **nan);
+    /* the result (QG_KBODY_RESULT's) narrowed as the output holds it, and
+     * a mask output where the caller gave a mask (it may be NULL) */
+    void (*store)(qg_kb *b, qg_kv *r);
+    void (*store_mask)(qg_kb *b, qg_kv *m);
+    void (*vector_close)(qg_kb *b);
 
     /* ---- observe's min/max reduction (lower_observe.c) */
     /* Opens static int NAME_minmax_span(const T *x, size_t len, float *mn,
@@ -212,7 +230,7 @@ typedef struct qg_kb_ops {
      * reference from above, or NULL and `name` the runtime's function. */
     qg_kv *(*call)(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, qg_kv **args, int n);
     void (*zero_bytes)(qg_kb *b, qg_kv *ptr, qg_kv *count);
-    void (*store)(qg_kb *b, qg_kv *ptr, qg_kv *v); /* *ptr = v, a scalar */
+    void (*store_at)(qg_kb *b, qg_kv *ptr, qg_kv *v); /* *ptr = v, a scalar */
     /* A span parameter of plan input `in` from its scalar (QG_IN_Z and
      * QG_IN_B int32, the others float). */
     qg_kv *(*param)(qg_kb *b, qg_plan_input in, qg_kv *scalar);
@@ -224,12 +242,13 @@ typedef struct qg_kb_ops {
 /* clang-format off */
 #define QG_KB_CALLS(X) \
     X(open_link) X(arg) X(close_fn) X(ret) X(link_ref) X(spec_ref) X(span_ref) X(minmax_ref) X(rows_ref) \
-    X(comment) X(section) X(op_begin) X(op_end) X(open_span) X(span_arg) X(lanes) X(vector) \
-    X(group_mask_in) X(store_result) X(group_store) X(group_mask_out) X(any_nan4) X(to_boundary) \
+    X(comment) X(section) X(op_begin) X(op_end) X(open_span) X(span_arg) X(lanes) \
+    X(group_mask_in) X(group_store) X(group_mask_out) X(any_nan4) X(to_boundary) \
+    X(vector_open) X(load) X(load_mask) X(body) X(store) X(store_mask) X(vector_close) \
     X(open_minmax) X(values) X(vsplat) X(vop) X(reduce) X(open_rows) X(column_open) X(column_param) X(column_close) X(imm) X(fimm) \
     X(bin) X(select) X(cast) X(nonnull) X(discard) X(let) X(field) X(elem_ptr) X(index) \
     X(var) X(get) X(set) X(loop_open) X(loop_close) X(loop_continue) X(if_open) X(if_close) \
-    X(call) X(zero_bytes) X(store) X(param)
+    X(call) X(zero_bytes) X(store_at) X(param)
 /* clang-format on */
 #define QG_KB_BIND(call) .call = kb_##call,
 
@@ -237,6 +256,17 @@ struct qg_kb {
     const qg_kb_ops *ops;
     const qg_kernel_loops *lp; /* the op being lowered */
 };
+
+/* lower_vector.c: one vector; `keep` (NULL: none) names what the main
+ * loop keeps for its stores and NaN test instead of storing it here: the
+ * result (NULL: stored), the mask output (NULL: stored), the NaN test's
+ * value (NULL: no test; the result is then the one without NaN lanes);
+ * bits, its four vectors' packed mask input (NULL: read here). */
+typedef struct qg_kvector_keep {
+    qg_kv **result, **mask_out, **nan;
+    qg_kv *bits;
+} qg_kvector_keep;
+void qg_lower_vector(qg_kb *b, const qg_plan *p, const qg_kvector *v, const qg_kvector_keep *keep);
 
 /* lower_span.c: the op's span, and the arguments a call of one takes:
  * tensors io (in, out, mask where the op has one), base, len, then the

@@ -75,7 +75,7 @@ void qg_lower_minmax(qg_kb *b, const qg_spec *spec, qg_isa isa) {
         B->if_close(b);
     }
     qg_kv *mn = tree(b, QG_OP_MIN_F, lo, U), *mx = tree(b, QG_OP_MAX_F, hi, U), *all = tree(b, QG_OP_AND_M, ok, U);
-    B->store(b, a[2], B->reduce(b, QG_OP_MIN_F, mn));
-    B->store(b, a[3], B->reduce(b, QG_OP_MAX_F, mx));
+    B->store_at(b, a[2], B->reduce(b, QG_OP_MIN_F, mn));
+    B->store_at(b, a[3], B->reduce(b, QG_OP_MAX_F, mx));
     B->close_fn(b, B->select(b, B->reduce(b, QG_OP_AND_M, all), B->imm(b, QG_KT_I32, 1), B->imm(b, QG_KT_I32, 0)));
 }

@@ -27,7 +27,7 @@ static void column(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_kv *const 
         B->call(b, B->span_ref(b, "_part"), NULL, NULL, args, qg_lower_span_args(b, p, io, at, count, params, args));
     } else {
         const qg_kvector v = {.at = at, .count = count, .partial = partial, .slot = -1};
-        B->vector(b, p, &v);
+        qg_lower_vector(b, p, &v, NULL);
     }
     B->column_close(b);
 }

@@ -4,9 +4,8 @@
  * their NaN test done once where the target says so), then single
  * vectors, then one partial vector that touches nothing past the end (a
  * scalable ISA's strip of the remaining lanes); wide vectors first align
- * the float tensor (kernel_loops' align_head). A vector itself (its loads,
- * body, stores and masks) is still the backend's (the builder's
- * `vector`). */
+ * the float tensor (kernel_loops' align_head). A vector itself is
+ * lower_vector.c's. */
 #include <string.h>
 
 #include "kernel_builder.h"
@@ -46,7 +45,7 @@ static int span_args(qg_kb *b, const qg_plan *p, qg_kv *base, qg_kv *len, qg_kv 
 static void vector_loop(qg_kb *b, const qg_plan *p, qg_kvar *i, qg_kv *base, qg_kv *len, qg_kv *L) {
     B->loop_open(b, "vectors", i, QG_KTEST_WHOLE_STEPS, len, L);
     const qg_kvector v = {.at = B->bin(b, QG_KB_ADD, base, B->get(b, i)), .count = L, .slot = -1};
-    B->vector(b, p, &v);
+    qg_lower_vector(b, p, &v, NULL);
     B->loop_close(b);
 }
 
@@ -68,22 +67,16 @@ static void main_loop(qg_kb *b, const qg_plan *p, qg_kvar *i, qg_kv *base, qg_kv
     const bool mask4_out = lp->group_mask && lp->mask_out != QG_MASK_NONE;
     qg_kv *step = B->let(b, "step", B->bin(b, QG_KB_MUL, L, size(b, U)));
     B->loop_open(b, "unrolled", i, QG_KTEST_WHOLE_STEPS, len, step);
-    qg_kv *at0 = B->bin(b, QG_KB_ADD, base, B->get(b, i));
-    if (mask4_in)
-        B->group_mask_in(b, at0);
+    qg_kv *at0 = B->bin(b, QG_KB_ADD, base, B->get(b, i)), *bits = mask4_in ? B->group_mask_in(b, at0) : NULL;
     qg_kv *r[4], *m[4], *nan[4], *at[4];
     for (int k = 0; k < U && k < 4; k++) {
         at[k] = k ? B->bin(b, QG_KB_ADD, at0, B->bin(b, QG_KB_MUL, L, size(b, k))) : at0;
-        const qg_kvector v = {.at = at[k],
-                              .count = L,
-                              .slot = k,
-                              .keep = store4 || nan_once,
-                              .ordered = nan_once,
-                              .mask4 = lp->group_mask,
-                              .result = &r[k],
-                              .mask_out = &m[k],
-                              .nan = &nan[k]};
-        B->vector(b, p, &v);
+        const qg_kvector v = {.at = at[k], .count = L, .slot = k};
+        const qg_kvector_keep keep = {.result = store4 || nan_once ? &r[k] : NULL,
+                                      .mask_out = lp->group_mask ? &m[k] : NULL,
+                                      .nan = nan_once ? &nan[k] : NULL,
+                                      .bits = bits};
+        qg_lower_vector(b, p, &v, &keep);
     }
     if (nan_once) { /* a NaN lane: the four again one by one, with the masks NaN lanes need */
         B->if_open(b, B->any_nan4(b, nan));
@@ -91,8 +84,11 @@ static void main_loop(qg_kb *b, const qg_plan *p, qg_kvar *i, qg_kv *base, qg_kv
         B->call(b, B->span_ref(b, "_vectors"), NULL, NULL, args, span_args(b, p, at0, step, args));
         B->loop_continue(b);
         B->if_close(b);
-        for (int k = 0; k < U && !store4; k++)
-            B->store_result(b, r[k], at[k]);
+        for (int k = 0; k < U && !store4; k++) {
+            B->vector_open(b, p, &(qg_kvector){.at = at[k], .count = L, .slot = k});
+            B->store(b, r[k]);
+            B->vector_close(b);
+        }
     }
     if (store4)
         B->group_store(b, r, at0);
@@ -109,7 +105,7 @@ static void part_vector(qg_kb *b, const qg_plan *p, qg_kvar *i, qg_kv *base, qg_
                           .count = B->let(b, "r", B->bin(b, QG_KB_SUB, len, at)),
                           .partial = true,
                           .slot = -1};
-    B->vector(b, p, &v);
+    qg_lower_vector(b, p, &v, NULL);
     B->if_close(b);
 }
 

@@ -49,7 +49,9 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
     out->row_written_out = out->channels_last_table && t->lanes && out->channels && out->channels / t->lanes <= 16;
     out->unroll = t->unroll;
     out->tail = t->lanes != 1;
-    out->tail_buffered = out->tail && strcmp(t->tail, "buffered") == 0;
+    out->tail_kind = strcmp(t->tail, "buffered") == 0 ? QG_TAIL_BUFFERED
+                     : strcmp(t->tail, "evl") == 0    ? QG_TAIL_EVL
+                                                      : QG_TAIL_MASKED;
     const int data_out = qg_op_data_out(o); /* observe has none */
     const bool narrow_out = data_out >= 0 && o->args[data_out].kind == QG_ARG_Q_OUT;
     const qg_dtype kd = qg_kernel_dtype(sp);

@@ -34,6 +34,11 @@ typedef enum qg_elem {
     QG_ELEM_ACC32,  /* requantize's int32 accumulators */
 } qg_elem;
 
+/* How a partial vector reads and writes only its lanes (targets/<isa>.json
+ * "tail"): masked accesses (a scalable ISA's predicated strip), zeroed
+ * stack buffers, or an explicit vector length (RVV's vsetvl in IR). */
+typedef enum qg_tail_kind { QG_TAIL_MASKED, QG_TAIL_BUFFERED, QG_TAIL_EVL } qg_tail_kind;
+
 /* A gradient mask as the entry point takes or gives it. */
 typedef enum qg_mask_io { QG_MASK_NONE, QG_MASK_BYTES, QG_MASK_BITS } qg_mask_io;
 
@@ -67,7 +72,7 @@ typedef struct qg_kernel_loops {
     bool group_mask;         /* ... and its mask: packed bits, out or in, 4 x 4 lanes as 16 bits, or byte
                                 masks out, 16 bytes in one store */
     bool tail;               /* counts that are not whole vectors end in a partial one (lanes != 1) */
-    bool tail_buffered;      /* ... read and written through zeroed stack buffers (targets/<isa>.json "tail") */
+    qg_tail_kind tail_kind;  /* ... read and written so */
     /* Vectors wider than malloc's 16-byte placement: a span of at least
      * align_min elements first runs a partial vector up to the next
      * align_bytes boundary of its float tensor (the output, else the

@@ -28,6 +28,7 @@ typedef struct trace_kb {
         int id;
     } vars[8];
     int nvalues, nvars;
+    bool detail; /* a vector's calls too, not only its opening */
 } trace_kb;
 
 static trace_kb *tb(qg_kb *b) { return (trace_kb *)b; }
@@ -185,7 +186,7 @@ static qg_kv *t_reduce(qg_kb *b, qg_opcode op, qg_kv *v) {
     return value(b);
 }
 static qg_kv *t_lanes(qg_kb *b) { return value(b); }
-static void t_store(qg_kb *b, qg_kv *p, qg_kv *v) {
+static void t_store_at(qg_kb *b, qg_kv *p, qg_kv *v) {
     (void)p, (void)v;
     rec(b, "store");
 }
@@ -206,9 +207,74 @@ static qg_kv *t_column_param(qg_kb *b, const qg_plan *p, qg_plan_input in, qg_kv
     return value(b);
 }
 static void t_column_close(qg_kb *b) { (void)b; }
-static void t_vector(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
+static void t_vector_open(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
     (void)p;
     rec(b, v->partial ? "vector part" : "vector");
+}
+static void t_vector_close(qg_kb *b) {
+    if (tb(b)->detail)
+        rec(b, "vector end");
+}
+static qg_kv *t_load(qg_kb *b) {
+    if (tb(b)->detail)
+        rec(b, "load");
+    return value(b);
+}
+static qg_kv *t_load_mask(qg_kb *b, qg_kv *bits, int first) {
+    if (tb(b)->detail)
+        rec(b, bits ? "mask of bits %d" : "load mask", first);
+    return value(b);
+}
+static qg_kv *t_body(qg_kb *b, qg_kv *in, qg_kv *m, qg_kbody form, qg_kv **mask_out, qg_kv **nan) {
+    (void)in;
+    static const char *const forms[] = {"result", "grouped", "ordered"};
+    if (tb(b)->detail)
+        rec(b, "body %s%s", forms[form], m ? ", mask" : "");
+    *mask_out = value(b);
+    *nan = value(b);
+    return value(b);
+}
+static void t_store(qg_kb *b, qg_kv *r) {
+    (void)r;
+    if (tb(b)->detail)
+        rec(b, "store vector");
+}
+static void t_store_mask(qg_kb *b, qg_kv *m) {
+    (void)m;
+    if (tb(b)->detail)
+        rec(b, "store mask");
+}
+static qg_kv *t_group_mask_in(qg_kb *b, qg_kv *at) {
+    (void)at;
+    rec(b, "group mask in");
+    return value(b);
+}
+static void t_group_store(qg_kb *b, qg_kv *const r[4], qg_kv *at) {
+    (void)r, (void)at;
+    rec(b, "group store");
+}
+static void t_group_mask_out(qg_kb *b, qg_kv *const m[4], qg_kv *at) {
+    (void)m, (void)at;
+    rec(b, "group mask out");
+}
+static qg_kv *t_any_nan4(qg_kb *b, qg_kv *const nan[4]) {
+    (void)nan;
+    rec(b, "any nan");
+    return value(b);
+}
+static void t_loop_continue(qg_kb *b) { rec(b, "continue"); }
+static void t_open_span(qg_kb *b, const qg_plan *p, const char *suffix, bool out_of_line) {
+    (void)p;
+    rec(b, "open span%s%s", suffix, out_of_line ? ", out of line" : "");
+}
+static qg_kv *t_span_arg(qg_kb *b, int k) {
+    (void)k;
+    return value(b);
+}
+static qg_kv *t_to_boundary(qg_kb *b, qg_kv *ptr, qg_kv *base, bool of_output, unsigned bytes) {
+    (void)ptr, (void)base, (void)of_output, (void)bytes;
+    rec(b, "to boundary");
+    return value(b);
 }
 
 static const qg_kb_ops trace_ops = {
@@ -216,14 +282,28 @@ static const qg_kb_ops trace_ops = {
     .column_open = t_column_open,
     .column_param = t_column_param,
     .column_close = t_column_close,
-    .vector = t_vector,
+    .vector_open = t_vector_open,
+    .vector_close = t_vector_close,
+    .load = t_load,
+    .load_mask = t_load_mask,
+    .body = t_body,
+    .store = t_store,
+    .store_mask = t_store_mask,
+    .group_mask_in = t_group_mask_in,
+    .group_store = t_group_store,
+    .group_mask_out = t_group_mask_out,
+    .any_nan4 = t_any_nan4,
+    .open_span = t_open_span,
+    .loop_continue = t_loop_continue,
+    .span_arg = t_span_arg,
+    .to_boundary = t_to_boundary,
     .open_minmax = t_open_minmax,
     .values = t_values,
     .vsplat = t_vsplat,
     .vop = t_vop,
     .reduce = t_reduce,
     .lanes = t_lanes,
-    .store = t_store,
+    .store_at = t_store_at,
     .open_link = t_open_link,
     .arg = t_arg,
     .close_fn = t_close_fn,
@@ -257,8 +337,9 @@ static const qg_kb_ops trace_ops = {
     .elem_ptr = t_elem_ptr,
 };
 
-/* The trace of `op`'s entry for the spec in `json` on AVX2. */
-static char *trace_of(const char *json, qg_kernel_op op) {
+/* The trace of `op`'s entry for the spec in `json` on `isa` (with `span`:
+ * its spans). */
+static char *trace_on(const char *json, qg_kernel_op op, qg_isa isa, bool span) {
     qg_spec sp;
     qg_error err = {0};
     if (qg_spec_load_string(json, "<test>", NULL, 0, &sp, &err) != QG_OK) {
@@ -267,15 +348,17 @@ static char *trace_of(const char *json, qg_kernel_op op) {
     }
     qg_kernel_loops lp;
     qg_plan plan;
-    qg_kernel_loops_of(&sp, QG_ISA_AVX2, op, &lp);
-    if (qg_plan_build_for(&sp, QG_ISA_AVX2, op, &plan, &err) != QG_OK)
+    qg_kernel_loops_of(&sp, isa, op, &lp);
+    if (qg_plan_build_for(&sp, isa, op, &plan, &err) != QG_OK)
         return NULL;
-    trace_kb t = {.kb = {&trace_ops, &lp}};
+    trace_kb t = {.kb = {&trace_ops, &lp}, .detail = span};
     int params = 0;
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
         params += plan.uses[in];
     rec(&t.kb, "parameters %d", params);
-    if (op == QG_K_OBSERVE)
+    if (span)
+        qg_lower_span(&t.kb, &plan);
+    else if (op == QG_K_OBSERVE)
         qg_lower_observe_entry(&t.kb, &sp);
     else if (op == QG_K_REQUANTIZE)
         qg_lower_requantize_entry(&t.kb, &plan);
@@ -283,6 +366,8 @@ static char *trace_of(const char *json, qg_kernel_op op) {
         qg_lower_entry(&t.kb, &plan);
     return t.log.p;
 }
+
+static char *trace_of(const char *json, qg_kernel_op op) { return trace_on(json, op, QG_ISA_AVX2, false); }
 
 static bool has(const char *trace, const char *line) {
     char want[96];
@@ -505,6 +590,50 @@ static void test_minmax_reduction(void) {
     free(t);
 }
 
+/* A vector's calls in order (lower_vector.c), as the trace shows them. */
+static const char *const quantize_kept = "vector\nload\nbody grouped\nvector end\n";
+static const char *const quantize_stored = "vector\nload\nbody result\nstore vector\nvector end\n";
+
+/* Spans: the main loop's four vectors keep what their group stores (the
+ * q - z of quantize where the store adds z; their masks on NEON, whose
+ * four vectors' bits are whole bytes) or tests for NaN once; single
+ * vectors and the partial one store their own. */
+static void test_span_vectors(void) {
+    static const char *q8 = "{\"name\": \"t\", \"dtype\": \"qint8\"}";
+    char *t = trace_on(q8, QG_K_QUANTIZE, QG_ISA_AVX512, true);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    char four[512] = "loop unrolled whole steps\n";
+    for (int k = 0; k < 4; k++)
+        strcat(four, quantize_kept);
+    strcat(four, "group store\nloop end\nloop vectors whole steps\n");
+    strcat(four, quantize_stored);
+    strcat(four, "loop end\nif\nlet r\nvector part\nload\nbody result\nstore vector\nvector end\nif end\n");
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, four));
+    free(t);
+    /* on AVX2, one NaN test per four vectors, whose results are stored after it */
+    t = trace_on(q8, QG_K_FAKE_QUANT, QG_ISA_AVX2, true);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(has(t, "open span_vectors, out of line"));
+    CU_ASSERT_EQUAL(count_of(t, "body ordered"), 4);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, "any nan\nif\nspan_vectors\ncall ref/"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, "if end\nvector\nstore vector\nvector end\nvector\nstore vector\n"));
+    CU_ASSERT_EQUAL(count_of(t, "store mask"), 4 + 1 + 1 + 1); /* after the test, span_vectors, single, part */
+    free(t);
+    /* NEON, packed masks: four vectors' bits read and written at once */
+    static const char *bits = "{\"name\": \"t\", \"dtype\": \"qint8\", \"compat_mask\": true}";
+    t = trace_on(bits, QG_K_FAKE_QUANT, QG_ISA_NEON, true);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(has(t, "group mask out"));
+    CU_ASSERT_FALSE(has(t, "group mask in"));
+    free(t);
+    t = trace_on(bits, QG_K_FAKE_QUANT_BACKWARD, QG_ISA_NEON, true);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, "group mask in\nvector\nload\nmask of bits 0\nbody result, mask\n"));
+    CU_ASSERT_TRUE(has(t, "mask of bits 12"));
+    CU_ASSERT_EQUAL(count_of(t, "load mask"), 2); /* the single vectors' and the partial one's */
+    free(t);
+}
+
 int main(void) {
     static const qg_test tests[] = {
         {"a per-tensor spec walks the tensor once", test_per_tensor_walks_once},
@@ -515,6 +644,7 @@ int main(void) {
         {"observe hands its reduction to the runtime", test_observe_hands_its_reduction},
         {"observe's min/max reduction", test_minmax_reduction},
         {"channels-last rows", test_channels_last_rows},
+        {"span vectors", test_span_vectors},
     };
     return QG_RUN("lower", tests);
 }
