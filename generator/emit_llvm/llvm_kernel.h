@@ -3,7 +3,6 @@
 #ifndef QGEN_LLVM_KERNEL_H
 #define QGEN_LLVM_KERNEL_H
 
-#include "../emit_c/isa_spelling.h"
 #include "../plan/kernel_ops.h"
 #include "../lower/kernel_builder.h"
 #include "llvm_builder.h"

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../emit_c/isa_spelling.h"
 #include "../targets/target_table.h"
 #include "kernel_ops.h"
 
@@ -55,20 +54,19 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
     const int data_out = qg_op_data_out(o); /* observe has none */
     const bool narrow_out = data_out >= 0 && o->args[data_out].kind == QG_ARG_Q_OUT;
     const qg_dtype kd = qg_kernel_dtype(sp);
-    out->group_store = narrow_out && t->unroll == 4 && qg_isa_spelling_of(isa)->store_q4[kd] != NULL;
+    out->group_store = narrow_out && qg_target_lists(t->group_store, qg_dtype_name(kd));
     /* 8-bit integer q of a valid zero point (qg_qparams_validate): z, and
      * q - z above qmin - z, stay inside 16 bits */
     out->group_store_adds_z = out->group_store && op == QG_K_QUANTIZE && sp->rounding == QG_ROUND_HALF_EVEN &&
                               !qg_dtype_is_float8(sp->dtype) && (kd == QG_QINT8 || kd == QG_QUINT8) &&
-                              strcmp(t->round_cvt, "in_range") != 0 && qg_isa_spelling_of(isa)->store_q4_z[kd] != NULL;
+                              strcmp(t->round_cvt, "in_range") != 0 &&
+                              qg_target_lists(t->group_store_adds_z, qg_dtype_name(kd));
     /* vectors of fewer lanes than a byte of mask bits (NEON's 4): the main
      * loop stores or reads its four vectors' bits at once, two whole bytes;
      * a byte mask output is narrowed and stored as one 16-byte vector */
-    const qg_isa_spelling *is = qg_isa_spelling_of(isa);
-    const bool four_of_four = t->unroll == 4 && t->lanes == 4;
-    out->group_mask = four_of_four &&
-                      (((out->mask_out == QG_MASK_BITS || out->mask_in == QG_MASK_BITS) && is->mask4_to_bits != NULL) ||
-                       (out->mask_out == QG_MASK_BYTES && is->store_mask4_bytes != NULL));
+    out->group_mask =
+        ((out->mask_out == QG_MASK_BITS || out->mask_in == QG_MASK_BITS) && qg_target_lists(t->group_mask, "bits")) ||
+        (out->mask_out == QG_MASK_BYTES && qg_target_lists(t->group_mask, "bytes"));
     out->pack4 = qg_dtype_is_packed(sp->dtype) && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE);
     /* observe converts in its min/max span; the drivers move 16-bit codes */
     out->float_io = op != QG_K_REQUANTIZE ? sp->float_type : QG_FLOAT32;
@@ -96,8 +94,7 @@ qg_plan_io qg_plan_io_for(const qg_spec *sp, qg_isa isa, qg_kernel_op op) {
                            lp.group_store_adds_z,
                            strcmp(t->round_cvt, "saturating_nan_zero") == 0 && strcmp(t->minmax_nan, "propagate") == 0,
                            strcmp(t->round_cvt, "in_range") == 0,
-                           strcmp(t->nan_check, "per_iteration") == 0 && lp.unroll == 4 &&
-                               qg_isa_spelling_of(isa)->any_nan4 != NULL};
+                           strcmp(t->nan_check, "per_iteration") == 0};
     return io;
 }
 

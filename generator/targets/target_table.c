@@ -12,6 +12,14 @@ static const qg_arch archs[] = {QG_ARCH_ROWS};
 
 const qg_target *qg_target_of(qg_isa isa) { return (unsigned)isa < QG_ISA_COUNT ? &targets[isa] : NULL; }
 
+bool qg_target_lists(const char *list, const char *item) {
+    const size_t n = strlen(item);
+    for (const char *p = list; (p = strstr(p, item)) != NULL; p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == 0))
+            return true;
+    return false;
+}
+
 bool qg_target_member(const char *field, const char *key, char *buf, size_t cap) {
     const size_t n = strlen(key);
     if (cap)

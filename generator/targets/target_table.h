@@ -56,10 +56,15 @@ typedef struct qg_target {
                                     "Element arithmetic"): "instruction" (the ISA's round-to-nearest-even),
                                     "conversions" (to int32 and back: round_cvt must be "saturating"),
                                     "magic_add" (adding and subtracting 1.5 * 2^23, two plain adds) */
-    const char *mca_cpus;        /* llvm-mca models, comma-separated */
-    const char *qemu_cpu;        /* qemu -cpu value, BITS/BYTES standing for the vector width; "" = default */
-    const char *test_widths;     /* vector widths in bits the tests run a scalable ISA at, comma-separated */
-    int compare_bits;            /* scalable: the width `qgen compare` runs and models it at (its mca CPU's) */
+    /* What the main loop's `unroll` (4) vectors do at once, comma-separated:
+     * the q dtypes whose four results are narrowed and stored together, those
+     * where that store adds the zero point (qg_plan.out_q_grouped), and the
+     * mask forms ("bits", "bytes") their four masks are read or stored in. */
+    const char *group_store, *group_store_adds_z, *group_mask;
+    const char *mca_cpus;    /* llvm-mca models, comma-separated */
+    const char *qemu_cpu;    /* qemu -cpu value, BITS/BYTES standing for the vector width; "" = default */
+    const char *test_widths; /* vector widths in bits the tests run a scalable ISA at, comma-separated */
+    int compare_bits;        /* scalable: the width `qgen compare` runs and models it at (its mca CPU's) */
 } qg_target;
 
 typedef struct qg_arch {
@@ -81,6 +86,8 @@ int qg_target_lmul(const qg_target *t, const char *op);
  * llvm_intrinsics), copied to buf; false (buf "") where it has none or it
  * does not fit. */
 bool qg_target_member(const char *field, const char *key, char *buf, size_t cap);
+/* Whether a comma-separated field of the table lists `item`. */
+bool qg_target_lists(const char *list, const char *item);
 
 /* The row of `isa` (NULL past the table). */
 const qg_target *qg_target_of(qg_isa isa);

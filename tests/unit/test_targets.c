@@ -118,6 +118,22 @@ static void test_table_matches_files(void) {
                               QG_OK);
         CU_ASSERT_EQUAL_FATAL(qg_plan_build_for(&q8, isa, QG_K_FAKE_QUANT, &fq, &perr), QG_OK);
         CU_ASSERT_EQUAL(fq.out_ordered >= 0, strcmp(t->nan_check, "per_iteration") == 0);
+        /* the main loop's groups: four vectors (NEON's four lanes for masks),
+         * and a C spelling for each; an LLVM narrowing where a store adds z */
+        const qg_isa_spelling *is = qg_isa_spelling_of(isa);
+        for (int dt = 0; dt < QG_DTYPE_COUNT; dt++) {
+            CU_ASSERT_EQUAL(qg_target_lists(t->group_store, qg_dtype_name((qg_dtype)dt)), is->store_q4[dt] != NULL);
+            CU_ASSERT_EQUAL(qg_target_lists(t->group_store_adds_z, qg_dtype_name((qg_dtype)dt)),
+                            is->store_q4_z[dt] != NULL);
+        }
+        CU_ASSERT_EQUAL(qg_target_lists(t->group_mask, "bits"), is->mask4_to_bits != NULL);
+        CU_ASSERT_EQUAL(qg_target_lists(t->group_mask, "bytes"), is->store_mask4_bytes != NULL);
+        if (*t->group_store || *t->group_mask || strcmp(t->nan_check, "per_iteration") == 0)
+            CU_ASSERT_EQUAL(t->unroll, 4);
+        if (*t->group_mask)
+            CU_ASSERT_EQUAL(t->lanes, 4);
+        if (*t->group_store_adds_z)
+            CU_ASSERT_STRING_NOT_EQUAL(t->llvm_narrow4, "");
         /* the row's tail reaches the loops both backends lower */
         const char *tail = qg_test_json_str(d, "tail");
         CU_ASSERT_TRUE(strcmp(tail, "") == 0 || strcmp(tail, "masked") == 0 || strcmp(tail, "buffered") == 0 ||
