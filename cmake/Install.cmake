@@ -24,7 +24,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/targets/ DESTINATION ${CMAKE_INSTALL_DAT
 # CONFIGURE_DEPENDS: a source or header added later reaches the install of an
 # already configured tree too
 file(GLOB runtime_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/runtime/*.c ${PROJECT_SOURCE_DIR}/runtime/*.h)
-install(FILES ${runtime_sources} DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/runtime-src)
+install(FILES ${runtime_sources} ${QGEN_RT_GENERATED_DIR}/qg_isa_facts.h DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/runtime-src)
 install(FILES ${XXHASH_INCLUDE_DIR}/xxhash.h DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/runtime-src/xxhash)
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/QGenConfig.cmake.in

@@ -4,6 +4,7 @@
  * narrowing; NaN is set to torch's NaN afterwards (the instruction keeps
  * the payload), and widening quiets a signaling NaN as the portable code
  * does. bfloat16 is integer arithmetic either way. */
+#include "qg_isa_facts.h"
 #include "rt_internal.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -12,7 +13,7 @@
 /* AVX2 as the kernels' dispatcher counts it includes F16C (cpu.c). */
 bool qg_x86_convert_ok(void) { return qg_cpu_has(QG_ISA_AVX2); }
 
-#define X86 __attribute__((target("avx2,f16c")))
+#define X86 __attribute__((target(QG_TARGET_AVX2))) /* the avx2 ISA's features, as qg_cpu_has counts them */
 
 X86 size_t qg_x86_f16_widen(const uint16_t *h, float *out, size_t n) {
     size_t i = 0;

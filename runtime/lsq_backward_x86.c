@@ -5,12 +5,13 @@
  * for the sums allows. Rounding half to even is one instruction here
  * (vroundps, as nearbyintf in the default mode: ties to even, -0.0 and
  * NaN kept, |t| >= 2^23 unchanged). */
+#include "qg_isa_facts.h"
 #include "rt_internal.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#define X86 __attribute__((target("avx2")))
+#define X86 __attribute__((target(QG_TARGET_AVX2))) /* the avx2 ISA's features, as qg_cpu_has counts them */
 
 /* acc[0] += the low four lanes in double, acc[1] += the high four. */
 X86 static void add_halves8(__m256d acc[2], __m256 v) {

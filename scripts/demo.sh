@@ -17,7 +17,7 @@ echo "generated: $(cd "$out/gen" && ls | tr '\n' ' ')"
 
 flags=(-std=c11 -D_POSIX_C_SOURCE=200809L -O2 -pthread -ffp-contract=off -Iinclude -I"$out/gen" -DDEMO_SPEC="$name" -DDEMO_HEADER="\"$name.h\"")
 runtime=(runtime/*.c)
-xx=(-I"$out/xxhash")
+xx=(-I"$out/xxhash" -I"$build/generated") # qg_isa_facts.h: the runtime's ISA facts, from targets/
 mkdir -p "$out/xxhash" && cp "$(dirname "$(find /usr/include -maxdepth 1 -name xxhash.h)")/xxhash.h" "$out/xxhash/"
 
 # The ISA table (targets/): per ISA its architecture, flags and runner.

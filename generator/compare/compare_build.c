@@ -50,10 +50,15 @@ static int clang(ctx *c, const arch_t *a, const char *words) {
     return rc;
 }
 
-/* The runtime's sources: installed next to qgen, or the source tree's. */
+/* The runtime's sources: installed next to qgen, or the source tree's;
+ * generated: where qg_isa_facts.h is (installed beside them, or the build's). */
 void qg_cmp_runtime_sources(char *out, size_t cap) {
     if (!qg_installed_path("share/qgen/runtime-src", "observer.c", out, cap))
         snprintf(out, cap, "%s", QGEN_RUNTIME_SOURCE_DIR);
+}
+static void runtime_generated(char *out, size_t cap) {
+    if (!qg_installed_path("share/qgen/runtime-src", "qg_isa_facts.h", out, cap))
+        snprintf(out, cap, "%s", QGEN_RUNTIME_GENERATED_DIR);
 }
 
 /* The runtime's .c files, by name without ".c", sorted: read from the
@@ -81,13 +86,14 @@ static bool list_runtime(const char *src) {
 }
 
 bool qg_cmp_build_runtime(ctx *c, const arch_t *a) {
-    char src[PATH_MAX], words[3 * PATH_MAX], o[PATH_MAX + 64];
+    char src[PATH_MAX], gen[PATH_MAX], words[4 * PATH_MAX], o[PATH_MAX + 64];
     qg_cmp_runtime_sources(src, sizeof src);
+    runtime_generated(gen, sizeof gen);
     if (!list_runtime(src))
         return false;
     for (size_t k = 0; k < n_runtime; k++) {
-        snprintf(words, sizeof words, "-O1 -ffp-contract=off %s -I%s -I%s/xxhash -c %s/%s.c -o %s",
-                 a->desc->baseline_cflags, qg_include_dir(), c->work, src, runtime_files[k],
+        snprintf(words, sizeof words, "-O1 -ffp-contract=off %s -I%s -I%s -I%s/xxhash -c %s/%s.c -o %s",
+                 a->desc->baseline_cflags, qg_include_dir(), gen, c->work, src, runtime_files[k],
                  qg_cmp_pathf(c, o, sizeof o, "rt-%s-%s.o", a->arch, runtime_files[k]));
         if (clang(c, a, words) != 0)
             return false;
