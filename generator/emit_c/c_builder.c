@@ -318,7 +318,7 @@ static qg_kv *kb_group_mask_in(qg_kb *b, qg_kv *at) {
 /* ---- one vector (c_span.c spells its accesses) */
 
 static void kb_vector_open(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
-    qg_c_vector_open(cb(b), p, v->at->s, v->count->s, v->partial, v->slot);
+    qg_c_vector_open(cb(b), p, v, v->at->s, v->count->s);
 }
 
 static qg_kv *kb_load(qg_kb *b) {
@@ -442,7 +442,6 @@ static void kb_column_open(qg_kb *b, const qg_plan *p, qg_kv *count) {
     c->p = p;
     line(b, "{");
     c->depth++;
-    c->strip_open = count != NULL;
     if (count) /* the parameters' loads and the vector take its lanes */
         qg_c_strip_open(c->e, "0", count->s, qg_c_indent(c));
 }
@@ -456,10 +455,7 @@ static qg_kv *kb_column_param(qg_kb *b, const qg_plan *p, qg_plan_input in, qg_k
     return expr(b, QG_KT_VF, 0, "%s", qg_c_input_names[in]);
 }
 
-static void kb_column_close(qg_kb *b) {
-    cb(b)->strip_open = false;
-    block_close(b);
-}
+static void kb_column_close(qg_kb *b) { block_close(b); }
 
 /* ---- observe's reduction and vectors */
 

@@ -22,7 +22,6 @@ typedef struct c_kb {
     struct qg_kv *values; /* every expression made, freed by qg_c_kb_free */
     struct qg_kvar vars[C_KB_MAX_VARS];
     int nvars;
-    bool strip_open;        /* a column's strip, opened before its parameters */
     const char *at, *count; /* the open vector's first element and lanes, */
     bool partial;           /* ... whether partial, */
     op_io io;               /* ... its tensors */
@@ -36,7 +35,7 @@ const char *qg_c_indent(const c_kb *c);
 
 /* c_span.c: the builder's vector calls (kernel_builder.h); the expressions
  * go to out */
-void qg_c_vector_open(c_kb *c, const qg_plan *p, const char *at, const char *count, bool partial, int slot);
+void qg_c_vector_open(c_kb *c, const qg_plan *p, const qg_kvector *v, const char *at, const char *count);
 void qg_c_load(c_kb *c, char *out, size_t cap);
 void qg_c_load_mask(c_kb *c, const char *bits, int first, char *out, size_t cap);
 void qg_c_store(c_kb *c, const char *r);

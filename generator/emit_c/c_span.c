@@ -59,18 +59,18 @@ static const char *count_of(const c_kb *c) {
 }
 static bool buffered(const c_kb *c) { return c->kb.lp->tail_kind == QG_TAIL_BUFFERED; }
 
-void qg_c_vector_open(c_kb *c, const qg_plan *p, const char *at, const char *count, bool partial, int slot) {
+void qg_c_vector_open(c_kb *c, const qg_plan *p, const qg_kvector *v, const char *at, const char *count) {
     emitter *e = c->e;
     c->p = p;
     c->at = at;
     c->count = count;
-    c->partial = partial;
-    snprintf(c->tag, sizeof c->tag, "%d", slot < 0 ? 0 : slot);
+    c->partial = v->partial;
+    snprintf(c->tag, sizeof c->tag, "%d", v->slot < 0 ? 0 : v->slot);
     c->io = qg_c_io_of(e, p);
     const op_io *io = &c->io;
     const char *ind = qg_c_indent(c);
-    if (partial && e->scalable) { /* a strip of r lanes, unless a column opened it */
-        if (!c->strip_open)
+    if (v->partial && e->scalable) { /* a strip of r lanes, unless a column opened it */
+        if (!v->strip_open)
             qg_c_strip_open(e, "0", count, ind);
         return;
     }

@@ -76,10 +76,11 @@ enum { QG_KSPAN_IN, QG_KSPAN_OUT, QG_KSPAN_MASK, QG_KSPAN_BASE, QG_KSPAN_LEN, QG
 
 /* One vector of a span's plan, as vector_open opens it. */
 typedef struct qg_kvector {
-    qg_kv *at;    /* element index of its first lane */
-    qg_kv *count; /* its lanes: a whole vector's, or fewer (partial) */
-    bool partial; /* nothing past at + count is read or written (the loops' tail_kind says how) */
-    int slot;     /* k of the main loop's vectors, -1 elsewhere (C: its values' names) */
+    qg_kv *at;       /* element index of its first lane */
+    qg_kv *count;    /* its lanes: a whole vector's, or fewer (partial) */
+    bool partial;    /* nothing past at + count is read or written (the loops' tail_kind says how) */
+    int slot;        /* k of the main loop's vectors, -1 elsewhere (C: its values' names) */
+    bool strip_open; /* a scalable ISA's partial column: its strip is column_open's */
 } qg_kvector;
 
 /* What a call of the plan's body keeps: its result; quantize's q - z for a

@@ -6,6 +6,7 @@
  * column loop, no partial column to test for). Out of line, so that qgen
  * compare's loop search reads this walk alone (docs/compare.md). */
 #include "kernel_builder.h"
+#include "qgen/runtime.h"
 
 #define B (b->ops)
 
@@ -26,7 +27,7 @@ static void column(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_kv *const 
     if (partial && !strip) {
         B->call(b, B->span_ref(b, "_part"), NULL, NULL, args, qg_lower_span_args(b, p, io, at, count, params, args));
     } else {
-        const qg_kvector v = {.at = at, .count = count, .partial = partial, .slot = -1};
+        const qg_kvector v = {.at = at, .count = count, .partial = partial, .slot = -1, .strip_open = strip != NULL};
         qg_lower_vector(b, p, &v, NULL);
     }
     B->column_close(b);
@@ -58,8 +59,12 @@ bool qg_lower_has_rows(const qg_kernel_loops *lp) {
     return lp->channels_last_table && lp->params != QG_PARAMS_NONE && lp->walk != QG_WALK_WHOLE;
 }
 
-/* The runtime's table rows (qg_chan_table_new), in memory order. */
-static const qg_plan_input table_rows[5] = {QG_IN_S, QG_IN_INV, QG_IN_LO, QG_IN_HI, QG_IN_Z};
+/* The plan input each row of the runtime's table holds (qgen/runtime.h). */
+static const qg_plan_input table_rows[QG_CHAN_ROWS] = {[QG_CHAN_S] = QG_IN_S,
+                                                       [QG_CHAN_INV] = QG_IN_INV,
+                                                       [QG_CHAN_LO] = QG_IN_LO,
+                                                       [QG_CHAN_HI] = QG_IN_HI,
+                                                       [QG_CHAN_Z] = QG_IN_Z};
 
 /* The table, padded to whole vectors where a partial column reads a whole
  * one (fixed widths), its rows, the table freed. Without memory the walk
@@ -80,7 +85,7 @@ void qg_lower_channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_k
     if (qg_kernel_loops_masked(b->lp))
         rows_args[na++] = io[2];
     rows_args[na++] = n;
-    for (int r = 0; r < 5; r++) {
+    for (int r = 0; r < QG_CHAN_ROWS; r++) {
         if (!p->uses[table_rows[r]])
             continue;
         qg_kv *at = r == 0 ? size(b, 0) : r == 1 ? padded : B->bin(b, QG_KB_MUL, size(b, r), padded);

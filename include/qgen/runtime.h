@@ -91,11 +91,12 @@ uint16_t qg_float_to_f16(float f);
 void qg_float_type_widen(qg_float_type type, const void *in, float *out, size_t n);
 void qg_float_type_narrow(qg_float_type type, const float *in, void *out, size_t n);
 
-/* The channels-last parameter table of a generated kernel: five rows of
- * `padded` (>= channels, > 0) values, s, 1/s, qmin - z and qmax - z as
- * floats, then z as int32, the columns past `channels` scale 1, bounds and
- * z 0. NULL without memory or with bad arguments; freed by
- * qg_chan_table_free. */
+/* The channels-last parameter table of a generated kernel: QG_CHAN_ROWS
+ * rows of `padded` (>= channels, > 0) values, in this order: s, 1/s,
+ * qmin - z and qmax - z as floats, then z as int32; the columns past
+ * `channels` scale 1, bounds and z 0. NULL without memory or with bad
+ * arguments; freed by qg_chan_table_free. */
+enum { QG_CHAN_S, QG_CHAN_INV, QG_CHAN_LO, QG_CHAN_HI, QG_CHAN_Z, QG_CHAN_ROWS };
 float *qg_chan_table_new(const qg_qparams *qp, size_t channels, size_t padded, int64_t qmin, int64_t qmax);
 void qg_chan_table_free(float *table);
 

@@ -231,6 +231,54 @@ static void test_c_printer_spells_calls(void) {
     qg_text_free(&text);
 }
 
+/* One partial vector printed as C, as the loops' tail_kind says: NEON's
+ * through zeroed stack buffers, AVX2's with its masked float load and,
+ * where it has no masked byte store, a buffer for the output alone. */
+static char *partial_quantize(qg_isa isa) {
+    qg_spec sp;
+    qg_error err = {0};
+    if (qg_spec_load_string("{\"name\": \"net\", \"dtype\": \"quint8\"}", "<test>", NULL, 0, &sp, &err) != QG_OK)
+        return NULL;
+    qg_text text = {0};
+    qg_kernel_loops lp;
+    qg_plan plan;
+    qg_kernel_loops_of(&sp, isa, QG_K_QUANTIZE, &lp);
+    if (qg_plan_build_for(&sp, isa, QG_K_QUANTIZE, &plan, &err) != QG_OK)
+        return NULL;
+    const qg_target *t = qg_target_of(isa);
+    emitter e = {&text, &sp, qg_isa_spelling_of(isa), t, "net", &lp, t->lanes, false, "", 0, 0};
+    snprintf(e.lanes_str, sizeof e.lanes_str, "%d", t->lanes);
+    c_kb c;
+    qg_c_kb_init(&c, &e);
+    qg_kb *b = &c.kb;
+    const qg_kb_ops *B = b->ops;
+    c.depth = 1;
+    qg_kv *at = B->let(b, "at", B->imm(b, QG_KT_SIZE, 0)), *r = B->let(b, "r", B->imm(b, QG_KT_SIZE, 3));
+    B->vector_open(b, &plan, &(qg_kvector){.at = at, .count = r, .partial = true, .slot = -1});
+    qg_kv *mask_out, *nan, *q = B->body(b, B->load(b), NULL, QG_KBODY_RESULT, &mask_out, &nan);
+    B->store(b, q);
+    B->vector_close(b);
+    qg_c_kb_free(&c);
+    return text.p;
+}
+
+static void test_c_printer_spells_partial_vectors(void) {
+    char *neon = partial_quantize(QG_ISA_NEON);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(neon);
+    CU_ASSERT_PTR_NOT_NULL(strstr(neon, "    float inb[4] = {0};\n    uint8_t outb[4];\n"
+                                        "    memcpy(inb, x + at, r * sizeof inb[0]);\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(neon, "(outb, rt);\n    memcpy(q + at, outb, r * sizeof outb[0]);\n"));
+    free(neon);
+    char *avx2 = partial_quantize(QG_ISA_AVX2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(avx2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(avx2, "    const __m256i tm = "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(avx2, "(x + at, tm);\n"));
+    CU_ASSERT_PTR_NULL(strstr(avx2, "inb"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(avx2, "    uint8_t outb[8];\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(avx2, "memcpy(q + at, outb, r * sizeof outb[0]);\n"));
+    free(avx2);
+}
+
 int main(void) {
     static const qg_test tests[] = {
         {"every operation spelled with its operands", test_every_operation_spelled_with_its_operands},
@@ -238,6 +286,7 @@ int main(void) {
         {"the op table is whole", test_op_table_is_whole},
         {"wrapping keeps tokens within 100 columns", test_wrap_keeps_tokens_within_width},
         {"the kernel builder printed as C", test_c_printer_spells_calls},
+        {"a partial vector printed as C", test_c_printer_spells_partial_vectors},
     };
     return QG_RUN("lowering", tests);
 }
