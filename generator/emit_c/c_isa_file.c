@@ -28,68 +28,55 @@ static void emit_target_pop(emitter *e) {
     S("#elif defined(__GNUC__)\n#pragma GCC pop_options\n#endif\n\n");
 }
 
-/* RVV's register-group tokens (templates/rvv.def: $F the 32-bit group, $B
- * the mask ratio, $Q the 8-bit and $H the 16-bit group) in the text emitted
- * since `from`, for groups of `lmul` vectors. Other ISAs spell none. */
-static void lower_group_tokens(emitter *e, size_t from, int lmul) {
-    static const char *const groups[][4] = {
-        {"m1", "32", "mf4", "mf2"}, {"m2", "16", "mf2", "m1"}, {"m4", "8", "m1", "m2"}, {"m8", "4", "m2", "m4"}};
-    const int g = lmul >= 8 ? 3 : lmul >= 4 ? 2 : lmul >= 2 ? 1 : 0;
-    qg_text *t = e->t;
-    if (!t->p || from >= t->len || !strchr(t->p + from, '$'))
-        return;
-    char *tail = strdup(t->p + from);
-    if (!tail) {
-        t->failed = true;
-        return;
-    }
-    t->len = from;
-    t->p[from] = 0;
-    for (const char *p = tail; *p; p++) {
-        const char *at = p[0] == '$' && p[1] ? strchr("FBQH", p[1]) : NULL;
-        if (at) {
-            qg_text_puts(t, groups[g][at - "FBQH"]);
-            p++;
-        } else {
-            qg_text_append(t, p, 1);
-        }
-    }
-    free(tail);
-}
-
 static int lmul_of(const emitter *e, qg_kernel_op op) { return qg_target_lmul(e->tg, qg_kernel_op_name(op)); }
 
 /* The ISA's helpers, once for each register group the file's ops use. */
 static void emit_helpers(emitter *e) {
-    bool done[9] = {false};
+    bool done[QG_ISA_GROUPS] = {false};
     for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
-        const int lmul = lmul_of(e, op);
-        if (lmul < 1 || lmul > 8 || done[lmul])
-            continue;
-        done[lmul] = true;
-        const size_t from = e->t->len;
-        S(e->is->helpers);
-        lower_group_tokens(e, from, lmul);
+        const int g = qg_isa_group_of(lmul_of(e, op));
+        if (!done[g])
+            S(e->groups[g].helpers);
+        done[g] = true;
     }
 }
 
 void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p) {
     e->lp = lp;
     e->op = p ? p->op : QG_K_OBSERVE;
-    e->op_from = e->t->len;
+    if (e->groups)
+        e->is = &e->groups[qg_isa_group_of(lmul_of(e, e->op))];
     if (!p) /* observe: its reduction is lowered (open_minmax builds the widening) */
         return;
     qg_c_body(e, p);
 }
 
 void qg_c_op_end(emitter *e) {
-    lower_group_tokens(e, e->op_from, lmul_of(e, e->op));
+    if (e->groups)
+        e->is = qg_isa_spelling_of(e->tg->isa);
     e->lp = NULL;
 }
 
+static qg_status emit_isa_file(emitter *e, const qg_spec *sp, qg_isa isa, const char *banner, qg_error *err);
+
+/* The file, its spelling tables' register groups made first and released after. */
 qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg_text *t, qg_error *err) {
-    emitter ev = {t, sp, qg_isa_spelling_of(isa), qg_target_of(isa), sp->name, NULL, 0, false, "", 0, 0};
+    qg_isa_spelling groups[QG_ISA_GROUPS];
+    const qg_isa_spelling *raw = qg_isa_spelling_of(isa);
+    int ready = 0;
+    while (ready < QG_ISA_GROUPS && qg_isa_spelling_grouped(raw, ready, &groups[ready]))
+        ready++;
+    emitter ev = {t, sp, raw, qg_target_of(isa), sp->name, NULL, 0, false, "", 0, groups};
     emitter *e = &ev;
+    qg_status st = ready < QG_ISA_GROUPS ? qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory")
+                                         : emit_isa_file(e, sp, isa, banner, err);
+    while (ready > 0)
+        qg_isa_spelling_release(&groups[--ready], raw);
+    return st;
+}
+
+static qg_status emit_isa_file(emitter *e, const qg_spec *sp, qg_isa isa, const char *banner, qg_error *err) {
+    qg_text *t = e->t;
     e->lanes = e->tg->lanes;
     e->scalable = e->tg->lanes == 0;
     snprintf(e->lanes_str, sizeof e->lanes_str, "%d", e->lanes);

@@ -18,7 +18,9 @@ typedef struct emitter {
     bool scalable;
     char lanes_str[8];
     qg_kernel_op op; /* the op being emitted */
-    size_t op_from;  /* where its text starts (RVV's group tokens are lowered from there) */
+    /* The ISA's table per register group (qg_isa_spelling_grouped), `is`
+     * the op's while it is emitted; NULL: `is` as it is. */
+    const qg_isa_spelling *groups;
 } emitter;
 
 const char *qg_q_type(qg_dtype d);

@@ -3,10 +3,11 @@
  * $b and $c stand for the operands. Scalable ISAs work in strips: the
  * strip's control (RVV's vl, SVE's governing predicate) is in scope under
  * `strip_name` in every spelling. An ISA with register groups (RVV's LMUL,
- * per op in targets/<isa>.json) names the group by tokens the backend
- * replaces per op: $F the 32-bit group ("m4"), $B the mask ratio ("8"), $Q
- * the 8-bit group ("m1") and $H the 16-bit one ("m2"); its helpers are
- * written once per group the file uses, so their names carry $F. */
+ * per op in targets/<isa>.json) names the group by tokens spelled before
+ * an op's text is (qg_isa_spelling_grouped): $F the 32-bit group ("m4"), $B
+ * the mask ratio ("8"), $Q the 8-bit group ("m1") and $H the 16-bit one
+ * ("m2"); its helpers are written once per group the file uses, so their
+ * names carry $F. */
 #ifndef QGEN_ISA_SPELLING_H
 #define QGEN_ISA_SPELLING_H
 
@@ -66,5 +67,13 @@ typedef struct qg_isa_spelling {
 } qg_isa_spelling;
 
 const qg_isa_spelling *qg_isa_spelling_of(qg_isa isa);
+
+/* The register groups of 1, 2, 4 and 8 vectors: a table with its group
+ * tokens spelled for `group` (qg_isa_group_of an LMUL), each string that
+ * has one a copy (false without memory); released back to `raw`'s. */
+enum { QG_ISA_GROUPS = 4 };
+int qg_isa_group_of(int lmul);
+bool qg_isa_spelling_grouped(const qg_isa_spelling *raw, int group, qg_isa_spelling *out);
+void qg_isa_spelling_release(qg_isa_spelling *t, const qg_isa_spelling *raw);
 
 #endif
