@@ -28,13 +28,13 @@ static void emit_target_pop(emitter *e) {
     S("#elif defined(__GNUC__)\n#pragma GCC pop_options\n#endif\n\n");
 }
 
-static int lmul_of(const emitter *e, qg_kernel_op op) { return qg_target_lmul(e->tg, qg_kernel_op_name(op)); }
-
 /* The ISA's helpers, once for each register group the file's ops use. */
 static void emit_helpers(emitter *e) {
     bool done[QG_ISA_GROUPS] = {false};
     for (qg_kernel_op op = 0; op < QG_K_OP_COUNT; op++) {
-        const int g = qg_isa_group_of(lmul_of(e, op));
+        qg_kernel_loops lp;
+        qg_kernel_loops_of(e->sp, e->tg->isa, op, &lp);
+        const int g = qg_isa_group_of(lp.lmul);
         if (!done[g])
             S(e->groups[g].helpers);
         done[g] = true;
@@ -45,7 +45,7 @@ void qg_c_op_begin(emitter *e, const qg_kernel_loops *lp, const qg_plan *p) {
     e->lp = lp;
     e->op = p ? p->op : QG_K_OBSERVE;
     if (e->groups)
-        e->is = &e->groups[qg_isa_group_of(lmul_of(e, e->op))];
+        e->is = &e->groups[qg_isa_group_of(lp->lmul)];
     if (!p) /* observe: its reduction is lowered (open_minmax builds the widening) */
         return;
     qg_c_body(e, p);

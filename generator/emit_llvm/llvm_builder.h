@@ -87,9 +87,9 @@ typedef struct lx {
     const qg_plan *probe;       /* qg_llvm_compile_probe's one-step plan, else NULL */
 } lx;
 
-/* Builds `op`'s kernel from here on in its register group (targets/<isa>.json
- * "lmul"): the lanes and every vector type follow. */
-void lx_use_group(lx *x, qg_kernel_op op);
+/* Builds the op's kernel from here on in its register group of `lmul`
+ * registers (the loops' lmul): the lanes and every vector type follow. */
+void lx_use_group(lx *x, int lmul);
 
 LLVMTypeRef lx_vec(const lx *x, LLVMTypeRef elt);
 LLVMValueRef lx_i64(const lx *x, long long v);

@@ -134,8 +134,8 @@ static void init_types(lx *x) {
     x->vh = lx_vec(x, x->i16);
 }
 
-void lx_use_group(lx *x, qg_kernel_op op) {
-    x->isa->lanes = x->isa->lanes_lmul1 * (unsigned)qg_target_lmul(qg_target_of(x->isa->isa), qg_kernel_op_name(op));
+void lx_use_group(lx *x, int lmul) {
+    x->isa->lanes = x->isa->lanes_lmul1 * (unsigned)lmul;
     init_types(x);
 }
 

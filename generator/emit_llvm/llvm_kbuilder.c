@@ -90,9 +90,10 @@ static void kb_comment(qg_kb *b, const char *text) {
 static void kb_section(qg_kb *b, const char *op_name) { kb_comment(b, op_name); }
 
 static void kb_op_begin(qg_kb *b, const qg_plan *plan) {
+    (void)plan; /* the LLVM backend builds the plan per vector (body) */
     lx *x = kb(b)->x;
     x->lp = b->lp;
-    lx_use_group(x, plan ? plan->op : QG_K_OBSERVE);
+    lx_use_group(x, b->lp->lmul);
 }
 
 static void kb_op_end(qg_kb *b) { kb(b)->x->lp = NULL; }

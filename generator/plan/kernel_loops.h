@@ -66,6 +66,7 @@ typedef struct qg_kernel_loops {
     qg_mask_io mask_in, mask_out;
     bool clear_mask_first;   /* packed mask output: cleared at entry, spans set their bits */
     int lanes;               /* fp32 lanes of a vector; 0: scalable (strips) */
+    int lmul;                /* registers a vector takes: RVV's group for the op (targets/rvv.json "lmul"), else 1 */
     int unroll;              /* vectors per main-loop iteration */
     bool group_store;        /* the main loop's narrow q outputs are packed and stored together */
     bool group_store_adds_z; /* ... quantize's, with the zero point added there (qg_plan.out_q_grouped) */
