@@ -321,16 +321,25 @@ static void kb_vector_open(qg_kb *b, const qg_plan *p, const qg_kvector *v) {
     qg_c_vector_open(cb(b), p, v, v->at->s, v->count->s);
 }
 
+/* The expression c_span.c wrote into t, as a value of type `type`. */
+static qg_kv *of_text(qg_kb *b, qg_kt type, qg_text *t) {
+    qg_kv *v = expr(b, type, 0, "%s", t->p ? t->p : "");
+    if (!qg_text_ok(t))
+        cb(b)->e->t->failed = true;
+    qg_text_free(t);
+    return v;
+}
+
 static qg_kv *kb_load(qg_kb *b) {
-    char in[400];
-    qg_c_load(cb(b), in, sizeof in);
-    return expr(b, QG_KT_VF, 0, "%s", in);
+    qg_text t = {0};
+    qg_c_load(cb(b), &t);
+    return of_text(b, QG_KT_VF, &t);
 }
 
 static qg_kv *kb_load_mask(qg_kb *b, qg_kv *bits, int first) {
-    char m[400];
-    qg_c_load_mask(cb(b), bits ? bits->s : NULL, first, m, sizeof m);
-    return expr(b, QG_KT_VOK, 0, "%s", m);
+    qg_text t = {0};
+    qg_c_load_mask(cb(b), bits ? bits->s : NULL, first, &t);
+    return of_text(b, QG_KT_VOK, &t);
 }
 
 static qg_kv *kb_body(qg_kb *b, qg_kv *in, qg_kv *m, qg_kbody form, qg_kv **mask_out, qg_kv **nan) {

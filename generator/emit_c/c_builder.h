@@ -34,10 +34,10 @@ void qg_c_kb_free(c_kb *c);
 const char *qg_c_indent(const c_kb *c);
 
 /* c_span.c: the builder's vector calls (kernel_builder.h); the expressions
- * go to out */
+ * are appended to out */
 void qg_c_vector_open(c_kb *c, const qg_plan *p, const qg_kvector *v, const char *at, const char *count);
-void qg_c_load(c_kb *c, char *out, size_t cap);
-void qg_c_load_mask(c_kb *c, const char *bits, int first, char *out, size_t cap);
+void qg_c_load(c_kb *c, qg_text *out);
+void qg_c_load_mask(c_kb *c, const char *bits, int first, qg_text *out);
 void qg_c_store(c_kb *c, const char *r);
 void qg_c_store_mask(c_kb *c, const char *m);
 

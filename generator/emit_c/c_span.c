@@ -1,6 +1,7 @@
 /* The C backend's span: the body over a stretch of elements sharing one
  * channel's parameters (full vectors, unrolled; then a tail that never
  * touches memory outside the buffers; strips on scalable ISAs). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,15 +34,12 @@ op_io qg_c_io_of(const emitter *e, const qg_plan *p) {
     return io;
 }
 
-static void load_expr(emitter *e, const op_io *io, const char *ptr, char *out, size_t cap) {
-    qg_text tmp = {0};
-    qg_text_spell(&tmp,
+static void load_expr(emitter *e, const op_io *io, const char *ptr, qg_text *out) {
+    qg_text_spell(out,
                   io->in_is_i32 ? e->is->load_i
                   : io->in_is_q ? e->is->load_q[io->in_q]
                                 : e->is->load_f,
                   ptr, NULL, NULL);
-    snprintf(out, cap, "%s", tmp.p ? tmp.p : "");
-    qg_text_free(&tmp);
 }
 
 static void store_stmt(emitter *e, const op_io *io, const char *ptr, const char *val, const char *indent) {
@@ -58,6 +56,26 @@ static const char *count_of(const c_kb *c) {
     return tail(c) ? c->count : c->e->scalable ? c->e->is->strip_count : c->e->lanes_str;
 }
 static bool buffered(const c_kb *c) { return c->kb.lp->tail_kind == QG_TAIL_BUFFERED; }
+/* The ISA's masked forms of the data accesses; NULL: through a buffer. */
+static const char *load_tail_of(const c_kb *c) {
+    const qg_isa_spelling *is = c->e->is;
+    return c->io.in_is_i32 ? is->load_i_tail : c->io.in_is_q ? is->load_q_tail[c->io.in_q] : is->load_f_tail;
+}
+static const char *store_tail_of(const c_kb *c) {
+    const qg_isa_spelling *is = c->e->is;
+    return c->io.out_is_q ? is->store_q_tail[c->io.out_q] : is->store_f_tail;
+}
+
+/* printf into buf (256 bytes), the text marked failed where it does not fit. */
+static const char *fit(c_kb *c, char buf[256], const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static const char *fit(c_kb *c, char buf[256], const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (vsnprintf(buf, 256, fmt, ap) >= 256)
+        c->e->t->failed = true;
+    va_end(ap);
+    return buf;
+}
 
 void qg_c_vector_open(c_kb *c, const qg_plan *p, const qg_kvector *v, const char *at, const char *count) {
     emitter *e = c->e;
@@ -90,77 +108,58 @@ void qg_c_vector_open(c_kb *c, const qg_plan *p, const qg_kvector *v, const char
      * operand goes through a stack buffer or through bits */
     const bool mask_bytes =
         !packed_mask(e) && ((io->mask_in && is->load_mask_bytes_tail) || (io->mask_out && is->store_mask_bytes_tail));
-    const char *load_tail = io->in_is_i32 ? is->load_i_tail : io->in_is_q ? is->load_q_tail[io->in_q] : is->load_f_tail;
-    const char *store_tail = io->out_is_q ? is->store_q_tail[io->out_q] : is->store_f_tail;
-    if (load_tail || store_tail || mask_bytes) { /* the tail mask, where a masked access takes it */
+    if (load_tail_of(c) || store_tail_of(c) || mask_bytes) { /* the tail mask, where a masked access takes it */
         P("%sconst %s tm = ", ind, is->tail_mask_type ? is->tail_mask_type : is->vm);
         spell(e, is->tail_mask, count_of(c), NULL, NULL);
         S(";\n");
     }
 }
 
-void qg_c_load(c_kb *c, char *out, size_t cap) {
+void qg_c_load(c_kb *c, qg_text *out) {
     emitter *e = c->e;
     const op_io *io = &c->io;
-    char ptr[160];
-    snprintf(ptr, sizeof ptr, "%s + %s", io->in_name, at_of(c));
+    char ptr[256];
+    fit(c, ptr, "%s + %s", io->in_name, at_of(c));
     if (tail(c) && buffered(c)) {
-        load_expr(e, io, "inb", out, cap);
+        load_expr(e, io, "inb", out);
+    } else if (tail(c) && load_tail_of(c)) {
+        qg_text_spell(out, load_tail_of(c), ptr, "tm", NULL);
     } else if (tail(c)) {
-        const char *load_tail = io->in_is_i32 ? e->is->load_i_tail
-                                : io->in_is_q ? e->is->load_q_tail[io->in_q]
-                                              : e->is->load_f_tail;
-        qg_text tmp = {0};
-        if (load_tail) {
-            qg_text_spell(&tmp, load_tail, ptr, "tm", NULL);
-        } else {
-            P("%s%s inb[%d] = {0};\n%smemcpy(inb, %s, %s * sizeof inb[0]);\n", qg_c_indent(c), qg_q_type(io->in_q),
-              e->lanes, qg_c_indent(c), ptr, count_of(c));
-            qg_text_spell(&tmp, e->is->load_q[io->in_q], "inb", NULL, NULL);
-        }
-        snprintf(out, cap, "%s", tmp.p ? tmp.p : "");
-        qg_text_free(&tmp);
+        P("%s%s inb[%d] = {0};\n%smemcpy(inb, %s, %s * sizeof inb[0]);\n", qg_c_indent(c), qg_q_type(io->in_q),
+          e->lanes, qg_c_indent(c), ptr, count_of(c));
+        qg_text_spell(out, e->is->load_q[io->in_q], "inb", NULL, NULL);
     } else {
-        load_expr(e, io, ptr, out, cap);
+        load_expr(e, io, ptr, out);
     }
 }
 
-void qg_c_load_mask(c_kb *c, const char *bits, int first, char *out, size_t cap) {
+void qg_c_load_mask(c_kb *c, const char *bits, int first, qg_text *out) {
     emitter *e = c->e;
     const char *at = at_of(c), *count = count_of(c);
-    qg_text tmp = {0};
-    char inner[200];
+    char inner[256];
     if (bits) { /* the main loop's four vectors' bits, read at once */
-        snprintf(inner, sizeof inner, "(%s >> %d)", bits, first);
-        qg_text_spell(&tmp, e->is->bits_to_mask, inner, NULL, NULL);
+        qg_text_spell(out, e->is->bits_to_mask, fit(c, inner, "(%s >> %d)", bits, first), NULL, NULL);
     } else if (packed_mask(e) && e->is->load_mask_packed) {
-        qg_text_spell(&tmp, e->is->load_mask_packed, at, count, NULL);
+        qg_text_spell(out, e->is->load_mask_packed, at, count, NULL);
     } else if (packed_mask(e)) {
-        snprintf(inner, sizeof inner, "qg_ks_get_bits(mask, %s, (unsigned)%s)", at, count);
-        qg_text_spell(&tmp, e->is->bits_to_mask, inner, NULL, NULL);
+        fit(c, inner, "qg_ks_get_bits(mask, %s, (unsigned)%s)", at, count);
+        qg_text_spell(out, e->is->bits_to_mask, inner, NULL, NULL);
     } else if (tail(c) && !buffered(c) && e->is->load_mask_bytes_tail) {
-        snprintf(inner, sizeof inner, "mask + %s", at);
-        qg_text_spell(&tmp, e->is->load_mask_bytes_tail, inner, "tm", NULL);
+        qg_text_spell(out, e->is->load_mask_bytes_tail, fit(c, inner, "mask + %s", at), "tm", NULL);
     } else if (!tail(c) && e->is->load_mask_bytes) {
-        snprintf(inner, sizeof inner, "mask + %s", at);
-        qg_text_spell(&tmp, e->is->load_mask_bytes, inner, NULL, NULL);
+        qg_text_spell(out, e->is->load_mask_bytes, fit(c, inner, "mask + %s", at), NULL, NULL);
     } else { /* bytes past the count are not read */
-        snprintf(inner, sizeof inner, "qg_ks_bytes_to_bits(mask + %s, (unsigned)%s)", at, count);
-        qg_text_spell(&tmp, e->is->bits_to_mask, inner, NULL, NULL);
+        fit(c, inner, "qg_ks_bytes_to_bits(mask + %s, (unsigned)%s)", at, count);
+        qg_text_spell(out, e->is->bits_to_mask, inner, NULL, NULL);
     }
-    snprintf(out, cap, "%s", tmp.p ? tmp.p : "");
-    if (!qg_text_ok(&tmp))
-        e->t->failed = true;
-    qg_text_free(&tmp);
 }
 
 void qg_c_store(c_kb *c, const char *r) {
     emitter *e = c->e;
     const op_io *io = &c->io;
-    const char *ind = qg_c_indent(c);
-    char ptr[160];
-    snprintf(ptr, sizeof ptr, "%s + %s", io->out_name, at_of(c));
-    const char *store_tail = io->out_is_q ? e->is->store_q_tail[io->out_q] : e->is->store_f_tail;
+    const char *ind = qg_c_indent(c), *store_tail = store_tail_of(c);
+    char ptr[256];
+    fit(c, ptr, "%s + %s", io->out_name, at_of(c));
     if (!tail(c)) {
         store_stmt(e, io, ptr, r, ind);
     } else if (buffered(c)) {
@@ -180,8 +179,8 @@ void qg_c_store(c_kb *c, const char *r) {
 void qg_c_store_mask(c_kb *c, const char *m) {
     emitter *e = c->e;
     const char *ind = qg_c_indent(c), *at = at_of(c), *count = count_of(c);
-    char ptr[160];
-    snprintf(ptr, sizeof ptr, "mask + %s", at);
+    char ptr[256];
+    fit(c, ptr, "mask + %s", at);
     P("%sif (mask)\n%s    ", ind, ind);
     if (packed_mask(e) && e->is->store_mask_packed && !tail(c)) {
         spell(e, e->is->store_mask_packed, at, m, count);

@@ -61,12 +61,20 @@ void qg_isa_spelling_release(qg_isa_spelling *t, const qg_isa_spelling *raw) {
     *t = *raw;
 }
 
+/* Whether s names a group ($a, $b, $c are operands, not groups). */
+static bool has_group_token(const char *s) {
+    for (const char *p = s; p && (p = strchr(p, '$')) != NULL; p++)
+        if (p[1] && strchr("FBQH", p[1]))
+            return true;
+    return false;
+}
+
 bool qg_isa_spelling_grouped(const qg_isa_spelling *raw, int group, qg_isa_spelling *out) {
     *out = *raw;
     size_t n;
     const char **f = strings_of(out, &n);
     for (size_t k = 0; k < n; k++) {
-        if (!f[k] || !strchr(f[k], '$'))
+        if (!has_group_token(f[k])) /* shared with raw: most strings, every ISA without groups */
             continue;
         qg_text t = {0};
         for (const char *p = f[k]; *p; p++) {

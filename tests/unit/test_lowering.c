@@ -191,6 +191,29 @@ static void test_wrap_keeps_tokens_within_width(void) {
     }
 }
 
+/* RVV's tables per register group: no group token left, the group's names
+ * in their place; an ISA without groups copies nothing. */
+static void test_register_groups_spelled_before_printing(void) {
+    for (qg_isa isa = QG_ISA_SCALAR; isa < QG_ISA_COUNT; isa++) {
+        const qg_isa_spelling *raw = qg_isa_spelling_of(isa);
+        for (int g = 0; g < QG_ISA_GROUPS; g++) {
+            qg_isa_spelling t;
+            CU_ASSERT_TRUE_FATAL(qg_isa_spelling_grouped(raw, g, &t));
+            const char *const *f = &t.includes, *const *r = &raw->includes;
+            const size_t n = (size_t)((const char *const *)(&t + 1) - f);
+            for (size_t k = 0; k < n; k++) {
+                CU_ASSERT_TRUE(!f[k] || (!strstr(f[k], "$F") && !strstr(f[k], "$B") && !strstr(f[k], "$Q") &&
+                                         !strstr(f[k], "$H")));
+                if (isa != QG_ISA_RVV)
+                    CU_ASSERT_PTR_EQUAL(f[k], r[k]);
+            }
+            if (isa == QG_ISA_RVV) /* the 32-bit vector type names its group: m1, m2, m4, m8 */
+                CU_ASSERT_PTR_NOT_NULL(strstr(t.vf, (const char *[]){"m1", "m2", "m4", "m8"}[g]));
+            qg_isa_spelling_release(&t, raw);
+        }
+    }
+}
+
 /* The kernel builder printed as C (lower/kernel_builder.h): a few calls,
  * their exact text. */
 static void test_c_printer_spells_calls(void) {
@@ -285,6 +308,7 @@ int main(void) {
         {"strips spelled exactly for scalable ISAs", test_strips_spelled_exactly_for_scalable_isas},
         {"the op table is whole", test_op_table_is_whole},
         {"wrapping keeps tokens within 100 columns", test_wrap_keeps_tokens_within_width},
+        {"register groups spelled before printing", test_register_groups_spelled_before_printing},
         {"the kernel builder printed as C", test_c_printer_spells_calls},
         {"a partial vector printed as C", test_c_printer_spells_partial_vectors},
     };
