@@ -22,6 +22,8 @@ static const char *const observer_names[] = {
     "minmax",    "moving_average_minmax", "per_channel_minmax", "moving_average_per_channel_minmax",
     "histogram", "fixed_qparams",         "placeholder"};
 static const char *const float_type_names[] = {"float32", "bfloat16", "float16"};
+static const char *const block_names[] = {"none", "q8_0", "q8_1",  "q4_0", "q4_1",
+                                          "q5_0", "q5_1", "mxfp4", "q4_K", "q6_K"};
 static const char *const isa_names[] = {"scalar", "avx2", "avx512", "neon", "rvv", "sve"};
 
 const char *qg_dtype_name(qg_dtype d) { return NAME_OF(dtype_names, d); }
@@ -34,6 +36,7 @@ const char *qg_train_qparams_name(qg_train_qparams r) { return NAME_OF(train_qpa
 const char *qg_observer_type_name(qg_observer_type t) { return NAME_OF(observer_names, t); }
 const char *qg_isa_name(qg_isa isa) { return NAME_OF(isa_names, isa); }
 const char *qg_float_type_name(qg_float_type f) { return NAME_OF(float_type_names, f); }
+const char *qg_block_format_name(qg_block_format f) { return NAME_OF(block_names, f); }
 size_t qg_float_type_size(qg_float_type f) { return f == QG_FLOAT32 ? 4 : 2; }
 
 void qg_dtype_range(qg_dtype d, int64_t *qmin, int64_t *qmax) {

@@ -63,4 +63,4 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-"$here/scripts/install-onnxruntime.sh"
+"$here/scripts/install-npm-peers.sh"

@@ -79,6 +79,24 @@ typedef enum qg_train_qparams { QG_TRAIN_QPARAMS_OBSERVER, QG_TRAIN_QPARAMS_FUSE
 typedef enum qg_float_type { QG_FLOAT32, QG_BFLOAT16, QG_FLOAT16 } qg_float_type;
 #define QG_FLOAT_TYPE_COUNT 3
 
+/* ggml's block formats (docs/semantics.md, "Block formats"): every block of
+ * 32 (K-quants: 256) consecutive values of a row stores its own scale, computed
+ * from the block, next to its codes. QG_BLOCK_NONE: the spec's qparams come
+ * from outside, as for every other spec. */
+typedef enum qg_block_format {
+    QG_BLOCK_NONE,
+    QG_BLOCK_Q8_0,
+    QG_BLOCK_Q8_1,
+    QG_BLOCK_Q4_0,
+    QG_BLOCK_Q4_1,
+    QG_BLOCK_Q5_0,
+    QG_BLOCK_Q5_1,
+    QG_BLOCK_MXFP4,
+    QG_BLOCK_Q4_K,
+    QG_BLOCK_Q6_K
+} qg_block_format;
+#define QG_BLOCK_FORMAT_COUNT 10
+
 typedef enum qg_observer_type {
     QG_OBS_MINMAX,
     QG_OBS_MOVING_AVERAGE_MINMAX,
@@ -141,6 +159,7 @@ typedef struct qg_spec {
     unsigned targets;  /* bit set of 1u << qg_isa */
     size_t group_size; /* per-group qschemes only (>= 1), else 0 */
     qg_float_type float_type;
+    qg_block_format block; /* QG_BLOCK_NONE unless the spec is one of ggml's formats */
 } qg_spec;
 
 static inline bool qg_qscheme_is_per_channel(qg_qscheme s) {
@@ -166,6 +185,7 @@ const char *qg_train_qparams_name(qg_train_qparams r);
 const char *qg_observer_type_name(qg_observer_type t);
 const char *qg_isa_name(qg_isa isa);
 const char *qg_float_type_name(qg_float_type f);
+const char *qg_block_format_name(qg_block_format f);
 
 /* The dtype's full range, its element size in bytes (1 for the 4-bit
  * dtypes: their kernels work on one byte per element before packing), and

@@ -1,0 +1,43 @@
+/* qgen/blocks.h - ggml's block formats, by the reference rules of
+ * docs/semantics.md ("Block formats").
+ *
+ * A row of n floats (n a multiple of the format's block) becomes n / elems
+ * blocks of `bytes` bytes each, laid out exactly as ggml lays them out, so
+ * the bytes can go into a GGUF file as they are. The functions here are the
+ * portable reference every generated block kernel is tested against; they
+ * run in the runtime (libqgen_rt) without LLVM or JSON.
+ */
+#ifndef QGEN_BLOCKS_H
+#define QGEN_BLOCKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qgen/spec.h"
+#include "qgen/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Elements per block (32, or 256 for the K-quants) and bytes per block;
+ * 0 for QG_BLOCK_NONE and values out of range. */
+size_t qg_block_elems(qg_block_format f);
+size_t qg_block_bytes(qg_block_format f);
+
+/* Bytes a row of n elements takes; 0 when n is not a multiple of the block. */
+size_t qg_block_row_bytes(qg_block_format f, size_t n);
+
+/* Quantizes one row of n floats into q (qg_block_row_bytes(f, n) bytes).
+ * Refused with QG_ERR_INVALID, naming the row length and the block, when n
+ * is not a multiple of the block, and, for formats whose reference rules do
+ * not take every finite row, naming the first block they cannot take. */
+qg_status qg_block_quantize_ref(qg_block_format f, const float *x, size_t n, uint8_t *q, qg_error *err);
+
+/* Decodes one row of n elements from its blocks. */
+qg_status qg_block_dequantize_ref(qg_block_format f, const uint8_t *q, size_t n, float *y, qg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
