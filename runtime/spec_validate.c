@@ -6,6 +6,7 @@
 
 #include "qgen/spec.h"
 #include "arg_check.h"
+#include "qgen/blocks.h"
 
 static bool is_c_identifier(const char *s) {
     if (!s[0] || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
@@ -160,6 +161,26 @@ static qg_status validate_groups(const qg_spec *sp, qg_error *err) {
     return QG_OK;
 }
 
+/* block formats (docs/semantics.md, "Block formats"): the fields a format
+ * fixes hold what the JSON loader sets for it. */
+static qg_status validate_block(const qg_spec *sp, qg_error *err) {
+    if (sp->block == QG_BLOCK_NONE)
+        return QG_OK;
+    const char *name = qg_block_format_name(sp->block);
+    if (!name || !qg_block_row_bytes(sp->block, qg_block_elems(sp->block)))
+        return qg_error_set(err, QG_ERR_INVALID, "block: got %d; expected one of ggml's block formats", (int)sp->block);
+    const bool with_min = sp->block == QG_BLOCK_Q4_1 || sp->block == QG_BLOCK_Q5_1 || sp->block == QG_BLOCK_Q4_K;
+    const qg_qscheme qs = with_min ? QG_PER_GROUP_AFFINE : QG_PER_GROUP_SYMMETRIC;
+    if (sp->qscheme != qs || sp->group_size != qg_block_elems(sp->block) || sp->ch_axis != -1 || sp->dtype != QG_QINT8)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "block %s: got qscheme %s, group_size %zu, ch_axis %d, dtype %s; expected %s, %zu, -1, "
+                            "qint8 (as the spec loader sets them)",
+                            name, qg_qscheme_name(sp->qscheme) ? qg_qscheme_name(sp->qscheme) : "?", sp->group_size,
+                            sp->ch_axis, qg_dtype_name(sp->dtype) ? qg_dtype_name(sp->dtype) : "?", qg_qscheme_name(qs),
+                            qg_block_elems(sp->block));
+    return QG_OK;
+}
+
 /* fp8 dtypes (docs/semantics.md, "fp8"): values round to the format
  * nearest-even and saturate at +-max finite, so the range is the format's
  * and the zero point 0. */
@@ -247,7 +268,7 @@ qg_status qg_spec_validate(const qg_spec *sp, qg_error *err) {
         !qg_requant_name(sp->requant))
         return qg_error_set(err, QG_ERR_INVALID, "rounding/scale_op/nan/requant: out-of-range enum value");
     if ((st = validate_observer(sp, err)) || (st = validate_training(sp, err)) || (st = validate_float8(sp, err)) ||
-        (st = validate_float_type(sp, err)))
+        (st = validate_float_type(sp, err)) || (st = validate_block(sp, err)))
         return st;
     if (sp->targets == 0 || sp->targets >= (1u << QG_ISA_COUNT))
         return qg_error_set(err, QG_ERR_INVALID,

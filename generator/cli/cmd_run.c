@@ -31,7 +31,10 @@ static const char usage[] =
     "(an observer state from qgen observe). --set key=value overrides spec fields.\n"
     "fp8 dtypes: q files are uint8 .npy of the bits.\n"
     "4-bit dtypes: q files are one-dimensional uint8 .npy of the packed bytes; dequantize takes\n"
-    "the tensor's shape with --shape D0,D1,... (default: two elements per byte).\n";
+    "the tensor's shape with --shape D0,D1,... (default: two elements per byte).\n"
+    "block formats (--spec ggml.q4_0, ...): quantize, dequantize and fake_quant, no qparams; q files are\n"
+    "uint8 .npy of shape (rows, bytes per row), a row of blocks per row of the last axis, as ggml\n"
+    "stores them; dequantize takes the tensor's shape with --shape (default: (rows, elements)).\n";
 
 enum { MAXCH = 1 << 16 };
 
@@ -454,6 +457,8 @@ static int run_op(const run_args *a, run_ctx *r) {
     qg_error err;
     int rc;
     const char *op = a->op;
+    if (sp->block != QG_BLOCK_NONE)
+        return run_block_op(a, sp, &r->x);
     if (strcmp(op, "quantize_bias") == 0 || strcmp(op, "requantize") == 0)
         return op_requant_family(a, r);
     bool is_q = strcmp(op, "quantize") == 0, is_dq = strcmp(op, "dequantize") == 0,

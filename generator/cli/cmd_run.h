@@ -31,7 +31,12 @@ int run_write_out(const char *path, qg_npy_dtype d, const qg_npy *shape_of, cons
 int run_write_q(const char *path, const qg_spec *sp, const qg_npy *shape_of, const void *q);
 int run_write_mask(const char *path, const qg_spec *sp, size_t n, const uint8_t *mask, const qg_npy *x);
 int run_finish_outputs(int rc);
+/* --shape D0,D1,...: the dimensions and their product into shape. */
+int run_parse_shape(const char *arg, qg_npy *shape);
 /* A packed 4-bit input's tensor shape, from --shape or two elements per byte. */
 int run_unpacked_shape(const run_args *a, qg_npy *x);
+/* quantize, dequantize and fake_quant of a spec with a block format
+ * (cmd_run_block.c); x is the --in file as read. */
+int run_block_op(const run_args *a, const qg_spec *sp, qg_npy *x);
 
 #endif

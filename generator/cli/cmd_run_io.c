@@ -90,32 +90,38 @@ int run_write_q(const char *path, const qg_spec *sp, const qg_npy *shape_of, con
 
 /* A packed 4-bit input takes the tensor's shape from --shape, or two
  * elements per byte; the data stay packed. */
+int run_parse_shape(const char *arg, qg_npy *shape) {
+    int32_t v[QG_NPY_MAX_DIMS + 1];
+    size_t nd = 0;
+    int rc = qg_cli_ints("--shape", arg, v, QG_NPY_MAX_DIMS + 1, &nd);
+    if (rc)
+        return rc;
+    if (nd < 1 || nd > QG_NPY_MAX_DIMS)
+        return qg_cli_failf("--shape: got %zu dimensions; expected 1 to %d", nd, QG_NPY_MAX_DIMS);
+    shape->ndim = (int)nd;
+    shape->count = 1;
+    for (size_t d = 0; d < nd; d++) {
+        if (v[d] < 0)
+            return qg_cli_failf("--shape: got %d for dimension %zu; expected a size >= 0", (int)v[d], d);
+        shape->shape[d] = (size_t)v[d];
+        shape->count *= shape->shape[d];
+    }
+    return QG_EXIT_OK;
+}
+
 int run_unpacked_shape(const run_args *a, qg_npy *x) {
     const size_t bytes = x->count;
-    size_t dims[QG_NPY_MAX_DIMS], nd = 1, count = 1;
-    dims[0] = 2 * bytes;
-    if (a->shape) {
-        int32_t v[QG_NPY_MAX_DIMS + 1];
-        int rc = qg_cli_ints("--shape", a->shape, v, QG_NPY_MAX_DIMS + 1, &nd);
-        if (rc)
-            return rc;
-        if (nd < 1 || nd > QG_NPY_MAX_DIMS)
-            return qg_cli_failf("--shape: got %zu dimensions; expected 1 to %d", nd, QG_NPY_MAX_DIMS);
-        for (size_t d = 0; d < nd; d++) {
-            if (v[d] < 0)
-                return qg_cli_failf("--shape: got %d for dimension %zu; expected a size >= 0", (int)v[d], d);
-            dims[d] = (size_t)v[d];
-        }
-    }
-    for (size_t d = 0; d < nd; d++)
-        count *= dims[d];
-    if ((count + 1) / 2 != bytes)
+    qg_npy shape = {.ndim = 1, .shape = {2 * bytes}, .count = 2 * bytes};
+    int rc = a->shape ? run_parse_shape(a->shape, &shape) : QG_EXIT_OK;
+    if (rc)
+        return rc;
+    if ((shape.count + 1) / 2 != bytes)
         return qg_cli_failf("--shape: %s holds %zu elements; expected %zu or %zu for the %zu packed bytes of %s",
-                            a->shape ? a->shape : "(default)", count, bytes ? 2 * bytes - 1 : 0, 2 * bytes, bytes,
+                            a->shape ? a->shape : "(default)", shape.count, bytes ? 2 * bytes - 1 : 0, 2 * bytes, bytes,
                             a->in);
-    x->ndim = (int)nd;
-    memcpy(x->shape, dims, nd * sizeof dims[0]);
-    x->count = count;
+    x->ndim = shape.ndim;
+    memcpy(x->shape, shape.shape, sizeof x->shape);
+    x->count = shape.count;
     return QG_EXIT_OK;
 }
 

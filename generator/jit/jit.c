@@ -323,6 +323,8 @@ static qg_status compile_locked(qg_jit *j, const qg_spec *spec, unsigned ops, co
         return QG_OK;
     }
     qg_status st = qg_spec_validate(spec, err);
+    if (!st)
+        st = qg_plan_check_spec(spec, err);
     if (st)
         return st;
     /* specs fp32 lanes cannot serve (qint32, float zero points) get the

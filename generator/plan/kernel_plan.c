@@ -166,9 +166,19 @@ bool qg_plan_observer_reduces(const qg_spec *sp) {
            t == QG_OBS_PER_CHANNEL_MINMAX || t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
 }
 
+qg_status qg_plan_check_spec(const qg_spec *sp, qg_error *err) {
+    if (sp->block != QG_BLOCK_NONE)
+        return qg_error_set(err, QG_ERR_INVALID,
+                            "block: got \"%s\"; generated kernels for ggml's block formats are not built yet "
+                            "(qgen run and qg_block_quantize_ref serve them from the reference)",
+                            qg_block_format_name(sp->block));
+    return QG_OK;
+}
+
 qg_status qg_plan_check_isa(const qg_spec *sp, qg_isa isa, qg_error *err) {
-    if (isa == QG_ISA_SCALAR)
-        return QG_OK;
+    qg_status st = qg_plan_check_spec(sp, err);
+    if (st || isa == QG_ISA_SCALAR)
+        return st;
     if (sp->dtype == QG_QINT32)
         return qg_error_set(err, QG_ERR_INVALID,
                             "targets: %s cannot serve dtype qint32 (q - z is not exact in fp32 lanes); expected "

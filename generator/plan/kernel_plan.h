@@ -205,8 +205,13 @@ bool qg_plan_by_reference(const qg_spec *spec, qg_kernel_op op);
  * (the others run on qg_observer_update). */
 bool qg_plan_observer_reduces(const qg_spec *spec);
 
+/* Whether kernels can be generated for the spec at all (ggml's block
+ * formats: not yet). */
+qg_status qg_plan_check_spec(const qg_spec *spec, qg_error *err);
+
 /* Whether a vector ISA can serve the spec (qint32 and float zero points are
- * generated for scalar only); the message says why not. */
+ * generated for scalar only; qg_plan_check_spec first); the message says
+ * why not. */
 qg_status qg_plan_check_isa(const qg_spec *spec, qg_isa isa, qg_error *err);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "qgen/blocks.h"
 #include "spec_internal.h"
 #include "arg_check.h"
 
@@ -18,7 +19,7 @@
 static const char *const top_fields[] = {
     "name",      "base",         "dtype",    "qscheme",     "ch_axis",       "channel_len",   "group_size", "quant_min",
     "quant_max", "reduce_range", "saturate", "compat_mask", "in_place",      "fast_training", "rounding",   "scale_op",
-    "nan",       "requant",      "observer", "targets",     "train_qparams", "float_type"};
+    "nan",       "requant",      "observer", "targets",     "train_qparams", "float_type",    "block"};
 static const char *const observer_fields[] = {"type",  "averaging_constant", "eps",        "bins", "upsample_rate",
                                               "scale", "zero_point",         "histc_range"};
 
@@ -185,6 +186,42 @@ static const char *requant_n(int i) { return qg_requant_name((qg_requant_scheme)
 static const char *train_qparams_n(int i) { return qg_train_qparams_name((qg_train_qparams)i); }
 static const char *observer_n(int i) { return qg_observer_type_name((qg_observer_type)i); }
 static const char *float_type_n(int i) { return qg_float_type_name((qg_float_type)i); }
+static const char *block_n(int i) { return qg_block_format_name((qg_block_format)i); }
+
+/* A block format fixes its codes, its groups and how their scales are
+ * computed (docs/semantics.md, "Block formats"): the fields that say so for
+ * other specs are refused beside it, and set here as the rest of qgen reads
+ * them (per-group along the last axis, 8-bit codes). */
+static qg_status convert_block(const ctx *c, json_t *m, qg_spec *sp) {
+    static const char *const fixed[] = {"dtype",     "qscheme",   "ch_axis",      "channel_len", "group_size",
+                                        "quant_min", "quant_max", "reduce_range", "rounding",    "scale_op"};
+    int block = QG_BLOCK_NONE;
+    qg_status st = get_enum(c, m, "block", "block", block_n, QG_BLOCK_FORMAT_COUNT, &block);
+    if (st || block == QG_BLOCK_NONE)
+        return st;
+    const char *name = qg_block_format_name((qg_block_format)block);
+    if (block == QG_BLOCK_Q4_K || block == QG_BLOCK_Q6_K)
+        return field_error(c, "block", json_object_get(m, "block"),
+                           "q8_0, q8_1, q4_0, q4_1, q5_0, q5_1 or mxfp4 (the K-quants are not built yet)");
+    for (size_t i = 0; i < COUNT(fixed); i++) {
+        json_t *v = json_object_get(m, fixed[i]);
+        if (v) {
+            char expected[160];
+            snprintf(expected, sizeof expected, "no %s beside block %s (the format fixes it)", fixed[i], name);
+            return field_error(c, fixed[i], v, expected);
+        }
+    }
+    sp->block = (qg_block_format)block;
+    sp->dtype = QG_QINT8;
+    sp->quant_min = sp->given_quant_min = -128;
+    sp->quant_max = sp->given_quant_max = 127;
+    const bool with_min = block == QG_BLOCK_Q4_1 || block == QG_BLOCK_Q5_1;
+    sp->qscheme = with_min ? QG_PER_GROUP_AFFINE : QG_PER_GROUP_SYMMETRIC;
+    sp->group_size = qg_block_elems(sp->block);
+    sp->ch_axis = -1;
+    sp->channel_len = 1;
+    return QG_OK;
+}
 static const char *isa_n(int i) { return qg_isa_name((qg_isa)i); }
 
 /* ---- conversion of the merged object ------------------------------------ */
@@ -325,7 +362,7 @@ static qg_status convert(const ctx *c, json_t *m, qg_spec *sp) {
     json_t *obs = json_object_get(m, "observer");
     if (obs && !json_is_object(obs))
         return field_error(c, "observer", obs, "an object such as {\"type\": \"minmax\"}");
-    if ((st = convert_observer(c, obs, sp)))
+    if ((st = convert_observer(c, obs, sp)) || (st = convert_block(c, m, sp)))
         return st;
     return convert_targets(c, json_object_get(m, "targets"), sp);
 }

@@ -12,7 +12,9 @@
  * IntxFakeQuantizeConfig(torch.int4, group_size, is_symmetric=True)
  * computes them: groups along the last axis, scale = max|w| / 7.5 floored
  * at fp32 eps, q = clamp(rne(w * fl(1 / scale)), -8, 7) (docs/spec.md).
- * onnx.fp8_* are QuantizeLinear-21 to the OCP fp8 formats (docs/onnx.md). */
+ * onnx.fp8_* are QuantizeLinear-21 to the OCP fp8 formats (docs/onnx.md).
+ * ggml.* are ggml's block formats, bit for bit with ggml's reference
+ * quantizers (docs/semantics.md, "Block formats"). */
 #include <stddef.h>
 #include <string.h>
 
@@ -51,6 +53,8 @@
     "{\"dtype\":\"qint4\",\"qscheme\":\"per_group_symmetric\",\"group_size\":" g ",\"ch_axis\":-1,"                    \
     "\"rounding\":\"half_even\",\"scale_op\":\"mul_inv\",\"observer\":{\"type\":\"minmax\"}}"
 
+#define GGML(fmt) "{\"block\":\"" fmt "\",\"observer\":{\"type\":\"minmax\"}}"
+
 static const struct {
     const char *name;
     const char *json;
@@ -83,6 +87,13 @@ static const struct {
     {"onnx.fp8_e5m2", ONNX_FP8("fp8_e5m2")},
     {"torchao.int4_weight_g32", TORCHAO_INT4("32")},
     {"torchao.int4_weight_g128", TORCHAO_INT4("128")},
+    {"ggml.q8_0", GGML("q8_0")},
+    {"ggml.q8_1", GGML("q8_1")},
+    {"ggml.q4_0", GGML("q4_0")},
+    {"ggml.q4_1", GGML("q4_1")},
+    {"ggml.q5_0", GGML("q5_0")},
+    {"ggml.q5_1", GGML("q5_1")},
+    {"ggml.mxfp4", GGML("mxfp4")},
 };
 
 #define N_PRESETS (sizeof presets / sizeof presets[0])

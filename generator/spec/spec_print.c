@@ -48,22 +48,28 @@ char *qg_spec_to_json(const qg_spec *sp) {
     bool ok = true; /* every value made and added: a failed allocation drops none silently */
     json_t *o = json_object();
     set(&ok, o, "name", json_string(sp->name));
-    set(&ok, o, "dtype", json_string(qg_dtype_name(sp->dtype)));
-    set(&ok, o, "qscheme", json_string(qg_qscheme_name(sp->qscheme)));
-    set(&ok, o, "ch_axis", json_integer(sp->ch_axis));
-    set(&ok, o, "channel_len", json_integer((json_int_t)sp->channel_len));
-    if (qg_qscheme_is_per_group(sp->qscheme))
-        set(&ok, o, "group_size", json_integer((json_int_t)sp->group_size));
-    set(&ok, o, "quant_min", sp->custom_range ? json_integer(sp->given_quant_min) : json_null());
-    set(&ok, o, "quant_max", sp->custom_range ? json_integer(sp->given_quant_max) : json_null());
-    set(&ok, o, "reduce_range", json_boolean(sp->reduce_range));
+    if (sp->block != QG_BLOCK_NONE) { /* the format fixes dtype, qscheme, groups, range and rounding */
+        set(&ok, o, "block", json_string(qg_block_format_name(sp->block)));
+    } else {
+        set(&ok, o, "dtype", json_string(qg_dtype_name(sp->dtype)));
+        set(&ok, o, "qscheme", json_string(qg_qscheme_name(sp->qscheme)));
+        set(&ok, o, "ch_axis", json_integer(sp->ch_axis));
+        set(&ok, o, "channel_len", json_integer((json_int_t)sp->channel_len));
+        if (qg_qscheme_is_per_group(sp->qscheme))
+            set(&ok, o, "group_size", json_integer((json_int_t)sp->group_size));
+        set(&ok, o, "quant_min", sp->custom_range ? json_integer(sp->given_quant_min) : json_null());
+        set(&ok, o, "quant_max", sp->custom_range ? json_integer(sp->given_quant_max) : json_null());
+        set(&ok, o, "reduce_range", json_boolean(sp->reduce_range));
+    }
     set(&ok, o, "saturate", json_boolean(sp->saturate));
     set(&ok, o, "compat_mask", json_boolean(sp->compat_mask));
     set(&ok, o, "in_place", json_boolean(sp->in_place));
     set(&ok, o, "fast_training", json_boolean(sp->fast_training));
     set(&ok, o, "train_qparams", json_string(qg_train_qparams_name(sp->train_qparams)));
-    set(&ok, o, "rounding", json_string(qg_rounding_name(sp->rounding)));
-    set(&ok, o, "scale_op", json_string(qg_scale_op_name(sp->scale_op)));
+    if (sp->block == QG_BLOCK_NONE) {
+        set(&ok, o, "rounding", json_string(qg_rounding_name(sp->rounding)));
+        set(&ok, o, "scale_op", json_string(qg_scale_op_name(sp->scale_op)));
+    }
     set(&ok, o, "nan", json_string(qg_nan_policy_name(sp->nan_policy)));
     set(&ok, o, "requant", json_string(qg_requant_name(sp->requant)));
     if (sp->float_type != QG_FLOAT32) /* float32 specs print as before */

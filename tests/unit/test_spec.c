@@ -152,7 +152,25 @@ static void test_presets_and_layers(void) {
         snprintf(json, sizeof json, "{\"name\": \"p\", \"base\": \"%s\"}", *p);
         CU_ASSERT_EQUAL(load(json, &sp, &err), QG_OK);
     }
-    CU_ASSERT_EQUAL(n, 28);
+    CU_ASSERT_EQUAL(n, 35);
+    /* ggml's block formats: the format fixes the groups and the codes */
+    CU_ASSERT_EQUAL_FATAL(load("{\"name\": \"b\", \"base\": \"ggml.q4_1\"}", &sp, &err), QG_OK);
+    CU_ASSERT_TRUE(sp.block == QG_BLOCK_Q4_1 && sp.qscheme == QG_PER_GROUP_AFFINE && sp.group_size == 32 &&
+                   sp.ch_axis == -1 && sp.dtype == QG_QINT8);
+    CU_ASSERT_EQUAL(load("{\"name\": \"b\", \"base\": \"ggml.q8_0\", \"group_size\": 64}", &sp, &err), QG_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "group_size: got 64; expected no group_size beside block q8_0"));
+    CU_ASSERT_EQUAL(load("{\"name\": \"b\", \"block\": \"q6_K\"}", &sp, &err), QG_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "the K-quants are not built yet"));
+    char *printed = NULL;
+    CU_ASSERT_EQUAL_FATAL(load("{\"name\": \"b\", \"block\": \"mxfp4\"}", &sp, &err), QG_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(printed = qg_spec_to_json(&sp));
+    qg_spec again;
+    CU_ASSERT_EQUAL(load(printed, &again, &err), QG_OK); /* the printed form loads back */
+    CU_ASSERT_EQUAL(memcmp(&again, &sp, sizeof sp), 0);
+    free(printed);
+    sp.group_size = 16; /* a hand-built spec out of step with its format */
+    CU_ASSERT_EQUAL(qg_spec_validate(&sp, &err), QG_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "block mxfp4: got qscheme per_group_symmetric, group_size 16"));
     /* ONNX's fp8 QuantizeLinear: symmetric, x / scale, saturating */
     CU_ASSERT_EQUAL_FATAL(load("{\"name\": \"f\", \"base\": \"onnx.fp8_e5m2\"}", &sp, &err), QG_OK);
     CU_ASSERT_TRUE(sp.dtype == QG_FP8_E5M2 && sp.qscheme == QG_PER_TENSOR_SYMMETRIC && sp.saturate &&

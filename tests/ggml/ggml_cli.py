@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""qgen run with the ggml.* presets against ggml's own reference.
+
+For each block format: random float32 matrices of varied magnitude go
+through `qgen run --op quantize`; the .npy it writes must hold, row for row,
+the bytes ggml's quantize_row_<fmt>_ref writes (npm's libggml-base.so,
+loaded with ctypes). `--op dequantize` of those bytes must give ggml's
+dequantize_row_<fmt> floats, `--op fake_quant` the two in turn, a float16
+input its widened values' bytes; rows that are not whole blocks are refused
+with exit 2 naming the block.
+
+Usage: ggml_cli.py QGEN LIBGGML_BASE_SO WORKDIR
+"""
+import ctypes
+import os
+import subprocess
+import sys
+import unittest
+
+import numpy as np
+
+QGEN, LIB, WORK = sys.argv[1:4]
+ggml = ctypes.CDLL(LIB)
+
+# format: (block elements, bytes per block, ggml has dequantize_row_<fmt>)
+FORMATS = {
+    "q8_0": (32, 34, True),
+    "q8_1": (32, 36, False),
+    "q4_0": (32, 18, True),
+    "q4_1": (32, 20, True),
+    "q5_0": (32, 22, True),
+    "q5_1": (32, 24, True),
+    "mxfp4": (32, 17, True),
+}
+
+
+def ggml_quantize(fmt, x):
+    elems, nbytes, _ = FORMATS[fmt]
+    fn = getattr(ggml, f"quantize_row_{fmt}_ref")
+    out = np.zeros((x.shape[0], x.shape[1] // elems * nbytes), np.uint8)
+    for r in range(x.shape[0]):
+        row = np.ascontiguousarray(x[r], np.float32)
+        fn(row.ctypes.data_as(ctypes.c_void_p), out[r].ctypes.data_as(ctypes.c_void_p), ctypes.c_int64(row.size))
+    return out
+
+
+def ggml_dequantize(fmt, q, cols):
+    fn = getattr(ggml, f"dequantize_row_{fmt}")
+    y = np.zeros((q.shape[0], cols), np.float32)
+    for r in range(q.shape[0]):
+        qr = np.ascontiguousarray(q[r])
+        fn(qr.ctypes.data_as(ctypes.c_void_p), y[r].ctypes.data_as(ctypes.c_void_p), ctypes.c_int64(cols))
+    return y
+
+
+def run(*args):
+    return subprocess.run([QGEN, "run", *args], capture_output=True, text=True)
+
+
+def path(name):
+    return os.path.join(WORK, name)
+
+
+def rows(seed, shape):
+    rng = np.random.default_rng(seed)
+    scale = 10.0 ** rng.uniform(-20, 20, size=(shape[0], 1))
+    x = (rng.standard_normal(shape) * scale + rng.uniform(-1, 1, size=(shape[0], 1)) * scale).astype(np.float32)
+    x[0, :32] = 0.0  # an all-zero block
+    x[1, 32:64] = x[1, 32]  # a constant block
+    x[2, 5] = np.float32(2.0) * (np.float32(1.0) - np.float32(2.0**-24))  # amax just below 2
+    return x
+
+
+class BlockFormatsCli(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(WORK, exist_ok=True)
+
+    def test_quantize_dequantize_fake_quant(self):
+        for k, fmt in enumerate(FORMATS):
+            with self.subTest(fmt=fmt):
+                x = rows(k, (6, 96))
+                np.save(path("x.npy"), x)
+                p = run("--spec", f"ggml.{fmt}", "--op", "quantize", "--in", path("x.npy"), "--out", path("q.npy"))
+                self.assertEqual(p.returncode, 0, p.stderr)
+                q = np.load(path("q.npy"))
+                self.assertEqual(q.dtype, np.uint8)
+                np.testing.assert_array_equal(q, ggml_quantize(fmt, x))
+                p = run("--spec", f"ggml.{fmt}", "--op", "dequantize", "--in", path("q.npy"), "--shape", "2,3,96",
+                        "--out", path("y.npy"))
+                self.assertEqual(p.returncode, 0, p.stderr)
+                y = np.load(path("y.npy"))
+                self.assertEqual(y.shape, (2, 3, 96))
+                if FORMATS[fmt][2]:
+                    np.testing.assert_array_equal(y.reshape(6, 96).view(np.uint32),
+                                                  ggml_dequantize(fmt, q, 96).view(np.uint32))
+                p = run("--spec", f"ggml.{fmt}", "--op", "fake_quant", "--in", path("x.npy"), "--out", path("f.npy"))
+                self.assertEqual(p.returncode, 0, p.stderr)
+                np.testing.assert_array_equal(np.load(path("f.npy")).view(np.uint32), y.reshape(6, 96).view(np.uint32))
+
+    def test_float16_input(self):
+        x = rows(7, (3, 64)).clip(-6e4, 6e4).astype(np.float16)
+        np.save(path("h.npy"), x)
+        p = run("--spec", "ggml.q4_0", "--set", "float_type=float16", "--op", "quantize", "--in", path("h.npy"),
+                "--out", path("qh.npy"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        np.testing.assert_array_equal(np.load(path("qh.npy")), ggml_quantize("q4_0", x.astype(np.float32)))
+
+    def test_refusals(self):
+        np.save(path("odd.npy"), np.ones((2, 48), np.float32))
+        p = run("--spec", "ggml.q4_0", "--op", "quantize", "--in", path("odd.npy"), "--out", path("o.npy"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("rows of 48 elements", p.stderr)
+        self.assertIn("multiple of q4_0's block of 32", p.stderr)
+        self.assertFalse(os.path.exists(path("o.npy")))
+        np.save(path("q.npy"), np.zeros((2, 36), np.uint8))
+        p = run("--spec", "ggml.q4_0", "--op", "dequantize", "--in", path("q.npy"), "--shape", "3,64", "--out",
+                path("o.npy"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("expected 2 rows of 36 bytes", p.stderr)
+        p = run("--spec", "ggml.q8_0", "--op", "quantize", "--in", path("odd.npy"), "--out", path("o.npy"),
+                "--scale", "0.5")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--scale: given with block q8_0", p.stderr)
+        p = run("--spec", "ggml.q8_0", "--op", "lsq_forward", "--in", path("odd.npy"), "--out", path("o.npy"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("expected quantize, dequantize or fake_quant", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1] + sys.argv[4:], verbosity=2)
