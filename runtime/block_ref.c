@@ -10,6 +10,7 @@
 
 #include "qgen/blocks.h"
 #include "arg_check.h"
+#include "block_internal.h"
 #include "rt_internal.h"
 
 enum { QK = 32, HALF = QK / 2 };
@@ -60,7 +61,7 @@ size_t qg_block_row_bytes(qg_block_format f, size_t n) {
 
 /* qgen's rule for what ggml leaves undefined: NaN reads as 0, +-inf as
  * +-FLT_MAX, so every block's extremes and scale are finite. */
-static float read_finite(float v) {
+float qg_block_read_finite(float v) {
     if (v != v)
         return 0.0f;
     return v > FLT_MAX ? FLT_MAX : v < -FLT_MAX ? -FLT_MAX : v;
@@ -75,13 +76,13 @@ static float reciprocal(float d) {
     return isinf(id) ? 0.0f : id;
 }
 
-static void put_f16(uint8_t *p, float v) {
+void qg_block_put_f16(uint8_t *p, float v) {
     const uint16_t h = qg_float_to_f16(v);
     p[0] = (uint8_t)h;
     p[1] = (uint8_t)(h >> 8);
 }
 
-static float get_f16(const uint8_t *p) { return qg_f16_to_float((uint16_t)(p[0] | p[1] << 8)); }
+float qg_block_get_f16(const uint8_t *p) { return qg_f16_to_float((uint16_t)(p[0] | p[1] << 8)); }
 
 /* ggml's MXFP4 exponent: floor(log2f(amax)) - 2 + 127, taken from
  * log2f's float result, so an amax just below 2^k counts as 2^k; below
@@ -160,7 +161,7 @@ static void quantize_block(const block_layout *l, const float *raw, uint8_t *b) 
     float x[QK];
     uint8_t code[QK];
     for (int j = 0; j < QK; j++)
-        x[j] = read_finite(raw[j]);
+        x[j] = qg_block_read_finite(raw[j]);
     const block_range r = range_of(x);
     memset(b, 0, l->bytes);
     switch (l->format) {
@@ -173,9 +174,9 @@ static void quantize_block(const block_layout *l, const float *raw, uint8_t *b) 
             b[l->qs + j] = (uint8_t)q;
             sum += q;
         }
-        put_f16(b + l->d, d);
+        qg_block_put_f16(b + l->d, d);
         if (l->m >= 0)
-            put_f16(b + l->m, (float)sum * d);
+            qg_block_put_f16(b + l->m, (float)sum * d);
         return;
     }
     case QG_BLOCK_Q4_0:
@@ -186,7 +187,7 @@ static void quantize_block(const block_layout *l, const float *raw, uint8_t *b) 
             const int8_t q = (int8_t)(x[j] * id + ((float)half_range + 0.5f));
             code[j] = (uint8_t)(q < 2 * half_range - 1 ? q : 2 * half_range - 1);
         }
-        put_f16(b + l->d, d);
+        qg_block_put_f16(b + l->d, d);
         break;
     }
     case QG_BLOCK_Q4_1:
@@ -198,8 +199,8 @@ static void quantize_block(const block_layout *l, const float *raw, uint8_t *b) 
             /* Q4_1 takes MIN(15, (int8_t)v), Q5_1 (uint8_t)v: v is at most 31.5 here */
             code[j] = (uint8_t)(top == 15 && (int8_t)v > 15 ? 15 : (int8_t)v);
         }
-        put_f16(b + l->d, d);
-        put_f16(b + l->m, r.min);
+        qg_block_put_f16(b + l->d, d);
+        qg_block_put_f16(b + l->m, r.min);
         break;
     }
     case QG_BLOCK_MXFP4: {
@@ -222,7 +223,7 @@ static void quantize_block(const block_layout *l, const float *raw, uint8_t *b) 
 
 static void dequantize_block(const block_layout *l, const uint8_t *b, float *y) {
     if (l->format == QG_BLOCK_Q8_0 || l->format == QG_BLOCK_Q8_1) {
-        const float d = get_f16(b + l->d);
+        const float d = qg_block_get_f16(b + l->d);
         for (int j = 0; j < QK; j++)
             y[j] = (float)(int8_t)b[l->qs + j] * d;
         return;
@@ -231,8 +232,8 @@ static void dequantize_block(const block_layout *l, const uint8_t *b, float *y) 
     if (l->qh >= 0)
         for (int k = 0; k < 4; k++)
             fifth |= (uint32_t)b[l->qh + k] << 8 * k;
-    const float d = l->format == QG_BLOCK_MXFP4 ? mxfp4_half_scale(b[0]) : get_f16(b + l->d);
-    const float m = l->m >= 0 ? get_f16(b + l->m) : 0.0f;
+    const float d = l->format == QG_BLOCK_MXFP4 ? mxfp4_half_scale(b[0]) : qg_block_get_f16(b + l->d);
+    const float m = l->m >= 0 ? qg_block_get_f16(b + l->m) : 0.0f;
     const int offset = l->format == QG_BLOCK_Q4_0 ? 8 : l->format == QG_BLOCK_Q5_0 ? 16 : 0;
     for (int j = 0; j < QK; j++) {
         const uint8_t byte = b[l->qs + j % HALF];
@@ -248,41 +249,58 @@ static void dequantize_block(const block_layout *l, const uint8_t *b, float *y) 
 }
 
 /* The checks both directions share: the format, the row length. */
-static qg_status row_check(qg_block_format f, size_t n, const char *fn, qg_error *err, const block_layout **l) {
+static qg_status row_check(qg_block_format f, size_t n, const char *fn, qg_error *err) {
     const char *name = qg_block_format_name(f);
-    if (f == QG_BLOCK_NONE || !name)
+    const size_t elems = qg_block_elems(f);
+    if (f == QG_BLOCK_NONE || !name || !elems)
         return qg_error_set(err, QG_ERR_INVALID, "%s: format: got %d; expected one of ggml's block formats", fn,
                             (int)f);
-    *l = layout_of(f);
-    if (!*l)
-        return qg_error_set(err, QG_ERR_INVALID, "%s: format %s: its reference is not built yet (issue 47)", fn, name);
-    if (n % QK)
+    if (n % elems)
         return qg_error_set(err, QG_ERR_INVALID,
-                            "%s: row length: got %zu; expected a multiple of %s's block of %d elements", fn, n, name,
-                            QK);
+                            "%s: row length: got %zu; expected a multiple of %s's block of %zu elements", fn, n, name,
+                            elems);
     return QG_OK;
 }
 
+static bool is_kquant(qg_block_format f) { return f == QG_BLOCK_Q4_K || f == QG_BLOCK_Q6_K; }
+
 qg_status qg_block_quantize_ref(qg_block_format f, const float *x, size_t n, uint8_t *q, qg_error *err) {
-    const block_layout *l;
-    qg_status st = row_check(f, n, "qg_block_quantize_ref", err, &l);
+    qg_status st = row_check(f, n, "qg_block_quantize_ref", err);
     if (st)
         return st;
     QG_NEED_DATA(x, n, err);
     QG_NEED_DATA(q, n, err);
-    for (size_t i = 0; i < n / QK; i++)
-        quantize_block(l, x + i * QK, q + i * l->bytes);
+    const size_t elems = qg_block_elems(f), bytes = qg_block_bytes(f);
+    float read[256], bad = 0.0f;
+    for (size_t i = 0; i < n / elems; i++) {
+        if (!is_kquant(f)) {
+            quantize_block(layout_of(f), x + i * elems, q + i * bytes);
+            continue;
+        }
+        for (size_t j = 0; j < elems; j++)
+            read[j] = qg_block_read_finite(x[i * elems + j]);
+        if (!qg_kquant_quantize_block(f, read, q + i * bytes, &bad))
+            return qg_error_set(err, QG_ERR_INVALID,
+                                "qg_block_quantize_ref: block %zu (elements %zu to %zu): its codes reach %g, beyond "
+                                "what ggml's nearest_int takes (a magnitude of at most 4194303); expected values "
+                                "whose %s scales fp16 can hold",
+                                i, i * elems, i * elems + elems - 1, (double)bad, qg_block_format_name(f));
+    }
     return QG_OK;
 }
 
 qg_status qg_block_dequantize_ref(qg_block_format f, const uint8_t *q, size_t n, float *y, qg_error *err) {
-    const block_layout *l;
-    qg_status st = row_check(f, n, "qg_block_dequantize_ref", err, &l);
+    qg_status st = row_check(f, n, "qg_block_dequantize_ref", err);
     if (st)
         return st;
     QG_NEED_DATA(q, n, err);
     QG_NEED_DATA(y, n, err);
-    for (size_t i = 0; i < n / QK; i++)
-        dequantize_block(l, q + i * l->bytes, y + i * QK);
+    const size_t elems = qg_block_elems(f), bytes = qg_block_bytes(f);
+    for (size_t i = 0; i < n / elems; i++) {
+        if (is_kquant(f))
+            qg_kquant_dequantize_block(f, q + i * bytes, y + i * elems);
+        else
+            dequantize_block(layout_of(f), q + i * bytes, y + i * elems);
+    }
     return QG_OK;
 }

@@ -200,9 +200,6 @@ static qg_status convert_block(const ctx *c, json_t *m, qg_spec *sp) {
     if (st || block == QG_BLOCK_NONE)
         return st;
     const char *name = qg_block_format_name((qg_block_format)block);
-    if (block == QG_BLOCK_Q4_K || block == QG_BLOCK_Q6_K)
-        return field_error(c, "block", json_object_get(m, "block"),
-                           "q8_0, q8_1, q4_0, q4_1, q5_0, q5_1 or mxfp4 (the K-quants are not built yet)");
     for (size_t i = 0; i < COUNT(fixed); i++) {
         json_t *v = json_object_get(m, fixed[i]);
         if (v) {
@@ -215,7 +212,7 @@ static qg_status convert_block(const ctx *c, json_t *m, qg_spec *sp) {
     sp->dtype = QG_QINT8;
     sp->quant_min = sp->given_quant_min = -128;
     sp->quant_max = sp->given_quant_max = 127;
-    const bool with_min = block == QG_BLOCK_Q4_1 || block == QG_BLOCK_Q5_1;
+    const bool with_min = block == QG_BLOCK_Q4_1 || block == QG_BLOCK_Q5_1 || block == QG_BLOCK_Q4_K;
     sp->qscheme = with_min ? QG_PER_GROUP_AFFINE : QG_PER_GROUP_SYMMETRIC;
     sp->group_size = qg_block_elems(sp->block);
     sp->ch_axis = -1;

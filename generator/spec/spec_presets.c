@@ -94,6 +94,8 @@ static const struct {
     {"ggml.q5_0", GGML("q5_0")},
     {"ggml.q5_1", GGML("q5_1")},
     {"ggml.mxfp4", GGML("mxfp4")},
+    {"ggml.q4_K", GGML("q4_K")},
+    {"ggml.q6_K", GGML("q6_K")},
 };
 
 #define N_PRESETS (sizeof presets / sizeof presets[0])

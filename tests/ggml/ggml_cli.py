@@ -31,6 +31,8 @@ FORMATS = {
     "q5_0": (32, 22, True),
     "q5_1": (32, 24, True),
     "mxfp4": (32, 17, True),
+    "q4_K": (256, 144, True),
+    "q6_K": (256, 210, True),
 }
 
 
@@ -61,9 +63,11 @@ def path(name):
     return os.path.join(WORK, name)
 
 
-def rows(seed, shape):
+def rows(seed, shape, kquant=False):
+    """Rows of varied magnitude; the K-quants' within fp16's range of scales."""
     rng = np.random.default_rng(seed)
-    scale = 10.0 ** rng.uniform(-20, 20, size=(shape[0], 1))
+    spread = 3 if kquant else 20
+    scale = 10.0 ** rng.uniform(-spread, spread, size=(shape[0], 1))
     x = (rng.standard_normal(shape) * scale + rng.uniform(-1, 1, size=(shape[0], 1)) * scale).astype(np.float32)
     x[0, :32] = 0.0  # an all-zero block
     x[1, 32:64] = x[1, 32]  # a constant block
@@ -79,24 +83,25 @@ class BlockFormatsCli(unittest.TestCase):
     def test_quantize_dequantize_fake_quant(self):
         for k, fmt in enumerate(FORMATS):
             with self.subTest(fmt=fmt):
-                x = rows(k, (6, 96))
+                cols = 512 if FORMATS[fmt][0] == 256 else 96
+                x = rows(k, (6, cols), kquant=cols == 512)
                 np.save(path("x.npy"), x)
                 p = run("--spec", f"ggml.{fmt}", "--op", "quantize", "--in", path("x.npy"), "--out", path("q.npy"))
                 self.assertEqual(p.returncode, 0, p.stderr)
                 q = np.load(path("q.npy"))
                 self.assertEqual(q.dtype, np.uint8)
                 np.testing.assert_array_equal(q, ggml_quantize(fmt, x))
-                p = run("--spec", f"ggml.{fmt}", "--op", "dequantize", "--in", path("q.npy"), "--shape", "2,3,96",
+                p = run("--spec", f"ggml.{fmt}", "--op", "dequantize", "--in", path("q.npy"), "--shape", f"2,3,{cols}",
                         "--out", path("y.npy"))
                 self.assertEqual(p.returncode, 0, p.stderr)
                 y = np.load(path("y.npy"))
-                self.assertEqual(y.shape, (2, 3, 96))
+                self.assertEqual(y.shape, (2, 3, cols))
                 if FORMATS[fmt][2]:
-                    np.testing.assert_array_equal(y.reshape(6, 96).view(np.uint32),
-                                                  ggml_dequantize(fmt, q, 96).view(np.uint32))
+                    np.testing.assert_array_equal(y.reshape(6, cols).view(np.uint32),
+                                                  ggml_dequantize(fmt, q, cols).view(np.uint32))
                 p = run("--spec", f"ggml.{fmt}", "--op", "fake_quant", "--in", path("x.npy"), "--out", path("f.npy"))
                 self.assertEqual(p.returncode, 0, p.stderr)
-                np.testing.assert_array_equal(np.load(path("f.npy")).view(np.uint32), y.reshape(6, 96).view(np.uint32))
+                np.testing.assert_array_equal(np.load(path("f.npy")).view(np.uint32), y.reshape(6, cols).view(np.uint32))
 
     def test_float16_input(self):
         x = rows(7, (3, 64)).clip(-6e4, 6e4).astype(np.float16)
@@ -125,6 +130,13 @@ class BlockFormatsCli(unittest.TestCase):
         p = run("--spec", "ggml.q8_0", "--op", "lsq_forward", "--in", path("odd.npy"), "--out", path("o.npy"))
         self.assertEqual(p.returncode, 2)
         self.assertIn("expected quantize, dequantize or fake_quant", p.stderr)
+        big = np.ones((2, 256), np.float32)
+        big[1, 7] = np.inf  # reads as FLT_MAX: the K-quants' codes leave nearest_int's range
+        np.save(path("big.npy"), big)
+        p = run("--spec", "ggml.q4_K", "--op", "quantize", "--in", path("big.npy"), "--out", path("o.npy"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("row 1", p.stderr)
+        self.assertIn("block 0 (elements 0 to 255)", p.stderr)
 
 
 if __name__ == "__main__":

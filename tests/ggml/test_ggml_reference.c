@@ -29,10 +29,10 @@ typedef struct format_case {
     size_t scale_bytes;  /* the fp16 (MXFP4: E8M0) fields at the block's start */
 } format_case;
 
-static const format_case formats[] = {{QG_BLOCK_Q8_0, "q8_0", true, 2},  {QG_BLOCK_Q8_1, "q8_1", false, 4},
-                                      {QG_BLOCK_Q4_0, "q4_0", true, 2},  {QG_BLOCK_Q4_1, "q4_1", true, 4},
-                                      {QG_BLOCK_Q5_0, "q5_0", true, 2},  {QG_BLOCK_Q5_1, "q5_1", true, 4},
-                                      {QG_BLOCK_MXFP4, "mxfp4", true, 1}};
+static const format_case formats[] = {
+    {QG_BLOCK_Q8_0, "q8_0", true, 2},   {QG_BLOCK_Q8_1, "q8_1", false, 4}, {QG_BLOCK_Q4_0, "q4_0", true, 2},
+    {QG_BLOCK_Q4_1, "q4_1", true, 4},   {QG_BLOCK_Q5_0, "q5_0", true, 2},  {QG_BLOCK_Q5_1, "q5_1", true, 4},
+    {QG_BLOCK_MXFP4, "mxfp4", true, 1}, {QG_BLOCK_Q4_K, "q4_K", true, 4},  {QG_BLOCK_Q6_K, "q6_K", true, 0}};
 
 static void *symbol(const char *fmt, const char *name) {
     char full[64];
@@ -53,9 +53,14 @@ static uint32_t next_u32(void) {
 static float uniform(void) { return (float)(next_u32() >> 8) * 0x1p-24f * 2.0f - 1.0f; }
 
 /* One row of the kind `kind`, every block finite with amax >= 2^-100 or 0
- * (ggml's arithmetic is defined C there). */
-static void make_row(int kind, float *x) {
-    const float scale = ldexpf(1.0f, (int)(next_u32() % 120) - 60), offset = uniform() * scale * (kind & 1);
+ * (ggml's arithmetic is defined C there). K-quant rows keep their scales
+ * inside fp16's range (values 2^-10 to 2^10, one huge value 1000 times the
+ * rest): beyond it their codes leave nearest_int's range, ggml asserts, and
+ * qgen refuses the row (test_kquant_rules). */
+static void make_row(int kind, float *x, bool kquant) {
+    const int spread = kquant ? 20 : 120;
+    const float scale = ldexpf(1.0f, (int)(next_u32() % (unsigned)spread) - spread / 2),
+                offset = uniform() * scale * (kind & 1), huge = kquant ? 1000.0f * scale : 1e30f;
     for (int j = 0; j < ROW; j++)
         x[j] = uniform() * scale + offset;
     for (int b = 0; b < ROW / 32; b++) {
@@ -67,15 +72,15 @@ static void make_row(int kind, float *x) {
                 blk[j] = blk[0];
             break;
         case 2: /* amax just below, at and above a power of two */
-            blk[next_u32() % 32] =
-                ldexpf(1.0f, (int)(next_u32() % 60) - 30) * (1.0f - 0x1p-24f * (float)(next_u32() % 4));
+            blk[next_u32() % 32] = ldexpf(1.0f, (int)(next_u32() % (unsigned)(spread / 2)) - spread / 4) *
+                                   (1.0f - 0x1p-24f * (float)(next_u32() % 4));
             break;
         case 3: /* denormals beside a normal amax */
             for (int j = 0; j < 16; j++)
                 blk[j] = (float)(int)(next_u32() % 1000 - 500) * 0x1p-149f;
-            blk[20] = 0x1p-90f;
+            blk[20] = kquant ? 0x1p-10f : 0x1p-90f;
             break;
-        case 4: blk[next_u32() % 32] = 1e30f * (next_u32() & 1 ? 1 : -1); break; /* one huge value */
+        case 4: blk[next_u32() % 32] = huge * (next_u32() & 1 ? 1 : -1); break; /* one huge value */
         case 5: /* exact ties: integers and halves times a power of two */
             for (int j = 0; j < 32; j++)
                 blk[j] = ldexpf((float)((int)(next_u32() % 255) - 127) * 0.5f, (int)(next_u32() % 5));
@@ -104,11 +109,17 @@ static void test_quantize_equals_ggml(void) {
         quantize_row_fn ref = (quantize_row_fn)symbol("quantize_row_%s_ref", formats[f].ggml_name);
         CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
         const size_t bytes = qg_block_row_bytes(formats[f].f, ROW);
-        size_t differing = 0;
+        size_t differing = 0, refused = 0;
         for (int r = 0; r < ROWS; r++) {
-            make_row(r, x);
+            make_row(r, x, qg_block_elems(formats[f].f) == 256);
             ref(x, theirs, ROW);
-            CU_ASSERT_EQUAL_FATAL(qg_block_quantize_ref(formats[f].f, x, ROW, ours, NULL), QG_OK);
+            qg_error err;
+            if (qg_block_quantize_ref(formats[f].f, x, ROW, ours, &err) != QG_OK) {
+                /* the K-quants' rows whose codes pass nearest_int's range: ggml asserts (writes garbage) */
+                CU_ASSERT(qg_block_elems(formats[f].f) == 256 && strstr(err.message, "nearest_int") != NULL);
+                refused++;
+                continue;
+            }
             if (memcmp(ours, theirs, bytes) != 0 && differing++ == 0) {
                 size_t at = 0;
                 while (ours[at] == theirs[at])
@@ -118,6 +129,9 @@ static void test_quantize_equals_ggml(void) {
             }
         }
         CU_ASSERT_EQUAL(differing, 0);
+        CU_ASSERT_EQUAL(refused, 0);
+        if (refused)
+            fprintf(stderr, "%s: %zu of %d rows refused\n", formats[f].ggml_name, refused, ROWS);
     }
 }
 
@@ -172,6 +186,8 @@ static void test_rules_beyond_ggml(void) {
     for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
         const qg_block_format fm = formats[f].f;
         const size_t bytes = qg_block_row_bytes(fm, 64);
+        if (!bytes)
+            continue; /* the K-quants: test_kquant_rules */
         for (int j = 0; j < 64; j++)
             x[j] = mapped[j] = uniform() * 100.0f;
         x[3] = NAN, mapped[3] = 0.0f;
@@ -189,6 +205,27 @@ static void test_rules_beyond_ggml(void) {
         CU_ASSERT_EQUAL(memcmp(a + sb, a + block + sb, block - sb), 0);
         for (size_t k = 0; k < sb; k++) /* MXFP4: the exponent floors at 0 */
             CU_ASSERT_EQUAL(a[k] & (sb > 1 ? 0x7F : 0xFF), 0);
+    }
+}
+
+/* K-quants: NaN reads as 0; a row whose codes leave nearest_int's range
+ * (an infinity read as FLT_MAX, a value far beyond its block's scale) is
+ * refused, naming the block. */
+static void test_kquant_rules(void) {
+    static float x[512], zeroed[512];
+    static uint8_t a[512], b[512];
+    const qg_block_format kq[2] = {QG_BLOCK_Q4_K, QG_BLOCK_Q6_K};
+    for (int k = 0; k < 2; k++) {
+        for (int j = 0; j < 512; j++)
+            x[j] = zeroed[j] = uniform();
+        x[300] = NAN, zeroed[300] = 0.0f;
+        qg_error err;
+        CU_ASSERT_EQUAL(qg_block_quantize_ref(kq[k], x, 512, a, &err), QG_OK);
+        CU_ASSERT_EQUAL(qg_block_quantize_ref(kq[k], zeroed, 512, b, &err), QG_OK);
+        CU_ASSERT_EQUAL(memcmp(a, b, qg_block_row_bytes(kq[k], 512)), 0);
+        x[300] = INFINITY;
+        CU_ASSERT_EQUAL(qg_block_quantize_ref(kq[k], x, 512, a, &err), QG_ERR_INVALID);
+        ASSERT_CONTAINS(err.message, "block 1 (elements 256 to 511)", "nearest_int");
     }
 }
 
@@ -221,6 +258,7 @@ int main(int argc, char **argv) {
     CU_add_test(s, "dequantize rows equal ggml's", test_dequantize_equals_ggml);
     CU_add_test(s, "fp16 scales convert as ggml's", test_fp16_conversion);
     CU_add_test(s, "rules where ggml's C is undefined", test_rules_beyond_ggml);
+    CU_add_test(s, "K-quant rows ggml cannot take", test_kquant_rules);
     CU_add_test(s, "bad rows refused", test_refusals);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();

@@ -152,15 +152,17 @@ static void test_presets_and_layers(void) {
         snprintf(json, sizeof json, "{\"name\": \"p\", \"base\": \"%s\"}", *p);
         CU_ASSERT_EQUAL(load(json, &sp, &err), QG_OK);
     }
-    CU_ASSERT_EQUAL(n, 35);
+    CU_ASSERT_EQUAL(n, 37);
     /* ggml's block formats: the format fixes the groups and the codes */
     CU_ASSERT_EQUAL_FATAL(load("{\"name\": \"b\", \"base\": \"ggml.q4_1\"}", &sp, &err), QG_OK);
     CU_ASSERT_TRUE(sp.block == QG_BLOCK_Q4_1 && sp.qscheme == QG_PER_GROUP_AFFINE && sp.group_size == 32 &&
                    sp.ch_axis == -1 && sp.dtype == QG_QINT8);
     CU_ASSERT_EQUAL(load("{\"name\": \"b\", \"base\": \"ggml.q8_0\", \"group_size\": 64}", &sp, &err), QG_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "group_size: got 64; expected no group_size beside block q8_0"));
-    CU_ASSERT_EQUAL(load("{\"name\": \"b\", \"block\": \"q6_K\"}", &sp, &err), QG_ERR_INVALID);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "the K-quants are not built yet"));
+    CU_ASSERT_EQUAL(load("{\"name\": \"b\", \"block\": \"q4_K\"}", &sp, &err), QG_OK);
+    CU_ASSERT_TRUE(sp.qscheme == QG_PER_GROUP_AFFINE && sp.group_size == 256);
+    CU_ASSERT_EQUAL(load("{\"name\": \"b\", \"block\": \"q5_K\"}", &sp, &err), QG_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "expected one of none, q8_0"));
     char *printed = NULL;
     CU_ASSERT_EQUAL_FATAL(load("{\"name\": \"b\", \"block\": \"mxfp4\"}", &sp, &err), QG_OK);
     CU_ASSERT_PTR_NOT_NULL_FATAL(printed = qg_spec_to_json(&sp));
