@@ -21,6 +21,9 @@ _PACKED = ("qint4", "quint4")
 # types")
 _FLOAT = {"float32": ("float32", "float32"), "float16": ("float16", "float16"), "bfloat16": ("uint16", "bfloat16")}
 _FLOAT_TYPE_ID = {"float32": 0, "bfloat16": 1, "float16": 2}
+# qg_block_format
+_BLOCK_ID = {"none": 0, "q8_0": 1, "q8_1": 2, "q4_0": 3, "q4_1": 4, "q5_0": 5, "q5_1": 6, "mxfp4": 7, "q4_K": 8,
+             "q6_K": 9}
 _jit = None
 _jit_lock = threading.Lock()
 
@@ -294,7 +297,63 @@ class Reference(Kernels):
     def __init__(self, spec: Union[Spec, dict]) -> None:
         self.spec = spec if isinstance(spec, Spec) else Spec.from_dict(spec)
         self.isa = "reference"
-        self.q_dtype = _Q_NUMPY[self.spec["dtype"]]
+        self._block = _BLOCK_ID.get(self.spec.block, 0)
+        self.q_dtype = "uint8" if self._block else _Q_NUMPY[self.spec["dtype"]]
+
+    # ggml's block formats (docs/semantics.md, "Block formats"): no qparams;
+    # q holds each row's blocks as ggml lays them out, shape (rows, bytes per row)
+
+    def quantize(self, x: Array, scale: Optional[Params] = None, zero_point: Optional[Params] = None,
+                 inner: Optional[int] = None) -> Array:
+        """q from x; for a block format, x's rows (its last axis) as ggml's
+        block bytes, a uint8 array of shape (rows, bytes per row)."""
+        if not self._block:
+            return super().quantize(x, scale, zero_point, inner)
+        self._no_qparams(scale, zero_point)
+        px, n, shape = _array_info(x, "x", self._f(x))
+        cols = shape[-1] if shape else 1
+        rows, row_bytes = self._block_rows("x", n, cols)
+        q = _empty_like(x, "uint8", (rows, row_bytes))
+        (xf, keep), err = self._widened(px, n), _lib.Error()
+        _lib.check(_lib.lib().qg_block_quantize_ref(self._block, xf, n, _array_info(q, "q", "uint8")[0],
+                                                    ctypes.byref(err)), err)
+        return q
+
+    def dequantize(self, q: Array, scale: Optional[Params] = None, zero_point: Optional[Params] = None,
+                   inner: Optional[int] = None, shape: Optional[Sequence[int]] = None) -> Array:
+        """x from q; for a block format, q's rows of blocks decoded into an
+        array of `shape` (default: (rows, elements per row))."""
+        if not self._block:
+            return super().dequantize(q, scale, zero_point, inner, shape)
+        self._no_qparams(scale, zero_point)
+        pq, n, shape_q = _array_info(q, "q", "uint8")
+        L = _lib.lib()
+        per_block = L.qg_block_row_bytes(self._block, L.qg_block_elems(self._block))
+        if len(shape_q) != 2 or shape_q[1] % per_block:
+            raise ValueError(f"q: shape {shape_q}; expected (rows, bytes per row) of whole {self.spec.block} "
+                             f"blocks of {per_block} bytes")
+        shape = tuple(shape) if shape is not None else (shape_q[0], shape_q[1] // per_block * L.qg_block_elems(self._block))
+        count = math.prod(shape)
+        if self._block_rows("shape", count, shape[-1] if shape else 1) != shape_q:
+            raise ValueError(f"shape: {shape} is not the {shape_q[0]} rows of {shape_q[1]} bytes q holds")
+        x = _empty_like(q, self._f(q), shape)
+        (y, fy), err = self._out(_array_info(x, "x", self._f(q))[0], count), _lib.Error()
+        _lib.check(L.qg_block_dequantize_ref(self._block, pq, count, y, ctypes.byref(err)), err)
+        self._narrow(fy, _array_info(x, "x", self._f(q))[0], count)
+        return x
+
+    def _no_qparams(self, scale, zero_point):
+        if scale is not None or zero_point is not None:
+            raise ValueError(f"scale, zero_point: given for block {self.spec.block}; expected none (each block's "
+                             "scale comes from the block)")
+
+    def _block_rows(self, what, n, cols):
+        """(rows, bytes per row) of n values in rows of `cols`."""
+        row_bytes = _lib.lib().qg_block_row_bytes(self._block, cols)
+        if cols % _lib.lib().qg_block_elems(self._block) or (cols and not row_bytes):
+            raise ValueError(f"{what}: rows of {cols} elements (the last dimension); expected a multiple of "
+                             f"{self.spec.block}'s block of {_lib.lib().qg_block_elems(self._block)}")
+        return (n // cols if cols else 0), row_bytes
 
     def _dynamic_kernels(self):
         return None, None

@@ -103,6 +103,11 @@ class Spec:
         return self._dict.get("group_size", 0)
 
     @property
+    def block(self) -> str:
+        """One of ggml's block formats (q8_0, q4_K, ...), or "none"."""
+        return self._dict.get("block", "none")
+
+    @property
     def float_type(self) -> str:
         """float32, bfloat16 or float16: the element type of x, y, dy, dx."""
         return self._dict.get("float_type", "float32")

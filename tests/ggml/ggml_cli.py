@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""qgen run with the ggml.* presets against ggml's own reference.
+"""qgen run and qgen.Reference with the ggml.* presets against ggml's own
+reference.
 
 For each block format: random float32 matrices of varied magnitude go
 through `qgen run --op quantize`; the .npy it writes must hold, row for row,
@@ -7,7 +8,8 @@ the bytes ggml's quantize_row_<fmt>_ref writes (npm's libggml-base.so,
 loaded with ctypes). `--op dequantize` of those bytes must give ggml's
 dequantize_row_<fmt> floats, `--op fake_quant` the two in turn, a float16
 input its widened values' bytes; rows that are not whole blocks are refused
-with exit 2 naming the block.
+with exit 2 naming the block. qgen.Reference(spec).quantize(x) and
+.dequantize(q, shape) give the same bytes and floats in this process.
 
 Usage: ggml_cli.py QGEN LIBGGML_BASE_SO WORKDIR
 """
@@ -18,6 +20,8 @@ import sys
 import unittest
 
 import numpy as np
+
+import qgen
 
 QGEN, LIB, WORK = sys.argv[1:4]
 ggml = ctypes.CDLL(LIB)
@@ -137,6 +141,34 @@ class BlockFormatsCli(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("row 1", p.stderr)
         self.assertIn("block 0 (elements 0 to 255)", p.stderr)
+
+
+class BlockFormatsPython(unittest.TestCase):
+    def test_reference_equals_ggml(self):
+        for k, fmt in enumerate(FORMATS):
+            with self.subTest(fmt=fmt):
+                cols = 512 if FORMATS[fmt][0] == 256 else 96
+                x = rows(100 + k, (4, cols), kquant=cols == 512)
+                ref = qgen.Reference(qgen.Spec.preset(f"ggml.{fmt}"))
+                q = ref.quantize(x.reshape(2, 2, cols))
+                self.assertEqual((q.dtype, q.shape), (np.uint8, (4, cols // FORMATS[fmt][0] * FORMATS[fmt][1])))
+                np.testing.assert_array_equal(q, ggml_quantize(fmt, x))
+                y = ref.dequantize(q, shape=(2, 2, cols))
+                self.assertEqual(y.shape, (2, 2, cols))
+                if FORMATS[fmt][2]:
+                    np.testing.assert_array_equal(y.reshape(4, cols).view(np.uint32),
+                                                  ggml_dequantize(fmt, q, cols).view(np.uint32))
+
+    def test_reference_refusals(self):
+        ref = qgen.Reference(qgen.Spec.preset("ggml.q5_1"))
+        with self.assertRaisesRegex(ValueError, "rows of 40 elements.*multiple of q5_1's block of 32"):
+            ref.quantize(np.ones((2, 40), np.float32))
+        with self.assertRaisesRegex(ValueError, "expected none"):
+            ref.quantize(np.ones((2, 32), np.float32), 0.5, 0)
+        with self.assertRaisesRegex(ValueError, "not the 2 rows of 24 bytes"):
+            ref.dequantize(np.zeros((2, 24), np.uint8), shape=(3, 32))
+        with self.assertRaisesRegex(qgen.QgenError, "block"):
+            qgen.Kernels(qgen.Spec.preset("ggml.q8_0"))  # generated block kernels: not built yet
 
 
 if __name__ == "__main__":
