@@ -64,6 +64,9 @@ int qg_cmd_spec(int argc, char **argv) {
             return qg_cli_failf("spec show: out of memory");
         fputs(json, stdout);
         free(json);
+    } else if (sp.block != QG_BLOCK_NONE) {
+        printf("%s: ok: \"%s\" ggml block format %s, blocks of %zu along the last axis\n", file, sp.name,
+               qg_block_format_name(sp.block), sp.group_size);
     } else {
         printf("%s: ok: \"%s\" %s %s, range %lld..%lld, observer %s\n", file, sp.name, qg_dtype_name(sp.dtype),
                qg_qscheme_name(sp.qscheme), (long long)sp.quant_min, (long long)sp.quant_max,

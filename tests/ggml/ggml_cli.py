@@ -107,6 +107,11 @@ class BlockFormatsCli(unittest.TestCase):
                 self.assertEqual(p.returncode, 0, p.stderr)
                 np.testing.assert_array_equal(np.load(path("f.npy")).view(np.uint32), y.reshape(6, cols).view(np.uint32))
 
+    def test_spec_check_names_the_format(self):
+        p = subprocess.run([QGEN, "spec", "check", "ggml.q6_K"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("ggml block format q6_K, blocks of 256 along the last axis", p.stdout)
+
     def test_float16_input(self):
         x = rows(7, (3, 64)).clip(-6e4, 6e4).astype(np.float16)
         np.save(path("h.npy"), x)
