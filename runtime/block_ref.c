@@ -262,8 +262,6 @@ static qg_status row_check(qg_block_format f, size_t n, const char *fn, qg_error
     return QG_OK;
 }
 
-static bool is_kquant(qg_block_format f) { return f == QG_BLOCK_Q4_K || f == QG_BLOCK_Q6_K; }
-
 qg_status qg_block_quantize_ref(qg_block_format f, const float *x, size_t n, uint8_t *q, qg_error *err) {
     qg_status st = row_check(f, n, "qg_block_quantize_ref", err);
     if (st)
@@ -271,10 +269,11 @@ qg_status qg_block_quantize_ref(qg_block_format f, const float *x, size_t n, uin
     QG_NEED_DATA(x, n, err);
     QG_NEED_DATA(q, n, err);
     const size_t elems = qg_block_elems(f), bytes = qg_block_bytes(f);
+    const block_layout *l = layout_of(f); /* NULL for the K-quants */
     float read[256], bad = 0.0f;
     for (size_t i = 0; i < n / elems; i++) {
-        if (!is_kquant(f)) {
-            quantize_block(layout_of(f), x + i * elems, q + i * bytes);
+        if (l) {
+            quantize_block(l, x + i * elems, q + i * bytes);
             continue;
         }
         for (size_t j = 0; j < elems; j++)
@@ -296,11 +295,12 @@ qg_status qg_block_dequantize_ref(qg_block_format f, const uint8_t *q, size_t n,
     QG_NEED_DATA(q, n, err);
     QG_NEED_DATA(y, n, err);
     const size_t elems = qg_block_elems(f), bytes = qg_block_bytes(f);
+    const block_layout *l = layout_of(f); /* NULL for the K-quants */
     for (size_t i = 0; i < n / elems; i++) {
-        if (is_kquant(f))
-            qg_kquant_dequantize_block(f, q + i * bytes, y + i * elems);
+        if (l)
+            dequantize_block(l, q + i * bytes, y + i * elems);
         else
-            dequantize_block(layout_of(f), q + i * bytes, y + i * elems);
+            qg_kquant_dequantize_block(f, q + i * bytes, y + i * elems);
     }
     return QG_OK;
 }

@@ -350,7 +350,7 @@ class Reference(Kernels):
     def _block_rows(self, what, n, cols):
         """(rows, bytes per row) of n values in rows of `cols`."""
         row_bytes = _lib.lib().qg_block_row_bytes(self._block, cols)
-        if cols % _lib.lib().qg_block_elems(self._block) or (cols and not row_bytes):
+        if cols % _lib.lib().qg_block_elems(self._block):
             raise ValueError(f"{what}: rows of {cols} elements (the last dimension); expected a multiple of "
                              f"{self.spec.block}'s block of {_lib.lib().qg_block_elems(self._block)}")
         return (n // cols if cols else 0), row_bytes
