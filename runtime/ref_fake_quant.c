@@ -72,6 +72,10 @@ qg_status qg_qparams_validate(const qg_spec *sp, const qg_qparams *qp, qg_error 
 static int64_t quant_elem(const qg_spec *sp, const qg_chan *ch, float x, bool *in_range) {
     if (!qg_dtype_is_float8(sp->dtype))
         return qg_quant_elem(sp, ch, x, in_range);
+    if (isnan(x) && sp->nan_policy == QG_NAN_UNCHECKED) { /* a finite code: +0 */
+        *in_range = false;
+        return 0;
+    }
     return qg_fp8_round(sp->dtype, qg_scaled(sp, ch, x), sp->saturate, in_range);
 }
 
@@ -108,9 +112,13 @@ void qg_ref_fake_quant(const qg_spec *sp, const float *x, float *y, uint8_t *mas
         bool in_range;
         int64_t q = quant_elem(sp, &ch, xi, &in_range);
         float out = dequant_elem(sp, &ch, q);
-        /* fp8 has a NaN of its own: NaN in, the same NaN out */
+        /* fp8 has a NaN of its own: NaN in, the same NaN out, unless the
+         * caller promised finite inputs (docs/semantics.md, "NaN inputs") */
         if (isnan(xi))
-            out = sp->nan_policy == QG_NAN_PROPAGATE || qg_dtype_is_float8(sp->dtype) ? xi : 0.0f;
+            out = sp->nan_policy == QG_NAN_PROPAGATE ||
+                          (qg_dtype_is_float8(sp->dtype) && sp->nan_policy != QG_NAN_UNCHECKED)
+                      ? xi
+                      : 0.0f;
         y[i] = out;
         bool m = sp->saturate ? in_range : true;
         if (isnan(xi))

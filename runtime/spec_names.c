@@ -15,7 +15,7 @@ static const char *const qscheme_names[] = {"per_tensor_affine",
                                             "per_group_symmetric"};
 static const char *const rounding_names[] = {"half_even", "half_up", "half_away"};
 static const char *const scale_op_names[] = {"mul_inv", "div"};
-static const char *const nan_names[] = {"zero_point", "propagate"};
+static const char *const nan_names[] = {"zero_point", "propagate", "unchecked"};
 static const char *const requant_names[] = {"fp32", "fixed_point"};
 static const char *const train_qparams_names[] = {"observer", "fused_op"};
 static const char *const observer_names[] = {

@@ -95,7 +95,8 @@ qg_plan_io qg_plan_io_for(const qg_spec *sp, qg_isa isa, qg_kernel_op op) {
                            lp.group_store_adds_z,
                            strcmp(t->round_cvt, "saturating_nan_zero") == 0 && strcmp(t->minmax_nan, "propagate") == 0,
                            strcmp(t->round_cvt, "in_range") == 0,
-                           strcmp(t->nan_check, "per_iteration") == 0};
+                           strcmp(t->nan_check, "per_iteration") == 0,
+                           strcmp(t->minmax_nan, "propagate") != 0};
     return io;
 }
 

@@ -192,31 +192,44 @@ qg_status qg_plan_check_isa(const qg_spec *sp, qg_isa isa, qg_error *err) {
     return QG_OK;
 }
 
+/* `nan: unchecked` where clamping sends a NaN to a bound: the plans keep
+ * no NaN mask, and a NaN lane gives the code or value of that bound
+ * (docs/semantics.md, "NaN inputs"). Elsewhere the masks stay. */
+static bool nan_unchecked(const qg_spec *sp, const qg_plan_io *io) {
+    return sp->nan_policy == QG_NAN_UNCHECKED && io->clamp_sends_nan_to_bound;
+}
+
 /* The op's formula for this spec, in docs/semantics.md's notation. */
-static void describe(const qg_spec *sp, qg_plan *p) {
+static void describe(const qg_spec *sp, const qg_plan_io *io, qg_plan *p) {
     static const char *const round_names[] = {
         [QG_ROUND_HALF_EVEN] = "rne", [QG_ROUND_HALF_UP] = "round_half_up", [QG_ROUND_HALF_AWAY] = "round_half_away"};
     const char *rnd = round_names[sp->rounding];
     const char *t = sp->scale_op == QG_SCALE_DIV ? "fl(x / s)" : "fl(x * fl(1 / s))";
     const size_t cap = sizeof p->formula;
+    const bool unchecked = sp->nan_policy == QG_NAN_UNCHECKED;
     if (qg_dtype_is_float8(sp->dtype) && p->op != QG_K_FAKE_QUANT_BACKWARD) {
         const char *dt = qg_dtype_name(sp->dtype), *over = sp->saturate ? "+-max finite" : "NaN or +-inf";
         if (p->op == QG_K_QUANTIZE)
-            snprintf(p->formula, cap, "q = %s bits of rne_%s(%s), overflow -> %s, NaN -> 0x7F", dt, dt, t, over);
+            snprintf(p->formula, cap, "q = %s bits of rne_%s(%s), overflow -> %s, NaN -> %s", dt, dt, t, over,
+                     unchecked ? "+-0 (unchecked)" : "0x7F");
         else if (p->op == QG_K_DEQUANTIZE)
             snprintf(p->formula, cap, "y = fl(%s(q) * s), NaN codes -> NaN", dt);
         else if (p->op == QG_K_FAKE_QUANT)
-            snprintf(p->formula, cap, "y = fl(rne_%s(%s) * s), overflow -> %s, NaN -> x; mask: %s", dt, t, over,
-                     sp->saturate ? "no overflow, x not NaN" : "x not NaN");
+            snprintf(p->formula, cap, "y = fl(rne_%s(%s) * s), overflow -> %s, NaN -> %s; mask: %s", dt, t, over,
+                     unchecked ? "0 (unchecked)" : "x", sp->saturate ? "no overflow, x not NaN" : "x not NaN");
         return;
     }
     switch (p->op) {
     case QG_K_FAKE_QUANT:
         snprintf(p->formula, cap, "y = fl(clamp(%s(%s), qmin - z, qmax - z) * s), NaN -> %s; mask: %s", rnd, t,
-                 sp->nan_policy == QG_NAN_PROPAGATE ? "x" : "0", sp->saturate ? "r in range" : "x not NaN");
+                 sp->nan_policy == QG_NAN_PROPAGATE ? "x"
+                 : nan_unchecked(sp, io)            ? "a bound's value (unchecked, no NaN test)"
+                                                    : "0",
+                 sp->saturate ? "r in range" : "x not NaN");
         break;
     case QG_K_QUANTIZE:
-        snprintf(p->formula, cap, "q = clamp(%s(%s), qmin - z, qmax - z) + z, NaN -> z%s", rnd, t,
+        snprintf(p->formula, cap, "q = clamp(%s(%s), qmin - z, qmax - z) + z, NaN -> %s%s", rnd, t,
+                 nan_unchecked(sp, io) ? "a bound (unchecked, no NaN test)" : "z",
                  p->out_q_grouped >= 0 ? "; the main loop adds z after narrowing" : "");
         break;
     case QG_K_DEQUANTIZE: snprintf(p->formula, cap, "y = fl(float(q - z) * s)"); break;
@@ -280,10 +293,10 @@ static int rounded_int(const qg_spec *sp, const qg_plan_io *io, qg_plan *p, int 
  * itself: rne(min(t, hi)), NaN -> 0. A t below -2^31 converts to INT32_MIN
  * or a saturated value (targets/<isa>.json's round_cvt is never "in_range"
  * there), which the store saturates to qmin all the same. */
-static int below_hi_only(const qg_plan_io *io, qg_plan *p, int t, int not_nan, int *unmasked) {
+static int below_hi_only(bool maskless, qg_plan *p, int t, int not_nan, int *unmasked) {
     const int upper = N(E2(MIN_F, t, QG_IN_HI), "below_hi");
     *unmasked = -1;
-    if (io->round_cvt_nan_zero) /* NaN stays NaN through the min and converts to 0 */
+    if (maskless) /* NaN converts to 0, or (unchecked) the min sent it to hi */
         return N(E1(ROUND_CVT, upper), "q_minus_z_below_hi");
     *unmasked = N(E1(ROUND_CVT, upper), "rounded_below_hi");
     return N(E2(MASKZ_I, not_nan, *unmasked), "q_minus_z_below_hi");
@@ -314,12 +327,16 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
         }
         int c = clamp_to_range(p, r);
         range_masks(p, c, r, t, &in_range, &ordered);
+        p->out_mask = sp->saturate ? in_range : ordered;
+        if (nan_unchecked(sp, io)) {
+            p->out_y = N(E2(MUL_F, c, QG_IN_S), "y");
+            break;
+        }
         int y = N(qg_plan_emit(p, QG_OP_MASKZ_MUL_F, ordered, c, QG_IN_S, 0.0f), "y");
         test_nan_once(io, p, N(E2(MUL_F, c, QG_IN_S), "y_if_ordered"), t);
         if (sp->nan_policy == QG_NAN_PROPAGATE)
             y = N(SEL(ordered, y, p->x), "y_or_nan");
         p->out_y = y;
-        p->out_mask = sp->saturate ? in_range : ordered;
         break;
     }
     case QG_K_QUANTIZE: {
@@ -330,17 +347,20 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
             int t = qg_plan_scaled(sp, p);
             int c = clamp_to_range(p, t);
             ordered = N(E1(ORDERED, t), "not_nan");
-            int qi = io->round_cvt_nan_zero /* a NaN t stays NaN through the clamp and converts to 0 */
-                         ? rounded_int(sp, io, p, c, "q_minus_z")
-                         : N(E2(MASKZ_I, ordered, rounded_int(sp, io, p, c, "rounded")), "q_minus_z");
+            /* a NaN t stays NaN through the clamp and converts to 0, or
+             * unchecked, clamps to a bound */
+            const bool maskless = io->round_cvt_nan_zero || nan_unchecked(sp, io);
+            int qi = maskless ? rounded_int(sp, io, p, c, "q_minus_z")
+                              : N(E2(MASKZ_I, ordered, rounded_int(sp, io, p, c, "rounded")), "q_minus_z");
             p->out_q = N(E2(ADD_I, qi, QG_IN_Z), "quantized");
             int unmasked = -1;
             if (io->grouped_store_adds_z)
-                p->out_q_grouped = below_hi_only(io, p, t, ordered, &unmasked);
+                p->out_q_grouped = below_hi_only(maskless, p, t, ordered, &unmasked);
             test_nan_once(io, p, unmasked, t);
             break;
         }
-        int c = clamped(p, rounded(sp, p), &in_range, &ordered);
+        int c =
+            nan_unchecked(sp, io) ? clamp_to_range(p, rounded(sp, p)) : clamped(p, rounded(sp, p), &in_range, &ordered);
         p->out_q = N(E2(ADD_I, N(E1(CVT_F2I, c), "q_minus_z"), QG_IN_Z), "quantized");
         break;
     }
@@ -382,7 +402,7 @@ static bool may_give_nan(const qg_spec *sp, qg_kernel_op op) {
         return true;
     if (op == QG_K_DEQUANTIZE)
         return false;
-    return op != QG_K_FAKE_QUANT || sp->nan_policy == QG_NAN_PROPAGATE;
+    return op != QG_K_FAKE_QUANT || sp->nan_policy == QG_NAN_PROPAGATE; /* unchecked: a bound's value, or 0 */
 }
 
 static void plan_open(qg_plan *p, qg_kernel_op op, const qg_plan_io *io) {
@@ -410,7 +430,7 @@ static qg_status plan_close(const qg_spec *sp, const qg_plan_io *io, qg_plan *p,
         return qg_error_set(err, QG_ERR_INVALID, "plan: more than %d steps", QG_PLAN_MAX_STEPS);
     drop_dead_steps(p);
     if (sp)
-        describe(sp, p);
+        describe(sp, io, p);
     return QG_OK;
 }
 
@@ -423,12 +443,12 @@ qg_status qg_plan_build_io(const qg_spec *sp, qg_kernel_op op, const qg_plan_io 
 }
 
 qg_status qg_plan_build(const qg_spec *sp, qg_kernel_op op, qg_plan *p, qg_error *err) {
-    const qg_plan_io io = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false, false, false};
+    const qg_plan_io io = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false, false, false, false};
     return qg_plan_build_io(sp, op, &io, p, err);
 }
 
 void qg_plan_build_conversion(const qg_plan_io *io, bool narrow_it, qg_plan *p) {
-    const qg_plan_io f32 = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false, false, false};
+    const qg_plan_io f32 = {QG_FLOAT32, false, QG_RNE_INSTRUCTION, false, false, false, false, false};
     plan_open(p, QG_K_DEQUANTIZE, narrow_it ? &f32 : io);
     if (narrow_it)
         p->out_q = qg_plan_narrow(io, p, QG_IN_X, true);

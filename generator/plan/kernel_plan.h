@@ -187,6 +187,11 @@ typedef struct qg_plan_io {
      * main-loop iteration (targets/<isa>.json's nan_check "per_iteration"):
      * the plan gives out_ordered and nan_value. */
     bool nan_check_per_iteration;
+    /* MIN_F/MAX_F return the other operand when one is NaN (targets/<isa>.json's
+     * minmax_nan "second" or "number"), so clamping sends a NaN to a
+     * bound: `nan: unchecked` then drops the NaN masks (docs/semantics.md,
+     * "NaN inputs"). */
+    bool clamp_sends_nan_to_bound;
 } qg_plan_io;
 
 qg_status qg_plan_build_io(const qg_spec *spec, qg_kernel_op op, const qg_plan_io *io, qg_plan *plan, qg_error *err);

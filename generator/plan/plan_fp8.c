@@ -60,7 +60,8 @@ static void fp8_quantize(const qg_spec *sp, const fp8_format *f, qg_plan *p) {
     const float over = sp->saturate ? f->max : f->has_inf ? f->top : f->nan_value;
     const int v = N(SEL(fits, r, N(K(over), "overflow_value")), "finite_or_over");
     const int ordered = N(E1(ORDERED, t), "not_nan");
-    const int nan_value = N(K(f->nan_value), "nan_value");
+    /* unchecked: a NaN gives +-0, a finite code (docs/semantics.md, "NaN inputs") */
+    const int nan_value = N(K(sp->nan_policy == QG_NAN_UNCHECKED ? 0.0f : f->nan_value), "nan_value");
     const int code_value = N(SEL(ordered, v, nan_value), "code_value");
     const int exp_shift = N(K(ldexpf(1.0f, f->bias - 127)), "exponent_shift");
     const int rescaled = N(E1(BITS_F2I, N(E2(MUL_F, code_value, exp_shift), "rescaled")), "rescaled_bits");
@@ -97,7 +98,7 @@ static void fp8_fake_quant(const qg_spec *sp, const fp8_format *f, qg_plan *p) {
     if (!sp->saturate && !f->has_inf)
         y = N(SEL(fits, y, N(K(NAN), "nan")), "y_or_overflow_nan");
     const int ordered = N(E1(ORDERED, t), "not_nan");
-    p->out_y = N(SEL(ordered, y, p->x), "y");
+    p->out_y = N(SEL(ordered, y, sp->nan_policy == QG_NAN_UNCHECKED ? N(K(0.0f), "zero") : p->x), "y");
     p->out_mask = sp->saturate ? N(E2(AND_M, fits, ordered), "in_range") : ordered;
 }
 

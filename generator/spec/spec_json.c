@@ -301,7 +301,7 @@ static qg_status convert(const ctx *c, json_t *m, qg_spec *sp) {
         (st = get_enum(c, m, "qscheme", "qscheme", qscheme_n, QG_QSCHEME_COUNT, &qscheme)) ||
         (st = get_enum(c, m, "rounding", "rounding", rounding_n, 3, &rounding)) ||
         (st = get_enum(c, m, "scale_op", "scale_op", scale_op_n, 2, &scale_op)) ||
-        (st = get_enum(c, m, "nan", "nan", nan_n, 2, &nan)) ||
+        (st = get_enum(c, m, "nan", "nan", nan_n, 3, &nan)) ||
         (st = get_enum(c, m, "requant", "requant", requant_n, 2, &requant)) ||
         (st = get_enum(c, m, "train_qparams", "train_qparams", train_qparams_n, 2, &train_qparams)) ||
         (st = get_enum(c, m, "float_type", "float_type", float_type_n, QG_FLOAT_TYPE_COUNT, &float_type)) ||

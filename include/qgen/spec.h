@@ -60,8 +60,11 @@ typedef enum qg_rounding { QG_ROUND_HALF_EVEN, QG_ROUND_HALF_UP, QG_ROUND_HALF_A
 typedef enum qg_scale_op { QG_SCALE_MUL_INV, QG_SCALE_DIV } qg_scale_op;
 
 /* What a NaN input becomes. zero_point: q = z, fake-quant 0.0 (docs/semantics.md).
- * propagate: q = z as well, but fake-quant returns the NaN unchanged. */
-typedef enum qg_nan_policy { QG_NAN_ZERO_POINT, QG_NAN_PROPAGATE } qg_nan_policy;
+ * propagate: q = z as well, but fake-quant returns the NaN unchanged.
+ * unchecked: the caller promises finite inputs; a NaN still gives a code
+ * in [qmin, qmax] and a fake-quant value (q - z) * s, which may differ by
+ * ISA (docs/semantics.md, "NaN inputs"). */
+typedef enum qg_nan_policy { QG_NAN_ZERO_POINT, QG_NAN_PROPAGATE, QG_NAN_UNCHECKED } qg_nan_policy;
 
 typedef enum qg_requant_scheme { QG_REQUANT_FP32, QG_REQUANT_FIXED_POINT } qg_requant_scheme;
 

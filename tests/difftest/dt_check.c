@@ -142,6 +142,13 @@ static void free_params(params *p) {
 
 static const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 3.4e38f, -3.4e38f, 1e-40f, -1e-40f};
 
+/* A special value; no NaN where the spec's caller promises finite inputs
+ * (`nan: unchecked`), whose kernels give a NaN any in-range result. */
+static float draw_special(const qg_spec *sp, dt_rng *r) {
+    const size_t n = sizeof specials / sizeof specials[0], first = sp->nan_policy == QG_NAN_UNCHECKED;
+    return specials[first + dt_below(r, n - first)];
+}
+
 /* fp8: a code's value, the tie to the next code and beside it, overflow,
  * specials, or anything in the range; times the scale. */
 static float draw_x_fp8(const qg_spec *sp, dt_rng *r, float s) {
@@ -154,7 +161,7 @@ static float draw_x_fp8(const qg_spec *sp, dt_rng *r, float s) {
     case 1: return tie;
     case 2: return nudge(tie, (int)dt_below(r, 5) - 2);
     case 3: return (float)((dt_next(r) & 1 ? 1 : -1) * max * s * (0.95 + 0.2 * dt_uniform(r)));
-    case 4: return specials[dt_below(r, sizeof specials / sizeof specials[0])];
+    case 4: return draw_special(sp, r);
     default: return (float)((2 * dt_uniform(r) - 1) * max * s * (dt_next(r) & 1 ? 1.0 : 1e-3));
     }
 }
@@ -171,7 +178,7 @@ static float draw_x(const qg_spec *sp, dt_rng *r, float s, int32_t z) {
     case 1: return nudge((float)((k + 0.5) * s), (int)dt_below(r, 5) - 2);
     case 2: return (float)(k * s);
     case 3: return (float)((dt_next(r) & 1 ? 1 : -1) * (double)(hi - lo) * s * (1.0 + 1000.0 * dt_uniform(r)));
-    case 4: return specials[dt_below(r, sizeof specials / sizeof specials[0])];
+    case 4: return draw_special(sp, r);
     case 5: return dt_next(r) & 1 ? 0.0f : -0.0f;
     default: return (float)(((double)lo - 2 + dt_uniform(r) * (double)(hi - lo + 4)) * s);
     }

@@ -138,7 +138,7 @@ static void draw_fields(dt_rng *r, const char *name, dt_fields *f) {
     if (coin(r, 60))
         put(f, "scale_op", "\"%s\"", PICK(r, "mul_inv", "div"));
     if (coin(r, 50))
-        put(f, "nan", "\"%s\"", PICK(r, "zero_point", "propagate"));
+        put(f, "nan", "\"%s\"", PICK(r, "zero_point", "propagate", "unchecked"));
     if (!fp8 && coin(r, 40))
         put(f, "requant", "\"%s\"", PICK(r, "fp32", "fixed_point"));
     if (coin(r, 85) || per_channel || per_group)

@@ -139,6 +139,33 @@ static bool ordered_result_holds(const qg_plan *p, const val *v) {
     return memcmp(&v[p->out_ordered], &v[result], sizeof v[0]) == 0;
 }
 
+/* `nan: unchecked` where the clamp sends NaN to a bound: no NaN mask or
+ * select in fake_quant's and quantize's plans. */
+static bool has_nan_masks(const qg_plan *p) {
+    for (int k = 0; k < p->nsteps; k++)
+        if (p->steps[k].op == QG_OP_MASKZ_MUL_F || p->steps[k].op == QG_OP_MASKZ_I || p->steps[k].op == QG_OP_SELECT_F)
+            return true;
+    return p->out_ordered >= 0;
+}
+
+/* ... and a NaN still gives a code in [qmin, qmax] (grouped store too)
+ * and a fake_quant value (q - z) * s for such a code (docs/semantics.md,
+ * "NaN inputs"). */
+static size_t unchecked_nan_bad(const qg_spec *sp, const qg_plan *plan, val *v, int32_t z, float s) {
+    size_t bad = 0;
+    run_plan(&plan[QG_K_FAKE_QUANT], v);
+    const float y = v[plan[QG_K_FAKE_QUANT].out_y].f, k = nearbyintf(y / s);
+    bad += !(k >= (float)(sp->quant_min - z) && k <= (float)(sp->quant_max - z) && k * s == y);
+    run_plan(&plan[QG_K_QUANTIZE], v);
+    const int32_t q = v[plan[QG_K_QUANTIZE].out_q].i;
+    bad += q < sp->quant_min || q > sp->quant_max;
+    if (plan[QG_K_QUANTIZE].out_q_grouped >= 0) {
+        const int32_t g = grouped_store(sp, v[plan[QG_K_QUANTIZE].out_q_grouped].i, z);
+        bad += g < sp->quant_min || g > sp->quant_max;
+    }
+    return bad;
+}
+
 static size_t check_spec_at(const qg_spec *sp, const qg_plan_io *io, int32_t z) {
     const float s = 0.05f;
     const qg_qparams qp = {&s, &z, NULL, 1, 1};
@@ -148,10 +175,14 @@ static size_t check_spec_at(const qg_spec *sp, const qg_plan_io *io, int32_t z) 
     for (int op = 0; op < 4; op++)
         CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(sp, (qg_kernel_op)op, io, &plan[op], &err), QG_OK);
     CU_ASSERT_TRUE(plan[QG_K_FAKE_QUANT].out_mask >= 0 && plan[QG_K_QUANTIZE].out_mask < 0);
+    const bool unchecked = sp->nan_policy == QG_NAN_UNCHECKED && io->clamp_sends_nan_to_bound;
+    if (unchecked)
+        CU_ASSERT_FALSE(has_nan_masks(&plan[QG_K_FAKE_QUANT]) || has_nan_masks(&plan[QG_K_QUANTIZE]));
     /* the NaN test once per main loop: fake_quant always, quantize where it stores grouped and masks NaN */
-    CU_ASSERT_EQUAL(plan[QG_K_FAKE_QUANT].out_ordered >= 0, io->nan_check_per_iteration);
-    CU_ASSERT_EQUAL(plan[QG_K_QUANTIZE].out_ordered >= 0,
-                    io->nan_check_per_iteration && plan[QG_K_QUANTIZE].out_q_grouped >= 0 && !io->round_cvt_nan_zero);
+    CU_ASSERT_EQUAL(plan[QG_K_FAKE_QUANT].out_ordered >= 0, io->nan_check_per_iteration && !unchecked);
+    CU_ASSERT_EQUAL(plan[QG_K_QUANTIZE].out_ordered >= 0, io->nan_check_per_iteration &&
+                                                              plan[QG_K_QUANTIZE].out_q_grouped >= 0 &&
+                                                              !io->round_cvt_nan_zero && !unchecked);
     cvt_mode = io->round_cvt_nan_zero                 ? CVT_NAN_ZERO
                : io->grouped_store_adds_z             ? CVT_INDEFINITE
                : io->round_even == QG_RNE_CONVERSIONS ? CVT_SATURATING
@@ -167,6 +198,10 @@ static size_t check_spec_at(const qg_spec *sp, const qg_plan_io *io, int32_t z) 
         v[QG_IN_LO].f = (float)(sp->quant_min - z);
         v[QG_IN_HI].f = (float)(sp->quant_max - z);
         v[QG_IN_Z].i = z;
+        if (unchecked && edge[i] != edge[i]) {
+            bad += unchecked_nan_bad(sp, plan, v, z, s);
+            continue;
+        }
         /* fake_quant: value and mask */
         float y;
         uint8_t m = 0;
@@ -226,13 +261,16 @@ static void test_plans_match_reference(void) {
     for (int d = 0; d < 3; d++)
         for (int r = 0; r < 3; r++)
             for (int o = 0; o < 2; o++)
-                for (int v = 0; v < 4; v++) {
+                for (int v = 0; v < 6; v++) {
                     char json[300];
                     snprintf(json, sizeof json,
                              "{\"name\": \"p\", \"dtype\": \"%s\", \"rounding\": \"%s\", \"scale_op\": \"%s\", "
                              "\"nan\": \"%s\", \"saturate\": %s, \"qscheme\": \"%s\"}",
-                             dtypes[d], roundings[r], scale_ops[o], v & 1 ? "propagate" : "zero_point",
-                             v & 2 ? "false" : "true", v == 3 ? "per_tensor_symmetric" : "per_tensor_affine");
+                             dtypes[d], roundings[r], scale_ops[o],
+                             v >= 4  ? "unchecked"
+                             : v & 1 ? "propagate"
+                                     : "zero_point",
+                             v & 2 ? "false" : "true", v == 3 || v == 5 ? "per_tensor_symmetric" : "per_tensor_affine");
                     qg_spec sp;
                     qg_error err;
                     CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(json, "p", NULL, 0, &sp, &err), QG_OK);
@@ -256,8 +294,14 @@ static void test_plans_match_reference(void) {
                         const qg_round_even_way rne = mode == 1   ? QG_RNE_CONVERSIONS
                                                       : mode >= 5 ? QG_RNE_MAGIC_ADD
                                                                   : QG_RNE_INSTRUCTION;
-                        const qg_plan_io io = {QG_FLOAT32, false,    rne, grouped, mode == 3 || mode == 4 || mode == 6,
-                                               mode == 7,  mode == 5};
+                        const qg_plan_io io = {QG_FLOAT32,
+                                               false,
+                                               rne,
+                                               grouped,
+                                               mode == 3 || mode == 4 || mode == 6,
+                                               mode == 7,
+                                               mode == 5,
+                                               mode != 3 && mode != 4 && mode != 6};
                         size_t b = check_spec(&sp, &io);
                         if (mode == 7 && sp.rounding == QG_ROUND_HALF_EVEN) {
                             qg_plan q;
@@ -273,14 +317,14 @@ static void test_plans_match_reference(void) {
                     }
                 }
     cvt_mode = CVT_IN_RANGE;
-    CU_ASSERT_EQUAL(specs, 464);
+    CU_ASSERT_EQUAL(specs, 696);
     /* the magic add holds for ranges narrower than 2^22 only: qint32's rounds by the instruction */
     qg_spec wide;
     qg_error err;
     qg_plan plan;
     CU_ASSERT_EQUAL_FATAL(qg_spec_load_string("{\"name\": \"w\", \"dtype\": \"qint32\"}", "w", NULL, 0, &wide, &err),
                           QG_OK);
-    const qg_plan_io magic = {QG_FLOAT32, false, QG_RNE_MAGIC_ADD, false, false, true, false};
+    const qg_plan_io magic = {QG_FLOAT32, false, QG_RNE_MAGIC_ADD, false, false, true, false, false};
     CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&wide, QG_K_FAKE_QUANT, &magic, &plan, &err), QG_OK);
     size_t rounds = 0;
     for (int k = 0; k < plan.nsteps; k++)
@@ -571,9 +615,9 @@ static size_t check_conversions(const qg_plan_io *io) {
 }
 
 static void test_float_conversions(void) {
-    const qg_plan_io ios[] = {{QG_BFLOAT16, false, false, false, false, false, false},
-                              {QG_FLOAT16, false, false, false, false, false, false},
-                              {QG_FLOAT16, true, false, false, false, false, false}};
+    const qg_plan_io ios[] = {{QG_BFLOAT16, false, false, false, false, false, false, false},
+                              {QG_FLOAT16, false, false, false, false, false, false, false},
+                              {QG_FLOAT16, true, false, false, false, false, false, false}};
     for (size_t k = 0; k < sizeof ios / sizeof ios[0]; k++) {
         const size_t bad = check_conversions(&ios[k]);
         if (bad)
@@ -606,7 +650,7 @@ static void test_sixteen_bit_plans(void) {
         qg_error err;
         CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(specs[k], "h", NULL, 0, &sp, &err), QG_OK);
         for (int hw = 0; hw < 2; hw++) {
-            const qg_plan_io io = {sp.float_type, hw == 1, QG_RNE_INSTRUCTION, false, false, false, false};
+            const qg_plan_io io = {sp.float_type, hw == 1, QG_RNE_INSTRUCTION, false, false, false, false, false};
             qg_plan fq, bw, dq;
             CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_FAKE_QUANT, &io, &fq, &err), QG_OK);
             CU_ASSERT_EQUAL_FATAL(qg_plan_build_io(&sp, QG_K_FAKE_QUANT_BACKWARD, &io, &bw, &err), QG_OK);
