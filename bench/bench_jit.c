@@ -1,8 +1,10 @@
 /* The JIT's latency (cold compile per op and per pack, disk-cache hit,
  * in-process hit) and the speed of its kernels against the C backend's on
- * the same ISA, measured in one run. Prints markdown; medians throughout.
+ * the same ISA, and the time to a first fake_quant from a fresh process,
+ * lazy and eager, measured in one run. Prints markdown; medians throughout.
  *
- * usage: bench_jit */
+ * usage: bench_jit
+ *        bench_jit --first lazy|eager CACHE_DIR|- (one fresh-process sample) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,7 @@ static char cache_dir[256];
 
 /* Seconds to compile `ops` of sp in a fresh JIT (its creation not timed). */
 static double compile_time(const qg_spec *sp, unsigned ops, bool disk) {
-    qg_jit_options opt = {QG_JIT_BEST_ISA, disk ? cache_dir : NULL, !disk};
+    qg_jit_options opt = {QG_JIT_BEST_ISA, disk ? cache_dir : NULL, !disk, true};
     qg_jit *j;
     qg_error err;
     const qg_kernels *k;
@@ -48,7 +50,7 @@ static double median_compile(const qg_spec *sp, unsigned ops, bool disk) {
 static double create_time(void) {
     double t[BENCH_RUNS];
     for (int r = 0; r < BENCH_RUNS; r++) {
-        qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true};
+        qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true};
         qg_jit *j;
         qg_error err;
         double t0 = bench_now();
@@ -61,7 +63,7 @@ static double create_time(void) {
 }
 
 static double memory_hit_time(const qg_spec *sp) {
-    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true};
+    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true};
     qg_jit *j;
     qg_error err;
     const qg_kernels *k;
@@ -102,7 +104,7 @@ static void j_q(void) { jk_act->quantize(x, q, n_cur, &qp_act); }
 static void j_dq(void) { jk_act->dequantize(q, y, n_cur, &qp_act); }
 
 static void speed_rows(qg_isa isa) {
-    qg_jit_options opt = {isa, NULL, true};
+    qg_jit_options opt = {isa, NULL, true, true};
     qg_jit *j;
     qg_error err;
     if (qg_jit_create(&opt, &j, &err))
@@ -129,13 +131,86 @@ static void speed_rows(qg_isa isa) {
     qg_jit_destroy(j);
 }
 
-int main(void) {
+/* One fresh process's sample: JIT creation, compile and a first
+ * fake_quant of the per-channel spec, then the same again from memory;
+ * prints both in ms. */
+static int first_kernel(const char *mode, const char *dir) {
+    const double t0 = bench_now();
+    const bool no_disk = strcmp(dir, "-") == 0;
+    qg_jit_options opt = {QG_JIT_BEST_ISA, no_disk ? NULL : dir, no_disk, strcmp(mode, "eager") == 0};
+    qg_jit *j;
+    qg_error err;
+    const qg_kernels *k;
+    enum { N = 4096 };
+    static float fx[N], fy[N];
+    static uint8_t fm[N];
+    static float s[64];
+    static int32_t z[64];
+    for (int c = 0; c < 64; c++)
+        s[c] = 0.05f;
+    const qg_qparams qp = {s, z, NULL, 64, N / 64};
+    if (qg_jit_create(&opt, &j, &err) || qg_jit_compile(j, &bench_w_spec, 0, &k, &err))
+        die(&err);
+    k->fake_quant(fx, fy, fm, N, &qp);
+    const double t1 = bench_now();
+    if (qg_jit_compile(j, &bench_w_spec, 0, &k, &err))
+        die(&err);
+    k->fake_quant(fx, fy, fm, N, &qp);
+    const double t2 = bench_now();
+    printf("%.4f %.4f\n", (t1 - t0) * 1e3, (t2 - t1) * 1e3);
+    qg_jit_destroy(j);
+    return 0;
+}
+
+/* Medians of fresh-process samples: [0] first call, [1] memory hit. */
+static void first_kernel_samples(const char *mode, const char *dir, double out[2]) {
+    double t[2][BENCH_RUNS];
+    char self[400] = "", cmd[900];
+    const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1); /* popen's shell would be /proc/self/exe */
+    if (len > 0)
+        self[len] = 0;
+    snprintf(cmd, sizeof cmd, "'%s' --first %s '%s'", self, mode, dir);
+    for (int r = 0; r < BENCH_RUNS; r++) {
+        FILE *p = popen(cmd, "r");
+        if (!p || fscanf(p, "%lf %lf", &t[0][r], &t[1][r]) != 2 || pclose(p) != 0) {
+            fprintf(stderr, "bench_jit: %s failed\n", cmd);
+            exit(1);
+        }
+    }
+    out[0] = bench_median(t[0], BENCH_RUNS);
+    out[1] = bench_median(t[1], BENCH_RUNS);
+}
+
+static void first_kernel_rows(void) {
+    printf("Time to the first fake_quant from a fresh process (qg_jit_create, qg_jit_compile of every op, "
+           "one call on 4096 elements), per-channel spec bench_w, ms, median of %d processes:\n\n",
+           BENCH_RUNS);
+    printf("| cache | lazy (default) | eager |\n|---|---|---|\n");
+    double lazy[2], eager[2];
+    first_kernel_samples("lazy", "-", lazy);
+    first_kernel_samples("eager", "-", eager);
+    printf("| cold (no disk cache) | %.2f | %.2f |\n", lazy[0], eager[0]);
+    char lazy_dir[300], eager_dir[300];
+    snprintf(lazy_dir, sizeof lazy_dir, "%s/lazy", cache_dir);
+    snprintf(eager_dir, sizeof eager_dir, "%s/eager", cache_dir);
+    double fill[2];
+    first_kernel_samples("lazy", lazy_dir, fill); /* the first sample fills the cache */
+    first_kernel_samples("eager", eager_dir, fill);
+    first_kernel_samples("lazy", lazy_dir, lazy);
+    first_kernel_samples("eager", eager_dir, eager);
+    printf("| disk-cache hit | %.2f | %.2f |\n", lazy[0], eager[0]);
+    printf("| memory hit (the same spec again, then a call) | %.4f | %.4f |\n\n", lazy[1], eager[1]);
+}
+
+int main(int argc, char **argv) {
+    if (argc == 4 && strcmp(argv[1], "--first") == 0)
+        return first_kernel(argv[2], argv[3]);
     snprintf(cache_dir, sizeof cache_dir, "%s/qgen-bench-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(cache_dir)) {
         perror("mkdtemp");
         return 1;
     }
-    qg_jit_options best = {QG_JIT_BEST_ISA, NULL, true};
+    qg_jit_options best = {QG_JIT_BEST_ISA, NULL, true, true};
     qg_jit *probe;
     qg_error err;
     if (qg_jit_create(&best, &probe, &err))
@@ -158,6 +233,7 @@ int main(void) {
     compile_time(&bench_act_spec, 0, true); /* fills the disk cache */
     printf("| disk-cache hit, full pack | %.2f |\n", median_compile(&bench_act_spec, 0, true) * 1e3);
     printf("| in-process hit | %.6f |\n\n", memory_hit_time(&bench_act_spec) * 1e3);
+    first_kernel_rows();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
     if (system(cmd) != 0)

@@ -16,6 +16,7 @@
 #include "bench_timer.h"
 
 #include "bench_act.h"
+#include "bench_act_unchecked.h"
 #include "bench_w.h"
 #include "bench_w4.h"
 
@@ -33,6 +34,10 @@ static void fq_act(void) { bench_act_fake_quant(x, y, mask, n_cur, &qp_act); }
 static void fq_act_avx2(void) { bench_act_fake_quant__avx2(x, y, mask, n_cur, &qp_act); }
 static void fq_w(void) { bench_w_fake_quant(x, y, mask, n_cur, &qp_w); }
 static void quant(void) { bench_act_quantize(x, q, n_cur, &qp_act); }
+/* nan: unchecked, the caller's promise of finite inputs (docs/semantics.md, "NaN inputs") */
+static void quant_unchecked(void) { bench_act_unchecked_quantize(x, q, n_cur, &qp_act); }
+static void fq_unchecked(void) { bench_act_unchecked_fake_quant(x, y, mask, n_cur, &qp_act); }
+static void fq_unchecked_avx2(void) { bench_act_unchecked_fake_quant__avx2(x, y, mask, n_cur, &qp_act); }
 /* torchao.int4_weight_g32 rows of 4096: a scale per 32 elements, two 4-bit codes per byte */
 static void quant_w4(void) { bench_w4_quantize(x, (bench_w4_q_t *)q, n_cur, &qp_w4); }
 static void dequant_w4(void) { bench_w4_dequantize((const bench_w4_q_t *)q, y, n_cur, &qp_w4); }
@@ -121,6 +126,9 @@ int main(int argc, char **argv) {
         report("fake_quant_per_channel", bench_w_isa(), measure(fq_w));
         report("quantize_qs8", bench_act_isa(), measure(quant));
         report("quantize_qs8", "xnnpack", measure(xnn_quant));
+        report("quantize_qs8_unchecked", bench_act_unchecked_isa(), measure(quant_unchecked));
+        report("fake_quant_per_tensor_unchecked", bench_act_unchecked_isa(), measure(fq_unchecked));
+        report("fake_quant_per_tensor_unchecked", "avx2", measure(fq_unchecked_avx2));
         report("quantize_int4_g32", bench_w4_isa(), measure(quant_w4));
         report("dequantize_qs8", bench_act_isa(), measure(dequant));
         report("dequantize_qs8", "xnnpack", measure(xnn_dequant));

@@ -52,8 +52,10 @@ lines = ["| op | n | qgen (ISA) Melem/s | PyTorch 1.13 | x PyTorch | XNNPACK | x
          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
 THREADED = "_2threads"
 # rows whose XNNPACK column is another op's: XNNPACK has no 4-bit convert, so
-# int4 per-group quantize stands beside its qs8 quantize of the same floats
-XNNPACK_PEER = {"quantize_int4_g32": "quantize_qs8", "dequantize_int4_g32": "dequantize_qs8"}
+# int4 per-group quantize stands beside its qs8 quantize of the same floats,
+# and `nan: unchecked` quantize beside the same convert
+XNNPACK_PEER = {"quantize_int4_g32": "quantize_qs8", "dequantize_int4_g32": "dequantize_qs8",
+                "quantize_qs8_unchecked": "quantize_qs8"}
 for (op, n), impls in sorted(ours.items(), key=lambda kv: (kv[0][0], kv[0][1])):
     if op == "memcpy" or op.endswith(THREADED):
         continue

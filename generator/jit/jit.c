@@ -30,6 +30,7 @@
 #include "../spec/spec_internal.h"
 #include "object_cache.h"
 #include "pack_objects.h"
+#include "lazy_slots.h"
 #include "qgen/kernel_support.h"
 #include "arg_check.h"
 
@@ -42,6 +43,7 @@ _Static_assert(QG_JIT_QUANTIZE == 1u << QG_K_QUANTIZE && QG_JIT_DEQUANTIZE == 1u
 typedef struct pack {
     struct pack *next;
     char key[QG_CACHE_KEY_HEX];
+    int slot; /* lazy kernels: their slot (lazy_slots.h); -1: compiled ones */
     unsigned ops;
     qg_spec spec;
     qg_kernels k;
@@ -52,6 +54,7 @@ struct qg_jit {
     LLVMOrcLLJITRef lljit;
     LLVMOrcJITDylibRef jd;
     qg_isa isa;
+    bool eager;
     char cache_dir[4096]; /* "" = no disk cache */
     pack *packs;
     qg_jit_stats stats;
@@ -126,7 +129,7 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
 qg_status qg_jit_create(const qg_jit_options *opt, qg_jit **out, qg_error *err) {
     QG_NEED(out, err, "a place for the JIT");
     *out = NULL;
-    const qg_jit_options defaults = {QG_JIT_BEST_ISA, NULL, false};
+    const qg_jit_options defaults = {QG_JIT_BEST_ISA, NULL, false, false};
     if (!opt)
         opt = &defaults;
     qg_isa isa = best_isa();
@@ -139,6 +142,7 @@ qg_status qg_jit_create(const qg_jit_options *opt, qg_jit **out, qg_error *err) 
     if (!j)
         return qg_error_set(err, QG_ERR_NOMEM, "jit: out of memory");
     j->isa = isa;
+    j->eager = opt->eager;
     if (!opt->no_disk_cache) {
         /* a cache that cannot be set up is no reason to fail: the JIT runs
          * without it, and the stats say so */
@@ -190,6 +194,7 @@ void qg_jit_get_stats(qg_jit *jit, qg_jit_stats *stats) {
 void qg_jit_destroy(qg_jit *jit) {
     if (!jit)
         return;
+    qg_lazy_release(jit);
     LLVMConsumeError(LLVMOrcDisposeLLJIT(jit->lljit));
     for (pack *p = jit->packs, *next; p; p = next) {
         next = p->next;
@@ -308,34 +313,46 @@ static qg_status link_pack(qg_jit *j, pack *p, const char *prefix, qg_llvm_blob 
  * without validating, printing and hashing the spec again (a spec that
  * differs only in bytes no field reads, or in the sign of a zero, takes
  * the keyed lookup below and finds the same pack there). */
-static pack *same_spec_pack(qg_jit *j, const qg_spec *spec, unsigned ops) {
+static pack *same_spec_pack(qg_jit *j, const qg_spec *spec, unsigned ops, bool lazy) {
     for (pack *p = j->packs; p; p = p->next)
-        if (p->key[0] && p->ops == ops && memcmp(&p->spec, spec, sizeof *spec) == 0)
+        if (p->key[0] && p->ops == ops && (p->slot >= 0) == lazy && memcmp(&p->spec, spec, sizeof *spec) == 0)
             return p;
     return NULL;
 }
 
+static void pack_push(qg_jit *j, pack *p) {
+    p->next = j->packs;
+    j->packs = p;
+}
+
+/* A spec the JIT takes, and the ISA its kernels are for: specs fp32 lanes
+ * cannot serve (qint32, float zero points) get the scalar kernels, which
+ * any CPU of this architecture runs. */
+static qg_status check_spec(const qg_jit *j, const qg_spec *spec, qg_isa *isa, qg_error *err) {
+    qg_status st = qg_spec_validate(spec, err);
+    if (!st)
+        st = qg_plan_check_spec(spec, err);
+    *isa = qg_plan_check_isa(spec, j->isa, NULL) == QG_OK ? j->isa : QG_ISA_SCALAR;
+    return st;
+}
+
 static qg_status compile_locked(qg_jit *j, const qg_spec *spec, unsigned ops, const qg_kernels **out, qg_error *err) {
-    pack *same = same_spec_pack(j, spec, ops);
+    pack *same = same_spec_pack(j, spec, ops, false);
     if (same) {
         j->stats.memory_hits++;
         *out = &same->k;
         return QG_OK;
     }
-    qg_status st = qg_spec_validate(spec, err);
-    if (!st)
-        st = qg_plan_check_spec(spec, err);
+    qg_isa isa;
+    qg_status st = check_spec(j, spec, &isa, err);
     if (st)
         return st;
-    /* specs fp32 lanes cannot serve (qint32, float zero points) get the
-     * scalar kernels, which any CPU of this architecture runs */
-    const qg_isa isa = qg_plan_check_isa(spec, j->isa, NULL) == QG_OK ? j->isa : QG_ISA_SCALAR;
     const qg_llvm_target *t = qg_llvm_target_of(isa, NULL);
     char key[QG_CACHE_KEY_HEX];
     if ((st = key_of(spec, t, ops, key, err)))
         return st;
     for (pack *p = j->packs; p; p = p->next)
-        if (p->ops == ops && strcmp(p->key, key) == 0) {
+        if (p->ops == ops && p->slot < 0 && strcmp(p->key, key) == 0) {
             j->stats.memory_hits++;
             *out = &p->k;
             return QG_OK;
@@ -344,6 +361,7 @@ static qg_status compile_locked(qg_jit *j, const qg_spec *spec, unsigned ops, co
     if (!p)
         return qg_error_set(err, QG_ERR_NOMEM, "jit: out of memory");
     memcpy(p->key, key, sizeof key);
+    p->slot = -1;
     p->ops = ops;
     memcpy(&p->spec, spec, sizeof *spec); /* every byte, for same_spec_pack */
     p->k.spec = &p->spec;
@@ -357,13 +375,84 @@ static qg_status compile_locked(qg_jit *j, const qg_spec *spec, unsigned ops, co
     qg_llvm_blob_free(&obj);
     if (st) {
         /* a pack whose symbols may be defined stays owned by the JIT */
-        p->next = j->packs;
-        j->packs = p;
+        pack_push(j, p);
         p->key[0] = 0;
         return st;
     }
-    p->next = j->packs;
-    j->packs = p;
+    pack_push(j, p);
+    *out = &p->k;
+    return QG_OK;
+}
+
+/* An entry of a compiled table, by op. */
+static void *entry_of(const qg_kernels *k, qg_kernel_op op) {
+    void (*f)(void) = NULL;
+    switch (op) {
+    case QG_K_QUANTIZE: f = (void (*)(void))k->quantize; break;
+    case QG_K_DEQUANTIZE: f = (void (*)(void))k->dequantize; break;
+    case QG_K_FAKE_QUANT: f = (void (*)(void))k->fake_quant; break;
+    case QG_K_FAKE_QUANT_BACKWARD: f = (void (*)(void))k->fake_quant_backward; break;
+    case QG_K_OBSERVE: f = (void (*)(void))k->observe; break;
+    case QG_K_REQUANTIZE: f = (void (*)(void))k->requantize; break;
+    default: break;
+    }
+    void *p;
+    memcpy(&p, &f, sizeof p); /* POSIX: function pointers convert */
+    return p;
+}
+
+/* A lazy op's first call: its own one-op pack (one disk cache entry),
+ * or NULL, and the reference runs, when that cannot be had. */
+static void *compile_op(void *owner, const qg_spec *spec, qg_kernel_op op) {
+    qg_jit *j = owner;
+    const qg_kernels *k = NULL;
+    qg_error err;
+    pthread_mutex_lock(&j->lock);
+    const qg_status st = compile_locked(j, spec, 1u << op, &k, &err);
+    if (st)
+        j->stats.fallbacks++;
+    pthread_mutex_unlock(&j->lock);
+    return st ? NULL : entry_of(k, op);
+}
+
+/* A lazy table's key: its spec's, marked apart from compiled packs'. */
+#define LAZY_KEY (1u << 31)
+
+/* Lazy kernels: a table of trampolines bound to a copy of the spec. With
+ * every slot taken, the ops are compiled now instead. */
+static qg_status lazy_locked(qg_jit *j, const qg_spec *spec, unsigned ops, const qg_kernels **out, qg_error *err) {
+    pack *same = same_spec_pack(j, spec, ops, true);
+    if (same) {
+        j->stats.memory_hits++;
+        *out = &same->k;
+        return QG_OK;
+    }
+    qg_isa isa;
+    qg_status st = check_spec(j, spec, &isa, err);
+    char key[QG_CACHE_KEY_HEX];
+    if (st || (st = key_of(spec, qg_llvm_target_of(isa, NULL), ops | LAZY_KEY, key, err)))
+        return st;
+    for (pack *p = j->packs; p; p = p->next)
+        if (p->ops == ops && p->slot >= 0 && strcmp(p->key, key) == 0) {
+            j->stats.memory_hits++;
+            *out = &p->k;
+            return QG_OK;
+        }
+    pack *p = calloc(1, sizeof *p);
+    if (!p)
+        return qg_error_set(err, QG_ERR_NOMEM, "jit: out of memory");
+    memcpy(p->key, key, sizeof key); /* never a cache entry's: the lazy bit */
+    p->ops = ops;
+    memcpy(&p->spec, spec, sizeof *spec);
+    p->k.spec = &p->spec;
+    p->k.isa = isa;
+    p->slot = qg_lazy_bind(j, compile_op, &p->spec, ops, &p->k);
+    if (p->slot < 0) {
+        free(p);
+        return compile_locked(j, spec, ops, out, err);
+    }
+    j->stats.lazy_tables++;
+    pack_push(j, p);
     *out = &p->k;
     return QG_OK;
 }
@@ -378,7 +467,26 @@ qg_status qg_jit_compile(qg_jit *jit, const qg_spec *spec, unsigned ops, const q
     if (ops & ~(unsigned)QG_JIT_ALL)
         return qg_error_set(err, QG_ERR_INVALID, "jit: ops 0x%x has unknown bits; expected QG_JIT_* flags", ops);
     pthread_mutex_lock(&jit->lock);
-    qg_status st = compile_locked(jit, spec, ops, out, err);
+    qg_status st = (jit->eager ? compile_locked : lazy_locked)(jit, spec, ops, out, err);
     pthread_mutex_unlock(&jit->lock);
     return st;
+}
+
+qg_status qg_jit_prepare(qg_jit *jit, const qg_kernels *kernels, unsigned ops, qg_error *err) {
+    QG_NEED(jit, err, "a JIT from qg_jit_create");
+    QG_NEED(kernels, err, "kernels from qg_jit_compile");
+    if (ops == 0)
+        ops = QG_JIT_ALL;
+    int slot = -2;
+    unsigned have = 0;
+    pthread_mutex_lock(&jit->lock);
+    for (pack *p = jit->packs; p && slot == -2; p = p->next)
+        if (&p->k == kernels)
+            slot = p->slot, have = p->ops;
+    pthread_mutex_unlock(&jit->lock);
+    if (slot == -2)
+        return qg_error_set(err, QG_ERR_ARG, "qg_jit_prepare: kernels: not from this JIT's qg_jit_compile");
+    if (slot >= 0) /* outside the lock: the compiles take it */
+        qg_lazy_resolve(slot, ops & have);
+    return QG_OK;
 }

@@ -4,8 +4,8 @@
  *   qg_jit *jit;
  *   qg_jit_create(NULL, &jit, &err);            // best ISA of this CPU
  *   const qg_kernels *k;
- *   qg_jit_compile(jit, &spec, 0, &k, &err);    // every op
- *   k->fake_quant(x, y, mask, n, &qp);
+ *   qg_jit_compile(jit, &spec, 0, &k, &err);    // every op, each compiled
+ *   k->fake_quant(x, y, mask, n, &qp);          // on its first call
  *   qg_jit_destroy(jit);                        // the kernels go with it
  *
  * Every call is thread-safe. Errors come back as values with messages; the
@@ -36,6 +36,8 @@ typedef struct qg_jit_options {
     const char *cache_dir; /* NULL: $XDG_CACHE_HOME/qgen, else ~/.cache/qgen (made
                               with mode 0700; if it cannot be, the JIT runs without) */
     bool no_disk_cache;    /* compile on every first request of a process */
+    bool eager;            /* qg_jit_compile compiles its ops at once; false (and NULL
+                              options): each op compiles on its first call (lazy) */
 } qg_jit_options;
 
 /* The ops to compile (0 = all of them). */
@@ -117,8 +119,17 @@ qg_status qg_jit_create(const qg_jit_options *opt, qg_jit **out, qg_error *err);
 /* The kernels of `ops` for `spec`. Asking again for the same spec and ops
  * returns the same kernels; a new spec is looked up in the disk cache
  * (checked against its checksum; a corrupt entry is recompiled) and
- * compiled on a miss. A cache that cannot be written is not an error. */
+ * compiled on a miss. A cache that cannot be written is not an error.
+ * A bad spec is refused here in both modes. Lazy mode (the default): each
+ * entry compiles its op on its first call (one op per cache entry); an op
+ * that fails to compile then runs on the runtime's reference, bit-exact,
+ * and is counted in qg_jit_stats.fallbacks. docs/jit.md. */
 qg_status qg_jit_compile(qg_jit *jit, const qg_spec *spec, unsigned ops, const qg_kernels **out, qg_error *err);
+
+/* Compiles the ops in `ops` of lazy kernels now, as their first calls
+ * would (nothing for eager kernels or ops already compiled): for hosts
+ * that want the cost at a moment of their choosing. */
+qg_status qg_jit_prepare(qg_jit *jit, const qg_kernels *kernels, unsigned ops, qg_error *err);
 
 /* The ISA the JIT compiles for. */
 qg_isa qg_jit_isa(const qg_jit *jit);
@@ -130,6 +141,8 @@ typedef struct qg_jit_stats {
     unsigned memory_hits;     /* already in this JIT */
     unsigned corrupt_entries; /* cache entries refused (and replaced) */
     unsigned cache_errors;    /* entries that could not be written */
+    unsigned lazy_tables;     /* lazy kernels handed out (qg_jit_compile) */
+    unsigned fallbacks;       /* lazy ops that failed to compile: they run on the reference */
 } qg_jit_stats;
 void qg_jit_get_stats(qg_jit *jit, qg_jit_stats *stats);
 

@@ -58,7 +58,14 @@ class Kernels(ctypes.Structure):
 
 
 class JitOptions(ctypes.Structure):
-    _fields_ = [("isa", ctypes.c_int), ("cache_dir", ctypes.c_char_p), ("no_disk_cache", ctypes.c_bool)]
+    _fields_ = [("isa", ctypes.c_int), ("cache_dir", ctypes.c_char_p), ("no_disk_cache", ctypes.c_bool),
+                ("eager", ctypes.c_bool)]
+
+
+class JitStats(ctypes.Structure):
+    # qgen/jit.h's qg_jit_stats
+    _fields_ = [(name, ctypes.c_uint) for name in ("compiled", "disk_hits", "memory_hits", "corrupt_entries",
+                                                   "cache_errors", "lazy_tables", "fallbacks")]
 
 
 class LsqGrads(ctypes.Structure):
@@ -102,6 +109,8 @@ def _declare(lib):
         "qg_jit_create": (c.c_int, [vp, c.POINTER(vp), E]),
         "qg_jit_compile": (c.c_int, [vp, vp, c.c_uint, c.POINTER(c.POINTER(Kernels)), E]),
         "qg_jit_destroy": (None, [vp]),
+        "qg_jit_prepare": (c.c_int, [vp, c.POINTER(Kernels), c.c_uint, E]),
+        "qg_jit_get_stats": (None, [vp, c.POINTER(JitStats)]),
         "qg_observer_create": (c.c_int, [vp, c.POINTER(vp), E]),
         "qg_observer_destroy": (None, [vp]),
         "qg_observer_enable": (None, [vp, c.c_bool, c.c_bool]),

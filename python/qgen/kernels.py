@@ -94,11 +94,23 @@ Array = Any
 Params = Union[float, Sequence[float]]
 
 
+def jit_stats(isa: Optional[str] = None) -> dict:
+    """Where the kernels of the JIT behind Kernels(spec, isa) came from
+    (qgen/jit.h's qg_jit_stats): compiled, disk_hits, memory_hits,
+    corrupt_entries, cache_errors, lazy_tables, fallbacks."""
+    jit = _the_jit() if isa is None else Kernels._jit_for(isa)
+    st = _lib.JitStats()
+    _lib.lib().qg_jit_get_stats(jit, ctypes.byref(st))
+    return {name: getattr(st, name) for name, _ in _lib.JitStats._fields_}
+
+
 class Kernels:
     """The kernels of `spec` (a Spec, or anything Spec.from_dict takes).
-    `isa` forces one ISA by name ("avx2", ...); None picks the best."""
+    `isa` forces one ISA by name ("avx2", ...); None picks the best. Each op
+    compiles on its first call (docs/jit.md, "Lazy compile"); `eager`
+    compiles every op now instead."""
 
-    def __init__(self, spec: Union[Spec, dict], isa: Optional[str] = None) -> None:
+    def __init__(self, spec: Union[Spec, dict], isa: Optional[str] = None, eager: bool = False) -> None:
         # specs no vector ISA serves (qint32, float zero points) get the JIT's
         # scalar kernels; self.isa says which ran
         self.spec = spec if isinstance(spec, Spec) else Spec.from_dict(spec)
@@ -106,7 +118,10 @@ class Kernels:
         L = _lib.lib()
         out, err = ctypes.POINTER(_lib.Kernels)(), _lib.Error()
         _lib.check(L.qg_jit_compile(jit, self.spec._ptr, 0, ctypes.byref(out), ctypes.byref(err)), err)
+        self._jit = jit
         self._k = out.contents
+        if eager:
+            self.prepare()
         self.address = ctypes.addressof(self._k)  # the JIT's qg_kernels, alive while the process is
         self.isa = _lib.isas()[self._k.isa]
         self.q_dtype = _Q_NUMPY[self.spec["dtype"]]
@@ -116,6 +131,18 @@ class Kernels:
                        _lib.QUANTIZE(self._k.quantize), _lib.QUANTIZE(self._k.dequantize))
 
     _jits = {}
+
+    def prepare(self, ops: Optional[Sequence[str]] = None) -> None:
+        """Compiles `ops` (names such as "fake_quant"; None: all) now
+        rather than on their first calls."""
+        names = ("quantize", "dequantize", "fake_quant", "fake_quant_backward", "observe", "requantize")
+        bits = 0
+        for op in ops or names:
+            if op not in names:
+                raise ValueError(f"ops: {op!r}; expected some of {', '.join(names)}")
+            bits |= 1 << names.index(op)
+        err = _lib.Error()
+        _lib.check(_lib.lib().qg_jit_prepare(self._jit, ctypes.byref(self._k), bits, ctypes.byref(err)), err)
 
     def _f(self, a):
         """The dtype of float tensors beside `a` (numpy or torch)."""
@@ -130,7 +157,7 @@ class Kernels:
             if isa not in cls._jits:
                 L = _lib.lib()
                 ptr, err = ctypes.c_void_p(), _lib.Error()
-                opt = _lib.JitOptions(names.index(isa), None, False)
+                opt = _lib.JitOptions(names.index(isa), None, False, False)
                 _lib.check(L.qg_jit_create(ctypes.byref(opt), ctypes.byref(ptr), ctypes.byref(err)), err)
                 cls._jits[isa] = ptr
         return cls._jits[isa]

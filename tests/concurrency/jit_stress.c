@@ -80,7 +80,7 @@ static void *run_job(void *arg) {
     unsigned long long r = seed * 0x9E3779B97F4A7C15ull + (unsigned long long)j->id + 1;
     qg_jit *own = NULL;
     qg_error err;
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, cache_dir, false};
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, cache_dir, false, true};
     for (int round = 0; round < rounds; round++) {
         qg_jit *jit = shared;
         if (j->id % 2) {
@@ -119,7 +119,8 @@ int main(int argc, char **argv) {
     rounds = atoi(argv[3]);
     seed = strtoull(argv[4], NULL, 0);
     qg_error err;
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, cache_dir, false};
+    /* shared: lazy, so threads race on the first calls of the same tables */
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, cache_dir, false, false};
     for (int s = 0; s < N_SPECS; s++)
         if (qg_spec_load_string(specs[s], "jit_stress", NULL, 0, &loaded[s], &err) != QG_OK) {
             fprintf(stderr, "jit_stress: %s\n", err.message);

@@ -972,18 +972,26 @@ static void test_fused_train_step(void) {
 }
 
 #ifdef KC_JIT
-static qg_jit *jit_cold, *jit_warm;
+/* cold and warm compile every op at once (eager), through one disk
+ * cache; the ops checked are lazy's, each compiled on its first call. */
+static qg_jit *jit_cold, *jit_warm, *jit_lazy;
 static const qg_kernels *jit_k;
 
-/* The same spec again: the same kernels, from memory. */
+/* The same spec again: the same kernels, from memory; every op the tests
+ * called was compiled once, none fell back to the reference. */
 static void test_dispatch(void) {
     qg_error err;
     const qg_kernels *again = NULL;
-    CHECK_EQ(qg_jit_compile(jit_warm, SP, 0, &again, &err), QG_OK);
+    CHECK_EQ(qg_jit_compile(jit_lazy, SP, 0, &again, &err), QG_OK);
     CHECK(again == jit_k);
     qg_jit_stats st;
-    qg_jit_get_stats(jit_warm, &st);
+    qg_jit_get_stats(jit_lazy, &st);
     CHECK_EQ(st.memory_hits, 1);
+    CHECK(st.lazy_tables == 1 && st.fallbacks == 0 && st.compiled + st.disk_hits >= 1 &&
+          st.compiled + st.disk_hits <= (unsigned)__builtin_popcount(QG_JIT_ALL));
+    CHECK_EQ(qg_jit_prepare(jit_lazy, jit_k, 0, &err), QG_OK); /* the rest, now */
+    qg_jit_get_stats(jit_lazy, &st);
+    CHECK(st.compiled + st.disk_hits == (unsigned)__builtin_popcount(QG_JIT_ALL) && st.fallbacks == 0);
 }
 #else
 static void test_dispatch(void) {
@@ -1066,11 +1074,12 @@ static int jit_setup(const char *isa_name) {
         perror("mkdtemp");
         return 2;
     }
-    const qg_jit_options opt = {isa, cache_dir, false};
-    const qg_kernels *cold = NULL;
+    const qg_jit_options opt = {isa, cache_dir, false, true}, lazy = {isa, cache_dir, false, false};
+    const qg_kernels *cold = NULL, *warm = NULL;
     qg_jit_stats st;
     if (qg_jit_create(&opt, &jit_cold, &err) || qg_jit_compile(jit_cold, SP, 0, &cold, &err) ||
-        qg_jit_create(&opt, &jit_warm, &err) || qg_jit_compile(jit_warm, SP, 0, &jit_k, &err)) {
+        qg_jit_create(&opt, &jit_warm, &err) || qg_jit_compile(jit_warm, SP, 0, &warm, &err) ||
+        qg_jit_create(&lazy, &jit_lazy, &err) || qg_jit_compile(jit_lazy, SP, 0, &jit_k, &err)) {
         fprintf(stderr, "kernel_check: jit: %s\n", err.message);
         return 1;
     }
@@ -1078,7 +1087,10 @@ static int jit_setup(const char *isa_name) {
     CHECK(st.compiled == 1 && st.disk_hits == 0);
     qg_jit_get_stats(jit_warm, &st);
     CHECK(st.compiled == 0 && st.disk_hits == 1);
-    CHECK(cold != jit_k && cold->fake_quant != jit_k->fake_quant);
+    CHECK(cold != warm && cold->fake_quant != warm->fake_quant);
+    qg_jit_get_stats(jit_lazy, &st);
+    CHECK(st.compiled == 0 && st.disk_hits == 0 && st.lazy_tables == 1); /* nothing yet */
+    CHECK(jit_k->isa == warm->isa);
 #if KC_FBITS == 16
 #define KC_JK(op) jit_k->u16.op
 #else
@@ -1093,6 +1105,7 @@ static int jit_setup(const char *isa_name) {
 static void jit_teardown(void) {
     qg_jit_destroy(jit_cold);
     qg_jit_destroy(jit_warm);
+    qg_jit_destroy(jit_lazy);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
     if (system(cmd) != 0)

@@ -32,6 +32,32 @@ class Package(unittest.TestCase):
             qgen.Spec.from_file("/nonexistent/spec.json")
         self.assertNotIsInstance(io.exception, ValueError)
 
+    def test_kernels_compile_each_op_on_its_first_call(self):
+        import numpy
+
+        # a spec of this test's own: no other test compiled it in this process
+        spec = {"dtype": "qint8", "qscheme": "per_channel_symmetric", "channel_len": 3, "ch_axis": 0,
+                "quant_min": -99, "quant_max": 99}
+        made = lambda s: s["compiled"] + s["disk_hits"]
+        before = qgen.jit_stats()
+        k = qgen.Kernels(spec)
+        after = qgen.jit_stats()
+        self.assertEqual(after["lazy_tables"], before["lazy_tables"] + 1)
+        self.assertEqual(made(after), made(before))  # nothing yet
+        x = numpy.linspace(-3, 3, 12, dtype=numpy.float32).reshape(3, 4)
+        y, _ = k.fake_quant(x, [0.05, 0.1, 0.2], [0, 0, 0])
+        first = qgen.jit_stats()
+        self.assertEqual(made(first), made(before) + 1)  # fake_quant alone
+        r, _ = qgen.Reference(spec).fake_quant(x, [0.05, 0.1, 0.2], [0, 0, 0])
+        self.assertTrue(numpy.array_equal(y, r))
+        k.prepare(["quantize"])
+        self.assertEqual(made(qgen.jit_stats()), made(first) + 1)
+        with self.assertRaises(ValueError):
+            k.prepare(["quantise"])
+        qgen.Kernels(dict(spec, quant_min=-98), eager=True)
+        self.assertEqual(made(qgen.jit_stats()), made(first) + 1 + 6)  # every op, now
+        self.assertEqual(qgen.jit_stats()["fallbacks"], 0)
+
     def test_preset_cut_short_suggests_the_name_it_begins(self):
         with self.assertRaises(qgen.SpecError) as caught:
             qgen.Spec.preset("torch.fbgemm.act")

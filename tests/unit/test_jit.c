@@ -74,10 +74,130 @@ static int entries(const char *dir, char *entry, size_t cap) {
     return n;
 }
 
+/* Compiles that fail on demand (linked with --wrap=qg_pack_compile): the
+ * next `failing_compiles` calls return a backend error. */
+static int failing_compiles;
+qg_status __real_qg_pack_compile(const qg_spec *sp, const qg_llvm_target *t, const char *prefix, unsigned ops,
+                                 qg_llvm_blob *out, qg_error *err);
+qg_status __wrap_qg_pack_compile(const qg_spec *sp, const qg_llvm_target *t, const char *prefix, unsigned ops,
+                                 qg_llvm_blob *out, qg_error *err);
+qg_status __wrap_qg_pack_compile(const qg_spec *sp, const qg_llvm_target *t, const char *prefix, unsigned ops,
+                                 qg_llvm_blob *out, qg_error *err) {
+    if (failing_compiles > 0) {
+        failing_compiles--;
+        return qg_error_set(err, QG_ERR_BACKEND, "llvm: a failure the test asked for");
+    }
+    return __real_qg_pack_compile(sp, t, prefix, ops, out, err);
+}
+
+/* quantize of k against the reference, as fake_quant_agrees. */
+static int quantize_agrees(const qg_kernels *k) {
+    enum { N = 777 };
+    static float x[N];
+    static uint8_t q[N], r[N];
+    const float scale = 0.05f;
+    const int32_t zp = 17;
+    for (int i = 0; i < N; i++)
+        x[i] = (float)(i - N / 2) * 0.0173f;
+    qg_qparams qp = {&scale, &zp, NULL, 1, 1};
+    k->quantize(x, q, N, &qp);
+    qg_ref_quantize(k->spec, x, r, N, &qp);
+    return memcmp(q, r, sizeof q) == 0;
+}
+
+/* Lazy kernels: nothing compiled until an op's first call, which compiles
+ * that op alone into an entry of its own; qg_jit_prepare compiles the
+ * rest; another JIT finds the entries on disk. */
+static void test_lazy(void) {
+    const char *dir = path_in("cache_lazy");
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false, false};
+    qg_jit *j, *j2;
+    qg_error err;
+    const qg_kernels *k, *again;
+    qg_jit_stats st;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, act(), QG_JIT_FAKE_QUANT | QG_JIT_QUANTIZE, &k, &err), QG_OK);
+    qg_jit_get_stats(j, &st);
+    CU_ASSERT_TRUE(st.lazy_tables == 1 && st.compiled == 0 && st.disk_hits == 0);
+    CU_ASSERT_TRUE(k->fake_quant && k->quantize && !k->dequantize && !k->observe);
+    CU_ASSERT_EQUAL(entries(dir, NULL, 0), 0);
+    CU_ASSERT_TRUE(fake_quant_agrees(k));
+    CU_ASSERT_TRUE(fake_quant_agrees(k));
+    qg_jit_get_stats(j, &st);
+    CU_ASSERT_TRUE(st.compiled == 1 && st.fallbacks == 0);
+    CU_ASSERT_EQUAL(entries(dir, NULL, 0), 1); /* fake_quant's */
+    CU_ASSERT_EQUAL(qg_jit_prepare(j, k, 0, &err), QG_OK);
+    qg_jit_get_stats(j, &st);
+    CU_ASSERT_EQUAL(st.compiled, 2);
+    CU_ASSERT_EQUAL(entries(dir, NULL, 0), 2);
+    CU_ASSERT_TRUE(quantize_agrees(k));
+    CU_ASSERT_EQUAL(qg_jit_compile(j, act(), QG_JIT_FAKE_QUANT | QG_JIT_QUANTIZE, &again, &err), QG_OK);
+    CU_ASSERT_PTR_EQUAL(again, k);
+    /* a bad spec is refused at once, not at the first call */
+    qg_spec bad = *act();
+    bad.quant_min = 300;
+    CU_ASSERT_EQUAL(qg_jit_compile(j, &bad, 0, &again, &err), QG_ERR_INVALID);
+    /* kernels of another JIT */
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j2, &err), QG_OK);
+    CU_ASSERT_EQUAL(qg_jit_prepare(j2, k, 0, &err), QG_ERR_ARG);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j2, act(), QG_JIT_FAKE_QUANT, &again, &err), QG_OK);
+    CU_ASSERT_TRUE(fake_quant_agrees(again));
+    qg_jit_get_stats(j2, &st);
+    CU_ASSERT_TRUE(st.compiled == 0 && st.disk_hits == 1);
+    qg_jit_destroy(j2);
+    qg_jit_destroy(j);
+}
+
+/* An op whose compile fails runs on the reference, counted; the other
+ * ops of the table compile as usual. */
+static void test_lazy_fallback(void) {
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false};
+    qg_jit *j;
+    qg_error err;
+    const qg_kernels *k;
+    qg_jit_stats st;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, act(), 0, &k, &err), QG_OK);
+    failing_compiles = 1;
+    CU_ASSERT_TRUE(fake_quant_agrees(k)); /* the reference's values */
+    CU_ASSERT_EQUAL(failing_compiles, 0);
+    CU_ASSERT_TRUE(fake_quant_agrees(k)); /* no second attempt */
+    CU_ASSERT_TRUE(quantize_agrees(k));
+    qg_jit_get_stats(j, &st);
+    CU_ASSERT_TRUE(st.fallbacks == 1 && st.compiled == 1);
+    qg_jit_destroy(j);
+}
+
+/* Past the pool's slots a lazy table is compiled at once; a destroyed
+ * JIT's slots serve the next. */
+static void test_lazy_slots_run_out(void) {
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false};
+    qg_jit *j;
+    qg_error err;
+    qg_jit_stats st;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+    enum { TABLES = 260 };
+    const qg_kernels *last = NULL;
+    for (int t = 0; t < TABLES; t++) {
+        qg_spec sp = act_spec();
+        sp.observer.averaging_constant = 0.001f * (float)(t + 1); /* a spec of its own */
+        CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &sp, QG_JIT_DEQUANTIZE, &last, &err), QG_OK);
+    }
+    qg_jit_get_stats(j, &st);
+    CU_ASSERT_TRUE(st.lazy_tables == 256 && st.compiled == TABLES - 256);
+    qg_jit_destroy(j);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, act(), 0, &last, &err), QG_OK);
+    CU_ASSERT_TRUE(fake_quant_agrees(last));
+    qg_jit_get_stats(j, &st);
+    CU_ASSERT_TRUE(st.lazy_tables == 1 && st.compiled == 1);
+    qg_jit_destroy(j);
+}
+
 static void test_refusals(void) {
     qg_jit *j = NULL;
     qg_error err;
-    qg_jit_options opt = {QG_ISA_NEON, NULL, true};
+    qg_jit_options opt = {QG_ISA_NEON, NULL, true, true};
 #if defined(__x86_64__)
     CU_ASSERT_EQUAL(qg_jit_create(&opt, &j, &err), QG_ERR_INVALID);
     ASSERT_CONTAINS(err.message, "neon kernels run on aarch64", "this machine is x86_64");
@@ -125,7 +245,7 @@ static void test_refusals(void) {
 
 static void test_cache_hits_and_corruption(void) {
     const char *dir = path_in("cache1");
-    qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false};
+    qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false, true};
     qg_spec sp = act_spec();
     qg_error err;
     qg_jit *a, *b, *c;
@@ -184,7 +304,7 @@ static void test_cache_hits_and_corruption(void) {
 /* A fresh JIT on cache `dir` compiles act; its stats go to *st, and its
  * fake_quant must agree with the reference. */
 static void compile_act_with_cache(const char *dir, qg_jit_stats *st) {
-    qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false};
+    qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false, true};
     qg_jit *j;
     qg_error err;
     const qg_kernels *k;
@@ -236,7 +356,7 @@ static void test_two_processes(void) {
     for (int p = 0; p < 2; p++) {
         pids[p] = fork();
         if (pids[p] == 0) {
-            qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false};
+            qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false, true};
             qg_jit *j;
             qg_error err;
             const qg_kernels *k;
@@ -267,7 +387,7 @@ static void *compile_in_thread(void *out) {
 }
 
 static void test_threads(void) {
-    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true};
+    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true};
     qg_error err;
     CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &shared_jit, &err), QG_OK);
     enum { T = 4 };
@@ -289,7 +409,7 @@ static void test_threads(void) {
 /* An in-process hit needs the same spec: a copy that differs only past the
  * name's NUL is the same pack; one changed field, or other ops, is not. */
 static void test_memory_hits(void) {
-    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true};
+    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true};
     qg_spec sp = act_spec(), copy = sp, other = sp;
     qg_error err;
     qg_jit *j;
@@ -322,7 +442,7 @@ static void test_memory_hits(void) {
 static void test_entries_padded(void) {
     const int isas[] = {QG_ISA_SCALAR, QG_JIT_BEST_ISA};
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
-        qg_jit_options opt = {isas[i], NULL, true};
+        qg_jit_options opt = {isas[i], NULL, true, true};
         qg_spec sp = act_spec();
         qg_error err;
         qg_jit *j;
@@ -429,6 +549,9 @@ int main(int argc, char **argv) {
         {"a pack's entry: the same bytes on one thread, two or one per CPU", test_threads_compile_same_bytes},
         {"a pack's objects in one entry: layout and refusals", test_pack_layout},
         {"entries padded below for -fsanitize=function hosts", test_entries_padded},
+        {"lazy kernels: each op compiled on its first call", test_lazy},
+        {"lazy kernels: a failed compile runs on the reference", test_lazy_fallback},
+        {"lazy kernels: past the slot pool, compiled at once", test_lazy_slots_run_out},
     };
     return QG_RUN("jit", tests);
 }

@@ -218,7 +218,7 @@ static void test_jit(void) {
     REFUSED(qg_jit_create(NULL, NULL, &err), "qg_jit_create", "out");
     REFUSED(qg_jit_compile(NULL, &sp, 0, &k, &err), "qg_jit_compile", "jit");
     CU_ASSERT_PTR_NULL(k);
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true};
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true};
     CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &jit, &err), QG_OK);
     REFUSED(qg_jit_compile(jit, NULL, 0, &k, &err), "qg_jit_compile", "spec");
     REFUSED(qg_jit_compile(jit, &sp, 0, NULL, &err), "qg_jit_compile", "out");

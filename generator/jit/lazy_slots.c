@@ -1,0 +1,202 @@
+/* The slot pool of lazily compiled tables (see lazy_slots.h). */
+#include "lazy_slots.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "qgen/kernel_support.h"
+
+/* fn[op]: 0 before the op's first call, REFERENCE when it runs on the
+ * reference, else the compiled kernel. */
+#define REFERENCE ((uintptr_t)1)
+
+typedef struct slot {
+    void *owner; /* NULL: free */
+    qg_lazy_compile_fn compile;
+    const qg_spec *spec;
+    _Atomic uintptr_t fn[QG_K_OP_COUNT];
+} slot;
+
+static slot slots[QG_LAZY_SLOTS];
+/* pool_lock guards owners (taken inside a JIT's lock); first_call_lock
+ * makes each op compile once (taken outside it: the compile locks the JIT) */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER, first_call_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The op's kernel, compiled on the first call; 0 for the reference. */
+static uintptr_t kernel_of(slot *s, qg_kernel_op op) {
+    uintptr_t f = atomic_load_explicit(&s->fn[op], memory_order_acquire);
+    if (!f) {
+        pthread_mutex_lock(&first_call_lock);
+        f = atomic_load_explicit(&s->fn[op], memory_order_acquire);
+        if (!f) {
+            void *k = s->compile(s->owner, s->spec, op);
+            f = k ? (uintptr_t)k : REFERENCE;
+            atomic_store_explicit(&s->fn[op], f, memory_order_release);
+        }
+        pthread_mutex_unlock(&first_call_lock);
+    }
+    return f == REFERENCE ? 0 : f;
+}
+
+#define AS(type, f) ((type)(void (*)(void))(f))
+#define F32(s) ((s)->spec->float_type == QG_FLOAT32)
+
+static void lazy_quantize(slot *s, const void *x, void *q, size_t n, const qg_qparams *qp) {
+    const uintptr_t f = kernel_of(s, QG_K_QUANTIZE);
+    if (f)
+        AS(qg_quantize_link_fn, f)(x, q, n, qp);
+    else if (F32(s))
+        qg_ref_quantize(s->spec, x, q, n, qp);
+    else
+        qg_ftype_quantize(s->spec, NULL, x, q, n, qp);
+}
+
+static void lazy_dequantize(slot *s, const void *q, void *y, size_t n, const qg_qparams *qp) {
+    const uintptr_t f = kernel_of(s, QG_K_DEQUANTIZE);
+    if (f)
+        AS(qg_dequantize_link_fn, f)(q, y, n, qp);
+    else if (F32(s))
+        qg_ref_dequantize(s->spec, q, y, n, qp);
+    else
+        qg_ftype_dequantize(s->spec, NULL, q, y, n, qp);
+}
+
+static void lazy_fake_quant(slot *s, const void *x, void *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
+    const uintptr_t f = kernel_of(s, QG_K_FAKE_QUANT);
+    if (f)
+        AS(qg_fake_quant_link_fn, f)(x, y, mask, n, qp);
+    else if (F32(s))
+        qg_ref_fake_quant(s->spec, x, y, mask, n, qp);
+    else
+        qg_ftype_fake_quant(s->spec, NULL, x, y, mask, n, qp);
+}
+
+typedef void (*backward_link_fn)(const void *dy, const uint8_t *mask, void *dx, size_t n);
+static void lazy_backward(slot *s, const void *dy, const uint8_t *mask, void *dx, size_t n) {
+    const uintptr_t f = kernel_of(s, QG_K_FAKE_QUANT_BACKWARD);
+    if (f)
+        AS(backward_link_fn, f)(dy, mask, dx, n);
+    else if (F32(s))
+        qg_ref_fake_quant_backward(s->spec, dy, mask, dx, n);
+    else
+        qg_ftype_fake_quant_backward(s->spec, NULL, dy, mask, dx, n);
+}
+
+typedef qg_status (*observe_link_fn)(const void *x, size_t n, size_t inner, qg_observer *obs, qg_error *err);
+static qg_status lazy_observe(slot *s, const void *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {
+    const uintptr_t f = kernel_of(s, QG_K_OBSERVE);
+    if (f)
+        return AS(observe_link_fn, f)(x, n, inner, obs, err);
+    if (F32(s))
+        return qg_observer_update(obs, x, n, inner, err);
+    return qg_ftype_observe(s->spec, NULL, x, n, inner, obs, err);
+}
+
+typedef void (*requantize_link_fn)(const int32_t *acc, void *q, size_t n, const qg_requant_params *rp);
+static void lazy_requantize(slot *s, const int32_t *acc, void *q, size_t n, const qg_requant_params *rp) {
+    const uintptr_t f = kernel_of(s, QG_K_REQUANTIZE);
+    if (f)
+        AS(requantize_link_fn, f)(acc, q, n, rp);
+    else
+        qg_ref_requantize(s->spec, acc, q, n, rp);
+}
+
+/* The trampolines of slot k, named by its base-4 digits: the functions a
+ * table's entries point at. */
+#define TRAMPOLINES(name, k)                                                                                           \
+    static void q_##name(const void *x, void *q, size_t n, const qg_qparams *qp) {                                     \
+        lazy_quantize(&slots[k], x, q, n, qp);                                                                         \
+    }                                                                                                                  \
+    static void d_##name(const void *q, void *y, size_t n, const qg_qparams *qp) {                                     \
+        lazy_dequantize(&slots[k], q, y, n, qp);                                                                       \
+    }                                                                                                                  \
+    static void f_##name(const void *x, void *y, uint8_t *m, size_t n, const qg_qparams *qp) {                         \
+        lazy_fake_quant(&slots[k], x, y, m, n, qp);                                                                    \
+    }                                                                                                                  \
+    static void b_##name(const void *dy, const uint8_t *m, void *dx, size_t n) {                                       \
+        lazy_backward(&slots[k], dy, m, dx, n);                                                                        \
+    }                                                                                                                  \
+    static qg_status o_##name(const void *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {                \
+        return lazy_observe(&slots[k], x, n, inner, obs, err);                                                         \
+    }                                                                                                                  \
+    static void r_##name(const int32_t *acc, void *q, size_t n, const qg_requant_params *rp) {                         \
+        lazy_requantize(&slots[k], acc, q, n, rp);                                                                     \
+    }
+
+/* Every slot number as four base-4 digits. */
+#define D4(m, a, b, c) m(a, b, c, 0) m(a, b, c, 1) m(a, b, c, 2) m(a, b, c, 3)
+#define C4(m, a, b) D4(m, a, b, 0) D4(m, a, b, 1) D4(m, a, b, 2) D4(m, a, b, 3)
+#define B4(m, a) C4(m, a, 0) C4(m, a, 1) C4(m, a, 2) C4(m, a, 3)
+#define ALL_SLOTS(m) B4(m, 0) B4(m, 1) B4(m, 2) B4(m, 3)
+
+#define DEFINE(a, b, c, d) TRAMPOLINES(a##b##c##d, (a)*64 + (b)*16 + (c)*4 + (d))
+ALL_SLOTS(DEFINE)
+
+typedef struct trampolines {
+    void (*quantize)(const void *, void *, size_t, const qg_qparams *);
+    void (*dequantize)(const void *, void *, size_t, const qg_qparams *);
+    void (*fake_quant)(const void *, void *, uint8_t *, size_t, const qg_qparams *);
+    void (*backward)(const void *, const uint8_t *, void *, size_t);
+    qg_status (*observe)(const void *, size_t, size_t, qg_observer *, qg_error *);
+    void (*requantize)(const int32_t *, void *, size_t, const qg_requant_params *);
+} trampolines;
+
+#define ENTRY(a, b, c, d)                                                                                              \
+    {q_##a##b##c##d, d_##a##b##c##d, f_##a##b##c##d, b_##a##b##c##d, o_##a##b##c##d, r_##a##b##c##d},
+static const trampolines of_slot[QG_LAZY_SLOTS] = {ALL_SLOTS(ENTRY)};
+_Static_assert(sizeof of_slot / sizeof of_slot[0] == QG_LAZY_SLOTS, "one set of trampolines per slot");
+
+/* Function pointers into the table's entries: the kernels' ABI with the
+ * float tensors as the entries type them (float or 16-bit codes). */
+#define PUT(field, f) memcpy(&k->field, &(void (*)(void)){(void (*)(void))(f)}, sizeof k->field)
+
+int qg_lazy_bind(void *owner, qg_lazy_compile_fn compile, const qg_spec *spec, unsigned ops, qg_kernels *k) {
+    pthread_mutex_lock(&pool_lock);
+    int found = -1;
+    for (int i = 0; i < QG_LAZY_SLOTS && found < 0; i++)
+        if (!slots[i].owner)
+            found = i;
+    if (found >= 0) {
+        slot *s = &slots[found];
+        s->owner = owner;
+        s->compile = compile;
+        s->spec = spec;
+        for (int op = 0; op < QG_K_OP_COUNT; op++)
+            atomic_store_explicit(&s->fn[op], 0, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&pool_lock);
+    if (found < 0)
+        return -1;
+    const trampolines *t = &of_slot[found];
+    if (ops & QG_JIT_QUANTIZE)
+        PUT(quantize, t->quantize);
+    if (ops & QG_JIT_DEQUANTIZE)
+        PUT(dequantize, t->dequantize);
+    if (ops & QG_JIT_FAKE_QUANT)
+        PUT(fake_quant, t->fake_quant);
+    if (ops & QG_JIT_FAKE_QUANT_BACKWARD)
+        PUT(fake_quant_backward, t->backward);
+    if (ops & QG_JIT_OBSERVE)
+        PUT(observe, t->observe);
+    if (ops & QG_JIT_REQUANTIZE)
+        PUT(requantize, t->requantize);
+    return found;
+}
+
+unsigned qg_lazy_resolve(int slot_index, unsigned ops) {
+    unsigned reference = 0;
+    for (int op = 0; op < QG_K_OP_COUNT; op++)
+        if ((ops & (1u << op)) && !kernel_of(&slots[slot_index], (qg_kernel_op)op))
+            reference |= 1u << op;
+    return reference;
+}
+
+void qg_lazy_release(void *owner) {
+    pthread_mutex_lock(&pool_lock);
+    for (int i = 0; i < QG_LAZY_SLOTS; i++)
+        if (slots[i].owner == owner)
+            slots[i].owner = NULL;
+    pthread_mutex_unlock(&pool_lock);
+}
