@@ -140,7 +140,7 @@ static int first_kernel(const char *mode, const char *dir) {
     qg_jit_options opt = {QG_JIT_BEST_ISA, no_disk ? NULL : dir, no_disk, strcmp(mode, "eager") == 0};
     qg_jit *j;
     qg_error err;
-    const qg_kernels *k;
+    const qg_kernels *k = NULL;
     enum { N = 4096 };
     static float fx[N], fy[N];
     static uint8_t fm[N];
