@@ -103,25 +103,34 @@ static void lazy_requantize(slot *s, const int32_t *acc, void *q, size_t n, cons
         qg_ref_requantize(s->spec, acc, q, n, rp);
 }
 
+/* A trampoline serves both views of qg_kernels (float32 and 16-bit codes),
+ * as the JIT's own entries do: it carries no -fsanitize=function signature
+ * for a caller to check against one view (docs/jit.md). */
+#if defined(__clang__)
+#define ANY_VIEW __attribute__((no_sanitize("function")))
+#else
+#define ANY_VIEW
+#endif
+
 /* The trampolines of slot k, named by its base-4 digits: the functions a
  * table's entries point at. */
 #define TRAMPOLINES(name, k)                                                                                           \
-    static void q_##name(const void *x, void *q, size_t n, const qg_qparams *qp) {                                     \
+    ANY_VIEW static void q_##name(const void *x, void *q, size_t n, const qg_qparams *qp) {                            \
         lazy_quantize(&slots[k], x, q, n, qp);                                                                         \
     }                                                                                                                  \
-    static void d_##name(const void *q, void *y, size_t n, const qg_qparams *qp) {                                     \
+    ANY_VIEW static void d_##name(const void *q, void *y, size_t n, const qg_qparams *qp) {                            \
         lazy_dequantize(&slots[k], q, y, n, qp);                                                                       \
     }                                                                                                                  \
-    static void f_##name(const void *x, void *y, uint8_t *m, size_t n, const qg_qparams *qp) {                         \
+    ANY_VIEW static void f_##name(const void *x, void *y, uint8_t *m, size_t n, const qg_qparams *qp) {                \
         lazy_fake_quant(&slots[k], x, y, m, n, qp);                                                                    \
     }                                                                                                                  \
-    static void b_##name(const void *dy, const uint8_t *m, void *dx, size_t n) {                                       \
+    ANY_VIEW static void b_##name(const void *dy, const uint8_t *m, void *dx, size_t n) {                              \
         lazy_backward(&slots[k], dy, m, dx, n);                                                                        \
     }                                                                                                                  \
-    static qg_status o_##name(const void *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {                \
+    ANY_VIEW static qg_status o_##name(const void *x, size_t n, size_t inner, qg_observer *obs, qg_error *err) {       \
         return lazy_observe(&slots[k], x, n, inner, obs, err);                                                         \
     }                                                                                                                  \
-    static void r_##name(const int32_t *acc, void *q, size_t n, const qg_requant_params *rp) {                         \
+    ANY_VIEW static void r_##name(const int32_t *acc, void *q, size_t n, const qg_requant_params *rp) {                \
         lazy_requantize(&slots[k], acc, q, n, rp);                                                                     \
     }
 
