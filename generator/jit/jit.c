@@ -336,13 +336,25 @@ static qg_status check_spec(const qg_jit *j, const qg_spec *spec, qg_isa *isa, q
     return st;
 }
 
+/* The pack of this key and ops, compiled or lazy. */
+static pack *keyed_pack(qg_jit *j, const char *key, unsigned ops, bool lazy) {
+    for (pack *p = j->packs; p; p = p->next)
+        if (p->ops == ops && (p->slot >= 0) == lazy && strcmp(p->key, key) == 0)
+            return p;
+    return NULL;
+}
+
+/* An in-process hit: p's kernels, counted. */
+static qg_status hit(qg_jit *j, const pack *p, const qg_kernels **out) {
+    j->stats.memory_hits++;
+    *out = &p->k;
+    return QG_OK;
+}
+
 static qg_status compile_locked(qg_jit *j, const qg_spec *spec, unsigned ops, const qg_kernels **out, qg_error *err) {
     pack *same = same_spec_pack(j, spec, ops, false);
-    if (same) {
-        j->stats.memory_hits++;
-        *out = &same->k;
-        return QG_OK;
-    }
+    if (same)
+        return hit(j, same, out);
     qg_isa isa;
     qg_status st = check_spec(j, spec, &isa, err);
     if (st)
@@ -351,12 +363,8 @@ static qg_status compile_locked(qg_jit *j, const qg_spec *spec, unsigned ops, co
     char key[QG_CACHE_KEY_HEX];
     if ((st = key_of(spec, t, ops, key, err)))
         return st;
-    for (pack *p = j->packs; p; p = p->next)
-        if (p->ops == ops && p->slot < 0 && strcmp(p->key, key) == 0) {
-            j->stats.memory_hits++;
-            *out = &p->k;
-            return QG_OK;
-        }
+    if ((same = keyed_pack(j, key, ops, false)))
+        return hit(j, same, out);
     pack *p = calloc(1, sizeof *p);
     if (!p)
         return qg_error_set(err, QG_ERR_NOMEM, "jit: out of memory");
@@ -422,22 +430,15 @@ static void *compile_op(void *owner, const qg_spec *spec, qg_kernel_op op) {
  * every slot taken, the ops are compiled now instead. */
 static qg_status lazy_locked(qg_jit *j, const qg_spec *spec, unsigned ops, const qg_kernels **out, qg_error *err) {
     pack *same = same_spec_pack(j, spec, ops, true);
-    if (same) {
-        j->stats.memory_hits++;
-        *out = &same->k;
-        return QG_OK;
-    }
+    if (same)
+        return hit(j, same, out);
     qg_isa isa;
     qg_status st = check_spec(j, spec, &isa, err);
     char key[QG_CACHE_KEY_HEX];
     if (st || (st = key_of(spec, qg_llvm_target_of(isa, NULL), ops | LAZY_KEY, key, err)))
         return st;
-    for (pack *p = j->packs; p; p = p->next)
-        if (p->ops == ops && p->slot >= 0 && strcmp(p->key, key) == 0) {
-            j->stats.memory_hits++;
-            *out = &p->k;
-            return QG_OK;
-        }
+    if ((same = keyed_pack(j, key, ops, true)))
+        return hit(j, same, out);
     pack *p = calloc(1, sizeof *p);
     if (!p)
         return qg_error_set(err, QG_ERR_NOMEM, "jit: out of memory");

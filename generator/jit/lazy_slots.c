@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qgen/kernel_support.h"
+#include "qgen/parallel.h"
 
 /* fn[op]: 0 before the op's first call, REFERENCE when it runs on the
  * reference, else the compiled kernel. */
@@ -41,36 +42,31 @@ static uintptr_t kernel_of(slot *s, qg_kernel_op op) {
 }
 
 #define AS(type, f) ((type)(void (*)(void))(f))
-#define F32(s) ((s)->spec->float_type == QG_FLOAT32)
 
+/* Each op: its compiled kernel, or the reference on the spec's float type
+ * (one call of qgen/parallel.h's op with no kernel). */
 static void lazy_quantize(slot *s, const void *x, void *q, size_t n, const qg_qparams *qp) {
     const uintptr_t f = kernel_of(s, QG_K_QUANTIZE);
     if (f)
         AS(qg_quantize_link_fn, f)(x, q, n, qp);
-    else if (F32(s))
-        qg_ref_quantize(s->spec, x, q, n, qp);
     else
-        qg_ftype_quantize(s->spec, NULL, x, q, n, qp);
+        qg_parallel_quantize(NULL, s->spec, NULL, x, q, n, qp);
 }
 
 static void lazy_dequantize(slot *s, const void *q, void *y, size_t n, const qg_qparams *qp) {
     const uintptr_t f = kernel_of(s, QG_K_DEQUANTIZE);
     if (f)
         AS(qg_dequantize_link_fn, f)(q, y, n, qp);
-    else if (F32(s))
-        qg_ref_dequantize(s->spec, q, y, n, qp);
     else
-        qg_ftype_dequantize(s->spec, NULL, q, y, n, qp);
+        qg_parallel_dequantize(NULL, s->spec, NULL, q, y, n, qp);
 }
 
 static void lazy_fake_quant(slot *s, const void *x, void *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
     const uintptr_t f = kernel_of(s, QG_K_FAKE_QUANT);
     if (f)
         AS(qg_fake_quant_link_fn, f)(x, y, mask, n, qp);
-    else if (F32(s))
-        qg_ref_fake_quant(s->spec, x, y, mask, n, qp);
     else
-        qg_ftype_fake_quant(s->spec, NULL, x, y, mask, n, qp);
+        qg_parallel_fake_quant(NULL, s->spec, NULL, x, y, mask, n, qp);
 }
 
 typedef void (*backward_link_fn)(const void *dy, const uint8_t *mask, void *dx, size_t n);
@@ -78,10 +74,8 @@ static void lazy_backward(slot *s, const void *dy, const uint8_t *mask, void *dx
     const uintptr_t f = kernel_of(s, QG_K_FAKE_QUANT_BACKWARD);
     if (f)
         AS(backward_link_fn, f)(dy, mask, dx, n);
-    else if (F32(s))
-        qg_ref_fake_quant_backward(s->spec, dy, mask, dx, n);
     else
-        qg_ftype_fake_quant_backward(s->spec, NULL, dy, mask, dx, n);
+        qg_parallel_fake_quant_backward(NULL, s->spec, NULL, dy, mask, dx, n);
 }
 
 typedef qg_status (*observe_link_fn)(const void *x, size_t n, size_t inner, qg_observer *obs, qg_error *err);
@@ -89,9 +83,7 @@ static qg_status lazy_observe(slot *s, const void *x, size_t n, size_t inner, qg
     const uintptr_t f = kernel_of(s, QG_K_OBSERVE);
     if (f)
         return AS(observe_link_fn, f)(x, n, inner, obs, err);
-    if (F32(s))
-        return qg_observer_update(obs, x, n, inner, err);
-    return qg_ftype_observe(s->spec, NULL, x, n, inner, obs, err);
+    return qg_parallel_observe(NULL, NULL, obs, x, n, inner, err);
 }
 
 typedef void (*requantize_link_fn)(const int32_t *acc, void *q, size_t n, const qg_requant_params *rp);
@@ -100,7 +92,7 @@ static void lazy_requantize(slot *s, const int32_t *acc, void *q, size_t n, cons
     if (f)
         AS(requantize_link_fn, f)(acc, q, n, rp);
     else
-        qg_ref_requantize(s->spec, acc, q, n, rp);
+        qg_parallel_requantize(NULL, s->spec, NULL, acc, q, n, rp);
 }
 
 /* A trampoline serves both views of qg_kernels (float32 and 16-bit codes),

@@ -13,6 +13,7 @@
 #include "../test_util.h"
 #include "jit/pack_objects.h"
 #include "qgen/jit.h"
+#include "qgen/kernel_support.h"
 
 static char root[256];
 
@@ -165,6 +166,24 @@ static void test_lazy_fallback(void) {
     CU_ASSERT_TRUE(quantize_agrees(k));
     qg_jit_get_stats(j, &st);
     CU_ASSERT_TRUE(st.fallbacks == 1 && st.compiled == 1);
+    /* a bfloat16 spec's fallback takes and gives its codes */
+    qg_spec bf = act_spec();
+    bf.float_type = QG_BFLOAT16;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &bf, QG_JIT_FAKE_QUANT, &k, &err), QG_OK);
+    enum { N = 300 };
+    uint16_t x[N], y[N], r[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (uint16_t)(0x3C00 + 37 * i); /* codes from 0.0078 up, past the range */
+    const float scale = 0.05f;
+    const int32_t zp = 17;
+    const qg_qparams qp = {&scale, &zp, NULL, 1, 1};
+    failing_compiles = 1;
+    k->u16.fake_quant(x, y, NULL, N, &qp);
+    CU_ASSERT_EQUAL(failing_compiles, 0);
+    qg_ftype_fake_quant(&bf, NULL, x, r, NULL, N, &qp);
+    CU_ASSERT_EQUAL(memcmp(y, r, sizeof y), 0);
+    qg_jit_get_stats(j, &st);
+    CU_ASSERT_EQUAL(st.fallbacks, 2);
     qg_jit_destroy(j);
 }
 
