@@ -1,7 +1,9 @@
 /* The built-in thread pool behind qg_pool_parallel_for (qgen/parallel.h):
  * workers sleep on a condition variable until a job is posted, then claim
  * task indices one at a time under the lock, as the caller does; the job
- * ends when every task has finished. One job at a time. */
+ * ends when every task has finished. One job at a time. (A WebAssembly
+ * build has no threads: parallel_pool_wasm.c.) */
+#if !defined(__wasm__)
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdbool.h>
@@ -157,3 +159,4 @@ void qg_pool_parallel_for(void *pool, size_t count, qg_task_fn task, void *task_
 qg_parallel qg_pool_parallel(qg_pool *pool) {
     return (qg_parallel){pool ? qg_pool_parallel_for : NULL, pool, qg_pool_threads(pool), 0};
 }
+#endif

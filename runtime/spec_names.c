@@ -24,7 +24,7 @@ static const char *const observer_names[] = {
 static const char *const float_type_names[] = {"float32", "bfloat16", "float16"};
 static const char *const block_names[] = {"none", "q8_0", "q8_1",  "q4_0", "q4_1",
                                           "q5_0", "q5_1", "mxfp4", "q4_K", "q6_K"};
-static const char *const isa_names[] = {"scalar", "avx2", "avx512", "neon", "rvv", "sve"};
+static const char *const isa_names[] = {"scalar", "avx2", "avx512", "neon", "rvv", "sve", "wasm"};
 
 const char *qg_dtype_name(qg_dtype d) { return NAME_OF(dtype_names, d); }
 const char *qg_qscheme_name(qg_qscheme s) { return NAME_OF(qscheme_names, s); }

@@ -26,6 +26,9 @@ static const qg_isa_spelling rvv = {
 static const qg_isa_spelling sve = {
 #include "sve.def"
 };
+static const qg_isa_spelling wasm = {
+#include "wasm.def"
+};
 
 const qg_isa_spelling *qg_isa_spelling_of(qg_isa isa) {
     switch (isa) {
@@ -35,6 +38,7 @@ const qg_isa_spelling *qg_isa_spelling_of(qg_isa isa) {
     case QG_ISA_NEON: return &neon;
     case QG_ISA_RVV: return &rvv;
     case QG_ISA_SVE: return &sve;
+    case QG_ISA_WASM: return &wasm;
     default: return NULL;
     }
 }

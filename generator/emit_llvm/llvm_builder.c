@@ -11,6 +11,7 @@ LLVMTypeRef lx_vec(const lx *x, LLVMTypeRef elt) {
 }
 
 LLVMValueRef lx_i64(const lx *x, long long v) { return LLVMConstInt(x->i64, (unsigned long long)v, 1); }
+LLVMValueRef lx_isz(const lx *x, long long v) { return LLVMConstInt(x->isz, (unsigned long long)v, 1); }
 LLVMValueRef lx_i32(const lx *x, long long v) { return LLVMConstInt(x->i32, (unsigned long long)v, 1); }
 LLVMValueRef lx_f32(const lx *x, float v) { return LLVMConstReal(x->f32, v); }
 
@@ -34,10 +35,10 @@ LLVMValueRef lx_splat(lx *x, LLVMValueRef scalar, LLVMTypeRef vec_type) {
 
 LLVMValueRef lx_vl(lx *x) {
     if (!x->isa->scalable)
-        return lx_i64(x, x->isa->lanes);
-    LLVMTypeRef t = x->i64;
+        return lx_isz(x, x->isa->lanes);
+    LLVMTypeRef t = x->isz;
     LLVMValueRef vscale = lx_intrinsic(x, "llvm.vscale", &t, 1, NULL, 0);
-    return LLVMBuildMul(x->b, vscale, lx_i64(x, x->isa->lanes), "vl");
+    return LLVMBuildMul(x->b, vscale, lx_isz(x, x->isa->lanes), "vl");
 }
 
 LLVMValueRef lx_active(lx *x, LLVMValueRef i, LLVMValueRef len) {
@@ -47,8 +48,8 @@ LLVMValueRef lx_active(lx *x, LLVMValueRef i, LLVMValueRef len) {
          * vpcmpgtq and packs on AVX2) */
         const unsigned L = x->isa->lanes;
         LLVMValueRef args[2] = {len, i};
-        LLVMValueRef left = lx_intrinsic(x, "llvm.usub.sat", &x->i64, 1, args, 2); /* 0 when i >= len */
-        left = lx_umin(x, left, lx_i64(x, L));
+        LLVMValueRef left = lx_intrinsic(x, "llvm.usub.sat", &x->isz, 1, args, 2); /* 0 when i >= len */
+        left = lx_umin(x, left, lx_isz(x, L));
         LLVMValueRef k[64];
         for (unsigned m = 0; m < L; m++)
             k[m] = lx_i32(x, m);
@@ -56,7 +57,7 @@ LLVMValueRef lx_active(lx *x, LLVMValueRef i, LLVMValueRef len) {
         LLVMValueRef bound = lx_splat(x, LLVMBuildTrunc(x->b, left, x->i32, ""), LLVMTypeOf(lanes));
         return LLVMBuildICmp(x->b, LLVMIntULT, lanes, bound, "");
     }
-    LLVMTypeRef ov[2] = {x->vm, x->i64};
+    LLVMTypeRef ov[2] = {x->vm, x->isz};
     LLVMValueRef args[2] = {i, len};
     return lx_intrinsic(x, "llvm.get.active.lane.mask", ov, 2, args, 2);
 }
@@ -95,7 +96,7 @@ LLVMValueRef lx_gep(lx *x, LLVMTypeRef et, LLVMValueRef base, LLVMValueRef idx) 
 
 /* count elements of `esize` bytes, as bytes */
 static LLVMValueRef byte_count(lx *x, LLVMValueRef count, unsigned esize) {
-    return LLVMBuildMul(x->b, LLVMBuildZExt(x->b, count, x->i64, ""), lx_i64(x, esize), "");
+    return LLVMBuildMul(x->b, LLVMBuildZExt(x->b, count, x->isz, ""), lx_isz(x, esize), "");
 }
 
 /* "tail": "evl": the first `count` lanes through the vector-predication
@@ -284,6 +285,11 @@ static LLVMValueRef round_cvt(lx *x, LLVMValueRef a) {
         LLVMValueRef args[3] = {LLVMGetPoison(x->vi), LLVMConstAllOnes(x->vm), unary(x, "llvm.roundeven", a)};
         return lx_intrinsic(x, cvt, ov, 2, args, 3);
     }
+    case LX_CVT_FPTOSI_SAT: { /* saturating, NaN -> 0 (WebAssembly's trunc_sat) */
+        LLVMTypeRef ov[2] = {x->vi, x->vf};
+        LLVMValueRef r = unary(x, "llvm.roundeven", a);
+        return lx_intrinsic(x, "llvm.fptosi.sat", ov, 2, &r, 1);
+    }
     case LX_CVT_ROUNDEVEN:
     default: return LLVMBuildFPToSI(x->b, unary(x, "llvm.roundeven", a), x->vi, "");
     }
@@ -458,14 +464,14 @@ LLVMValueRef lx_lower_plan_ordered(lx *x, const qg_plan *p, LLVMValueRef in[QG_I
 /* ---- structured control flow: counted loops and ifs ---------------------- */
 
 lx_loop lx_loop_open(lx *x, LLVMValueRef start, const char *name) {
-    lx_loop l = {lx_alloca(x, x->i64), lx_block(x, name), lx_block(x, name), lx_block(x, name)};
+    lx_loop l = {lx_alloca(x, x->isz), lx_block(x, name), lx_block(x, name), lx_block(x, name)};
     LLVMBuildStore(x->b, start, l.var);
     LLVMBuildBr(x->b, l.head);
     LLVMPositionBuilderAtEnd(x->b, l.head);
     return l;
 }
 
-LLVMValueRef lx_loop_value(lx *x, const lx_loop *l) { return LLVMBuildLoad2(x->b, x->i64, l->var, ""); }
+LLVMValueRef lx_loop_value(lx *x, const lx_loop *l) { return LLVMBuildLoad2(x->b, x->isz, l->var, ""); }
 
 void lx_loop_test(lx *x, const lx_loop *l, LLVMValueRef cond) {
     LLVMBuildCondBr(x->b, cond, l->body, l->done);
@@ -480,7 +486,7 @@ void lx_loop_continue(lx *x, const lx_loop *l, LLVMValueRef step) {
 LLVMValueRef lx_whole_steps_test(lx *x, LLVMValueRef i, LLVMValueRef len, LLVMValueRef step) {
     LLVMValueRef limit =
         LLVMBuildSelect(x->b, LLVMBuildICmp(x->b, LLVMIntUGE, len, step, ""),
-                        LLVMBuildAdd(x->b, LLVMBuildSub(x->b, len, step, ""), lx_i64(x, 1), ""), lx_i64(x, 0), "");
+                        LLVMBuildAdd(x->b, LLVMBuildSub(x->b, len, step, ""), lx_isz(x, 1), ""), lx_isz(x, 0), "");
     return LLVMBuildICmp(x->b, LLVMIntULT, i, limit, "");
 }
 

@@ -3,6 +3,7 @@
 #define QGEN_LLVM_BUILDER_H
 
 #include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
 
 #include "../plan/kernel_loops.h"
 #include "../plan/kernel_plan.h"
@@ -26,10 +27,17 @@ typedef enum lx_round_cvt {
     LX_CVT_X86_512,
     LX_CVT_FCVTNS,
     LX_CVT_VFCVT,
-    LX_CVT_SVE_FCVTZS
+    LX_CVT_SVE_FCVTZS,
+    LX_CVT_FPTOSI_SAT
 } lx_round_cvt;
 typedef enum lx_trunc { LX_TRUNC, LX_TRUNC_NO_RTZ } lx_trunc;
-typedef enum lx_narrow4 { LX_NARROW4_NONE, LX_NARROW4_X86_256, LX_NARROW4_X86_512, LX_NARROW4_AARCH64 } lx_narrow4;
+typedef enum lx_narrow4 {
+    LX_NARROW4_NONE,
+    LX_NARROW4_X86_256,
+    LX_NARROW4_X86_512,
+    LX_NARROW4_AARCH64,
+    LX_NARROW4_WASM
+} lx_narrow4;
 typedef enum lx_mask_bytes { LX_MASK_BYTES_ZEXT, LX_MASK_BYTES_PDEP } lx_mask_bytes;
 typedef enum lx_mask_bits { LX_MASK_BITS_WINDOW, LX_MASK_BITS_RISCV_VSM } lx_mask_bits;
 /* The ISA's own intrinsics those spellings call, by role (targets/<isa>.json
@@ -78,6 +86,7 @@ typedef struct lx {
     const char *prefix;
     unsigned ops; /* bit set of 1u << qg_kernel_op to build */
     LLVMTypeRef f32, i1, i8, i16, i32, i64, ptr, vd;
+    LLVMTypeRef isz;            /* the target's size_t: i64, or i32 on wasm32 */
     LLVMTypeRef vf, vi, vm, vb; /* fp32, int32, lane-mask and lane-byte vectors */
     LLVMTypeRef qe, vq;         /* quantized element and its vector */
     LLVMTypeRef vh;             /* 16-bit codes of float16/bfloat16 tensors */
@@ -93,6 +102,7 @@ void lx_use_group(lx *x, int lmul);
 
 LLVMTypeRef lx_vec(const lx *x, LLVMTypeRef elt);
 LLVMValueRef lx_i64(const lx *x, long long v);
+LLVMValueRef lx_isz(const lx *x, long long v); /* a size_t constant */
 LLVMValueRef lx_i32(const lx *x, long long v);
 LLVMValueRef lx_f32(const lx *x, float v);
 LLVMValueRef lx_intrinsic(lx *x, const char *name, LLVMTypeRef *overloads, unsigned n_overloads, LLVMValueRef *args,

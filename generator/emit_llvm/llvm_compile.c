@@ -45,6 +45,10 @@ static void init_llvm(void) {
     LLVMInitializeRISCVTarget();
     LLVMInitializeRISCVTargetMC();
     LLVMInitializeRISCVAsmPrinter();
+    LLVMInitializeWebAssemblyTargetInfo();
+    LLVMInitializeWebAssemblyTarget();
+    LLVMInitializeWebAssemblyTargetMC();
+    LLVMInitializeWebAssemblyAsmPrinter();
 }
 
 void qg_llvm_blob_free(qg_llvm_blob *b) {
@@ -122,6 +126,7 @@ static void init_types(lx *x) {
     x->i16 = LLVMInt16TypeInContext(c);
     x->i32 = LLVMInt32TypeInContext(c);
     x->i64 = LLVMInt64TypeInContext(c);
+    x->isz = LLVMIntPtrTypeInContext(c, LLVMGetModuleDataLayout(x->m));
     x->ptr = LLVMPointerTypeInContext(c, 0);
     x->vd = LLVMVoidTypeInContext(c);
     x->vf = lx_vec(x, x->f32);

@@ -14,7 +14,7 @@ static LLVMValueRef define_named(lx *x, const qg_op_info *o, const char *infix) 
     snprintf(name, sizeof name, "%s_%s%s__%s", x->prefix, o->name, infix, qg_isa_name(x->target->isa));
     LLVMTypeRef types[QG_OP_MAX_ARGS];
     for (int k = 0; k < o->nargs; k++)
-        types[k] = o->args[k].kind == QG_ARG_N || o->args[k].kind == QG_ARG_INNER ? x->i64 : x->ptr;
+        types[k] = o->args[k].kind == QG_ARG_N || o->args[k].kind == QG_ARG_INNER ? x->isz : x->ptr;
     return lx_define(x, name, o->returns_status ? x->i32 : x->vd, types, (unsigned)o->nargs, false);
 }
 
@@ -37,14 +37,14 @@ void lx_rows_name(lx *x, qg_kernel_op op, char *name, size_t cap) {
 
 void lx_rows_open(lx *x, const qg_plan *p, LLVMValueRef args[5], LLVMValueRef rows[QG_IN_COUNT]) {
     const bool masked = qg_kernel_loops_masked(x->lp);
-    LLVMTypeRef params[5 + QG_IN_COUNT] = {x->ptr, x->ptr, x->ptr, x->i64};
+    LLVMTypeRef params[5 + QG_IN_COUNT] = {x->ptr, x->ptr, x->ptr, x->isz};
     unsigned np = masked ? 4 : 3;
-    params[np - 1] = x->i64;
+    params[np - 1] = x->isz;
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         if (p->uses[k])
             params[np++] = x->ptr;
     if (!x->lp->channels)
-        params[np++] = x->i64;
+        params[np++] = x->isz;
     char name[QG_NAME_MAX + 48];
     lx_rows_name(x, p->op, name, sizeof name);
     LLVMValueRef fn = lx_define(x, name, x->vd, params, np, false);
@@ -61,7 +61,7 @@ void lx_rows_open(lx *x, const qg_plan *p, LLVMValueRef args[5], LLVMValueRef ro
         if (p->uses[k])
             LLVMAddAttributeAtIndex(fn, ++a, LLVMCreateEnumAttribute(x->c, noalias, 0));
     }
-    args[4] = x->lp->channels ? lx_i64(x, (long long)x->lp->channels) : LLVMGetParam(fn, np - 1);
+    args[4] = x->lp->channels ? lx_isz(x, (long long)x->lp->channels) : LLVMGetParam(fn, np - 1);
 }
 
 qg_status lx_build_kernels(lx *x, qg_error *err) {

@@ -29,9 +29,9 @@ qg_status lx_isa_of(qg_isa isa, lx_isa *out, qg_error *err) {
     /* in the order of the enums in llvm_builder.h */
     PICK(llvm_minmax, "select", "x86_256", "x86_512", "minimum", "minnum");
     PICK(llvm_round_cvt, "roundeven", "x86_cvtps2dq_256", "x86_cvtps2dq_512", "aarch64_fcvtns", "riscv_vfcvt",
-         "aarch64_sve_fcvtzs");
+         "aarch64_sve_fcvtzs", "fptosi_sat");
     PICK(llvm_trunc, "trunc", "no_rtz");
-    PICK(llvm_narrow4, "", "x86_packs_256", "x86_packs_512", "aarch64_sqxtn");
+    PICK(llvm_narrow4, "", "x86_packs_256", "x86_packs_512", "aarch64_sqxtn", "wasm_narrow");
     PICK(llvm_mask_bytes, "", "x86_pdep");
     PICK(llvm_mask_bits, "", "riscv_vsm");
     const bool scalable = t->lanes == 0;
@@ -52,7 +52,7 @@ qg_status lx_isa_of(qg_isa isa, lx_isa *out, qg_error *err) {
     /* the roles each spelling calls */
     const bool needs[LX_I_COUNT] = {out->minmax == LX_MINMAX_X86_256 || out->minmax == LX_MINMAX_X86_512,
                                     out->minmax == LX_MINMAX_X86_256 || out->minmax == LX_MINMAX_X86_512,
-                                    out->round_cvt != LX_CVT_ROUNDEVEN,
+                                    out->round_cvt != LX_CVT_ROUNDEVEN && out->round_cvt != LX_CVT_FPTOSI_SAT,
                                     out->narrow4 != LX_NARROW4_NONE,
                                     out->narrow4 != LX_NARROW4_NONE,
                                     out->narrow4 != LX_NARROW4_NONE,

@@ -14,7 +14,7 @@ static qg_kv *K(LLVMValueRef v) { return (qg_kv *)v; }
 
 static LLVMTypeRef type_of(const lx *x, qg_kt t) {
     switch (t) {
-    case QG_KT_SIZE:
+    case QG_KT_SIZE: return x->isz;
     case QG_KT_I64: return x->i64;
     case QG_KT_I32: return x->i32;
     case QG_KT_F32: return x->f32;
@@ -140,16 +140,17 @@ static qg_kv *kb_let(qg_kb *b, const char *name, qg_kv *v) {
     return v;
 }
 
+/* runtime.h's qg_qparams and qg_requant_params as the target lays them out
+ * (its size_t and pointers: 32 bits on wasm32). */
 static qg_kv *kb_field(qg_kb *b, qg_kv *ptr, qg_kfield f) {
     lx *x = kb(b)->x;
-    static const size_t offsets[QG_KF_COUNT] = {
-        offsetof(qg_qparams, scale),           offsetof(qg_qparams, zero_point),   offsetof(qg_qparams, channels),
-        offsetof(qg_qparams, inner),           offsetof(qg_requant_params, s_in),  offsetof(qg_requant_params, s_w),
-        offsetof(qg_requant_params, s_out),    offsetof(qg_requant_params, z_out), offsetof(qg_requant_params, bias_q),
-        offsetof(qg_requant_params, channels), offsetof(qg_requant_params, inner)};
-    static const qg_kt types[QG_KF_COUNT] = {QG_KT_PTR, QG_KT_PTR, QG_KT_SIZE, QG_KT_SIZE, QG_KT_F32, QG_KT_PTR,
-                                             QG_KT_F32, QG_KT_I32, QG_KT_PTR,  QG_KT_SIZE, QG_KT_SIZE};
-    return K(lx_field(x, type_of(x, types[f]), V(ptr), offsets[f]));
+    LLVMTypeRef qp[5] = {x->ptr, x->ptr, x->ptr, x->isz, x->isz};
+    LLVMTypeRef rp[7] = {x->f32, x->ptr, x->ptr, x->f32, x->i32, x->isz, x->isz};
+    static const unsigned member[QG_KF_COUNT] = {0, 1, 3, 4, 0, 1, 3, 4, 2, 5, 6}; /* in the enum's order */
+    const bool of_qp = f <= QG_KF_QP_INNER;
+    LLVMTypeRef st = LLVMStructTypeInContext(x->c, of_qp ? qp : rp, of_qp ? 5 : 7, 0);
+    const size_t offset = (size_t)LLVMOffsetOfElement(LLVMGetModuleDataLayout(x->m), st, member[f]);
+    return K(lx_field(x, LLVMStructGetTypeAtIndex(st, member[f]), V(ptr), offset));
 }
 
 static qg_kv *kb_elem_ptr(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i) {
@@ -277,7 +278,7 @@ static qg_kv *kb_column_param(qg_kb *b, const qg_plan *p, qg_plan_input in, qg_k
     lx *x = kb(b)->x;
     LLVMValueRef strip = !count                            ? NULL
                          : x->lp->tail_kind == QG_TAIL_EVL ? LLVMConstAllOnes(x->vm)
-                                                           : lx_active(x, lx_i64(x, 0), V(count));
+                                                           : lx_active(x, lx_isz(x, 0), V(count));
     const bool is_int = p->kind[in] == QG_VI;
     LLVMValueRef v = lx_load(x, is_int ? x->vi : x->vf, is_int ? x->i32 : x->f32, 4, V(row_ptr), V(j), strip,
                              count ? V(count) : NULL, NULL);
@@ -294,7 +295,7 @@ static void kb_open_minmax(qg_kb *b, const qg_plan *widen, qg_kv *args[4]) {
     lx *x = k->x;
     char name[QG_NAME_MAX + 64];
     snprintf(name, sizeof name, "%s_minmax_span__%s", x->prefix, qg_isa_name(x->target->isa));
-    k->minmax = lx_define(x, name, x->i32, (LLVMTypeRef[]){x->ptr, x->i64, x->ptr, x->ptr}, 4, false);
+    k->minmax = lx_define(x, name, x->i32, (LLVMTypeRef[]){x->ptr, x->isz, x->ptr, x->ptr}, 4, false);
     LLVMSetLinkage(k->minmax, LLVMInternalLinkage);
     k->widen = widen;
     k->nvars = 0;

@@ -11,14 +11,14 @@
  * 16 bits, which with the bit offset span at most three bytes; only the
  * bytes holding one of the `count` bits are read or written. */
 static LLVMValueRef byte_needed(lx *x, LLVMValueRef sh, LLVMValueRef count, int k) {
-    LLVMValueRef end = LLVMBuildAdd(x->b, LLVMBuildZExt(x->b, sh, x->i64, ""), count, "");
-    return LLVMBuildICmp(x->b, LLVMIntUGT, end, lx_i64(x, 8 * k), "");
+    LLVMValueRef end = LLVMBuildAdd(x->b, LLVMBuildZExt(x->b, sh, x->isz, ""), count, "");
+    return LLVMBuildICmp(x->b, LLVMIntUGT, end, lx_isz(x, 8 * k), "");
 }
 
 /* A full vector starting at a byte boundary: its bits are whole bytes. */
 static LLVMValueRef whole_bytes(lx *x, LLVMValueRef sh, LLVMValueRef count, unsigned lanes) {
     return LLVMBuildAnd(x->b, LLVMBuildICmp(x->b, LLVMIntEQ, sh, lx_i32(x, 0), ""),
-                        LLVMBuildICmp(x->b, LLVMIntEQ, count, lx_i64(x, lanes), ""), "");
+                        LLVMBuildICmp(x->b, LLVMIntEQ, count, lx_isz(x, lanes), ""), "");
 }
 
 /* Where the lanes can fill whole bytes: if (the `count` bits at bit
@@ -38,8 +38,8 @@ void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRe
     LLVMTypeRef iL = LLVMIntTypeInContext(x->c, lanes);
     LLVMValueRef bits = LLVMBuildZExt(x->b, LLVMBuildBitCast(x->b, m, iL, ""), x->i32, "");
     bits = LLVMBuildAnd(x->b, bits, low_bits(x, count), "");
-    LLVMValueRef byte = LLVMBuildLShr(x->b, at, lx_i64(x, 3), "");
-    LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_i64(x, 7), ""), x->i32, "");
+    LLVMValueRef byte = LLVMBuildLShr(x->b, at, lx_isz(x, 3), "");
+    LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_isz(x, 7), ""), x->i32, "");
     LLVMValueRef word = LLVMBuildShl(x->b, bits, sh, "");
     LLVMBasicBlockRef whole = open_whole_bytes(x, sh, count, lanes);
     if (whole) { /* one store, the mask being zeroed at entry */
@@ -48,7 +48,7 @@ void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRe
     }
     for (int k = 0; k < 3; k++) {
         LLVMBasicBlockRef join = lx_if_open(x, byte_needed(x, sh, count, k));
-        LLVMValueRef p = lx_gep(x, x->i8, packed, LLVMBuildAdd(x->b, byte, lx_i64(x, k), ""));
+        LLVMValueRef p = lx_gep(x, x->i8, packed, LLVMBuildAdd(x->b, byte, lx_isz(x, k), ""));
         LLVMValueRef part = LLVMBuildTrunc(x->b, LLVMBuildLShr(x->b, word, lx_i32(x, 8 * k), ""), x->i8, "");
         LLVMBuildStore(x->b, LLVMBuildOr(x->b, LLVMBuildLoad2(x->b, x->i8, p, ""), part, ""), p);
         lx_if_close(x, join);
@@ -58,8 +58,8 @@ void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRe
 }
 
 LLVMValueRef lx_get_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count, unsigned lanes) {
-    LLVMValueRef byte = LLVMBuildLShr(x->b, at, lx_i64(x, 3), "");
-    LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_i64(x, 7), ""), x->i32, "");
+    LLVMValueRef byte = LLVMBuildLShr(x->b, at, lx_isz(x, 3), "");
+    LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_isz(x, 7), ""), x->i32, "");
     LLVMValueRef word = lx_alloca(x, x->i32);
     LLVMBuildStore(x->b, lx_i32(x, 0), word);
     LLVMBasicBlockRef whole = open_whole_bytes(x, sh, count, lanes);
@@ -72,7 +72,7 @@ LLVMValueRef lx_get_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLV
     }
     for (int k = 0; k < 3; k++) {
         LLVMBasicBlockRef join = lx_if_open(x, byte_needed(x, sh, count, k));
-        LLVMValueRef p = lx_gep(x, x->i8, packed, LLVMBuildAdd(x->b, byte, lx_i64(x, k), ""));
+        LLVMValueRef p = lx_gep(x, x->i8, packed, LLVMBuildAdd(x->b, byte, lx_isz(x, k), ""));
         LLVMValueRef part = LLVMBuildShl(x->b, LLVMBuildZExt(x->b, LLVMBuildLoad2(x->b, x->i8, p, ""), x->i32, ""),
                                          lx_i32(x, 8 * k), "");
         LLVMBuildStore(x->b, LLVMBuildOr(x->b, LLVMBuildLoad2(x->b, x->i32, word, ""), part, ""), word);

@@ -20,14 +20,14 @@ qg_status lx_build_probe(lx *x, qg_error *err) {
     for (unsigned k = 0; k < 3; k++) {
         const qg_vkind kind = p->kind[k];
         LLVMValueRef v = lx_load(x, lanes_of(x, kind), kind == QG_VF ? x->f32 : x->i32, 4, LLVMGetParam(fn, k),
-                                 lx_i64(x, 0), NULL, NULL, NULL);
+                                 lx_isz(x, 0), NULL, NULL, NULL);
         in[k] = kind == QG_VM ? LLVMBuildICmp(x->b, LLVMIntNE, v, LLVMConstNull(x->vi), "") : v;
     }
     const int out = p->out_q >= 0 ? p->out_q : p->out_y;
     LLVMValueRef r = lx_lower_plan(x, p, in, NULL, NULL);
     if (p->kind[out] == QG_VM)
         r = LLVMBuildSExt(x->b, r, x->vi, "");
-    lx_store(x, r, p->kind[out] == QG_VF ? x->f32 : x->i32, 4, LLVMGetParam(fn, 3), lx_i64(x, 0), NULL, NULL);
+    lx_store(x, r, p->kind[out] == QG_VF ? x->f32 : x->i32, 4, LLVMGetParam(fn, 3), lx_isz(x, 0), NULL, NULL);
     LLVMBuildRetVoid(x->b);
     return QG_OK;
 }

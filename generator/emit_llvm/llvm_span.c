@@ -84,9 +84,20 @@ static void store_four_q8_aarch64(lx *x, LLVMValueRef r[4], LLVMValueRef z16, LL
     LLVMSetAlignment(LLVMBuildStore(x->b, v, lx_gep(x, x->i8, out, at)), 1);
 }
 
-/* x86, int8 outputs: four vectors narrowed with two rounds of saturating
- * packs and one lane permutation, as the C backend's store4 helpers do;
- * with z16 (group_store_adds_z) the zero point is added between them. */
+/* Two vectors' saturating pack into one of half-width lanes: x86's packs
+ * (one type each) or WebAssembly's narrow (overloaded on both types). */
+static LLVMValueRef pack2(lx *x, const char *name, LLVMValueRef a, LLVMValueRef b) {
+    LLVMTypeRef at = LLVMTypeOf(a), et = LLVMGetElementType(at);
+    LLVMTypeRef ov[2] = {
+        LLVMVectorType(LLVMIntTypeInContext(x->c, LLVMGetIntTypeWidth(et) / 2), 2 * LLVMGetVectorSize(at)), at};
+    const bool overloaded = LLVMIntrinsicIsOverloaded(LLVMLookupIntrinsicID(name, strlen(name)));
+    return lx_intrinsic(x, name, overloaded ? ov : NULL, overloaded ? 2 : 0, (LLVMValueRef[]){a, b}, 2);
+}
+
+/* x86 and WebAssembly, int8 outputs: four vectors narrowed with two rounds
+ * of saturating packs and one lane permutation, as the C backend's store4
+ * helpers do; with z16 (group_store_adds_z) the zero point is added between
+ * them. */
 static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef z16, LLVMValueRef out, LLVMValueRef at) {
     if (x->isa->narrow4 == LX_NARROW4_AARCH64) {
         store_four_q8_aarch64(x, r, z16, out, at);
@@ -94,11 +105,10 @@ static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef z16, LLVMValueR
     }
     const bool is_unsigned = qg_dtype_is_unsigned(qg_kernel_dtype(x->sp));
     const char *dw = x->isa->intr[LX_I_NARROW16], *wb = x->isa->intr[is_unsigned ? LX_I_NARROW8U : LX_I_NARROW8];
-    LLVMValueRef ab = lx_intrinsic(x, dw, NULL, 0, (LLVMValueRef[]){r[0], r[1]}, 2);
-    LLVMValueRef cd = lx_intrinsic(x, dw, NULL, 0, (LLVMValueRef[]){r[2], r[3]}, 2);
+    LLVMValueRef ab = pack2(x, dw, r[0], r[1]), cd = pack2(x, dw, r[2], r[3]);
     if (z16)
         add_zero_point(x, z16, &ab, &cd);
-    LLVMValueRef v = lx_intrinsic(x, wb, NULL, 0, (LLVMValueRef[]){ab, cd}, 2);
+    LLVMValueRef v = pack2(x, wb, ab, cd);
     if (z16)
         v = bound_below(x, v);
     /* the packs work within 128-bit lanes: put each vector's dwords back together */
@@ -123,7 +133,7 @@ static void store_four_masks(lx *x, LLVMValueRef m[4], LLVMValueRef mask, LLVMVa
     LLVMValueRef all = LLVMBuildShuffleVector(x->b, lo, hi, LLVMConstVector(idx, 4 * L), "");
     LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, mask, ""));
     if (lx_packed_mask(x)) {
-        lx_pack_bits_inline(x, all, mask, at, lx_i64(x, 4 * L));
+        lx_pack_bits_inline(x, all, mask, at, lx_isz(x, 4 * L));
     } else {
         LLVMValueRef bytes = LLVMBuildZExt(x->b, all, LLVMVectorType(x->i8, 4 * L), "");
         LLVMSetAlignment(LLVMBuildStore(x->b, bytes, lx_gep(x, x->i8, mask, at)), 1);
@@ -139,7 +149,7 @@ void lx_kb_vector_open(lx_kb *k, const qg_plan *p, LLVMValueRef at, LLVMValueRef
     k->at = at;
     k->count = count;
     /* a partial vector's lanes k < count */
-    k->active = partial ? lx_active(x, lx_i64(x, 0), count) : NULL;
+    k->active = partial ? lx_active(x, lx_isz(x, 0), count) : NULL;
     if (partial && x->lp->tail_kind == QG_TAIL_EVL) /* count <= VLMAX: vsetvli gives count itself */
         x->evl = lx_strip_length(x, count);
 }
@@ -211,8 +221,8 @@ static unsigned span_param_types(lx *x, const qg_plan *p, LLVMTypeRef params[5 +
     params[np++] = x->ptr;
     if (qg_kernel_loops_masked(x->lp))
         params[np++] = x->ptr;
-    params[np++] = x->i64;
-    params[np++] = x->i64;
+    params[np++] = x->isz;
+    params[np++] = x->isz;
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         if (p->uses[k])
             params[np++] = p->kind[k] == QG_VI ? x->vi : x->vf;
@@ -267,7 +277,7 @@ LLVMValueRef lx_kb_span_arg(lx_kb *k, int which) {
 
 LLVMValueRef lx_kb_group_mask_in(lx_kb *k, LLVMValueRef at) {
     const unsigned four = 4 * k->x->isa->lanes;
-    return lx_get_bits_inline(k->x, k->s.mask, at, lx_i64(k->x, four), four);
+    return lx_get_bits_inline(k->x, k->s.mask, at, lx_isz(k->x, four), four);
 }
 
 void lx_kb_group_store(lx_kb *k, LLVMValueRef r[4], LLVMValueRef at) {
@@ -276,7 +286,7 @@ void lx_kb_group_store(lx_kb *k, LLVMValueRef r[4], LLVMValueRef at) {
         LLVMValueRef vl = lx_vl(x);
         for (int j = 0; j < 4; j++)
             lx_store(x, narrow_q(x, r[j]), k->io.out_t, k->io.out_size, k->s.out,
-                     LLVMBuildAdd(x->b, at, LLVMBuildMul(x->b, vl, lx_i64(x, j), ""), ""), NULL, vl);
+                     LLVMBuildAdd(x->b, at, LLVMBuildMul(x->b, vl, lx_isz(x, j), ""), ""), NULL, vl);
         return;
     }
     store_four_q8(x, r, k->z16, k->s.out, at);
@@ -306,8 +316,8 @@ LLVMValueRef lx_kb_any_nan4(lx_kb *k, LLVMValueRef nan[4]) {
 LLVMValueRef lx_kb_to_boundary(lx_kb *k, LLVMValueRef ptr, LLVMValueRef base, bool of_output, unsigned bytes) {
     lx *x = k->x;
     const unsigned esize = of_output ? k->io.out_size : k->io.in_size;
-    LLVMValueRef at = lx_gep(x, x->i8, ptr, LLVMBuildMul(x->b, base, lx_i64(x, esize), ""));
-    LLVMValueRef to_line = LLVMBuildNeg(x->b, LLVMBuildPtrToInt(x->b, at, x->i64, ""), "");
-    to_line = LLVMBuildURem(x->b, to_line, lx_i64(x, bytes), "");
-    return LLVMBuildUDiv(x->b, to_line, lx_i64(x, esize), "head");
+    LLVMValueRef at = lx_gep(x, x->i8, ptr, LLVMBuildMul(x->b, base, lx_isz(x, esize), ""));
+    LLVMValueRef to_line = LLVMBuildNeg(x->b, LLVMBuildPtrToInt(x->b, at, x->isz, ""), "");
+    to_line = LLVMBuildURem(x->b, to_line, lx_isz(x, bytes), "");
+    return LLVMBuildUDiv(x->b, to_line, lx_isz(x, esize), "head");
 }

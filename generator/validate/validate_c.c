@@ -63,8 +63,10 @@ qg_status qg_validate_sources(const qg_source *files, size_t count, const char *
         size_t len = strlen(name);
         if (len < 2 || strcmp(name + len - 2, ".c") != 0)
             continue;
-        const char *args[16] = {"-x", "c", "-std=c11", "-Wall", "-Wextra", "-ffp-contract=off", inc, "-I."};
-        int nargs = 8;
+        const char *args[16] = {
+            "-x", "c",  "-std=c11", "-Wall", "-Wextra", "-ffp-contract=off", "-resource-dir", QGEN_CLANG_RESOURCE_DIR,
+            inc,  "-I."};
+        int nargs = 10;
         nargs += target_args(qg_source_isa(name), args + nargs);
         CXTranslationUnit tu = NULL;
         enum CXErrorCode ec =

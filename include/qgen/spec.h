@@ -119,6 +119,7 @@ typedef enum qg_isa {
     QG_ISA_NEON,
     QG_ISA_RVV,
     QG_ISA_SVE,
+    QG_ISA_WASM,
     QG_ISA_COUNT
 } qg_isa;
 
