@@ -262,6 +262,9 @@ void qg_cmp_run_driver(const arch_t *a, qg_isa isa, const char *exe, bool timed,
             argv[n++] = "-cpu";
             argv[n++] = cpu;
         }
+    } else if (strcmp(a->arch, qg_host_arch()) != 0) { /* wasm32: node runs the tests' builds (docs/wasm.md) */
+        snprintf(r->why, sizeof r->why, "not run: qgen compare has no runner for %s", a->arch);
+        return;
     } else if (!qg_cpu_has(isa)) {
         snprintf(r->why, sizeof r->why, "not run: this CPU lacks %s", qg_isa_name(isa));
         return;
