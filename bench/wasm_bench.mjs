@@ -2,24 +2,11 @@
 // data already in the module's memory (examples/wasm-node builds the module:
 // per-tensor quint8). Medians of 7 runs, Melem/s.
 // Usage: node bench/wasm_bench.mjs kernels.wasm
-import { readFileSync } from 'node:fs';
+import { loadKernels } from '../examples/wasm-node/kernels.mjs';
 
-const { instance } = await WebAssembly.instantiate(readFileSync(process.argv[2]));
-const k = instance.exports;
-const memory = k.memory;
-let top = k.__heap_base.value;
-function alloc(bytes) {
-  const at = (top + 15) & ~15;
-  top = at + bytes;
-  const need = Math.ceil(top / 65536) - memory.buffer.byteLength / 65536;
-  if (need > 0) memory.grow(need);
-  return at;
-}
+const { k, memory, alloc, qparams } = await loadKernels(process.argv[2]);
 const scale = 0.02, zp = 128;
-const sp = alloc(4), zpp = alloc(4), qp = alloc(20);
-new Float32Array(memory.buffer, sp, 1)[0] = scale;
-new Int32Array(memory.buffer, zpp, 1)[0] = zp;
-new Uint32Array(memory.buffer, qp, 5).set([sp, zpp, 0, 1, 1]);
+const qp = qparams(scale, zp);
 
 function median(f, reps) {
   for (let i = 0; i < reps; i++) f(); // past node's baseline tiers

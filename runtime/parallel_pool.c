@@ -1,18 +1,20 @@
 /* The built-in thread pool behind qg_pool_parallel_for (qgen/parallel.h):
  * workers sleep on a condition variable until a job is posted, then claim
  * task indices one at a time under the lock, as the caller does; the job
- * ends when every task has finished. One job at a time. (A WebAssembly
- * build has no threads: parallel_pool_wasm.c.) */
+ * ends when every task has finished. One job at a time. A WebAssembly
+ * build has no threads: its pool, at the end, runs the tasks in order. */
 #if !defined(__wasm__)
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <unistd.h>
+#endif
 #include <stdbool.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "qgen/parallel.h"
 #include "arg_check.h"
 
+#if !defined(__wasm__)
 struct qg_pool {
     pthread_mutex_t submit; /* held by the one caller whose job runs */
     pthread_mutex_t lock;   /* guards everything below */
@@ -127,8 +129,6 @@ void qg_pool_destroy(qg_pool *p) {
     free(p);
 }
 
-size_t qg_pool_threads(const qg_pool *p) { return p ? p->threads : 0; }
-
 void qg_pool_parallel_for(void *pool, size_t count, qg_task_fn task, void *task_ctx) {
     QG_NEED_OR_RETURN(pool && task);
     qg_pool *p = pool;
@@ -156,7 +156,35 @@ void qg_pool_parallel_for(void *pool, size_t count, qg_task_fn task, void *task_
     pthread_mutex_unlock(&p->submit);
 }
 
+#else
+/* wasm32 modules run without threads here: a pool is its caller alone,
+ * running the tasks in order. */
+struct qg_pool {
+    size_t threads;
+};
+
+qg_status qg_pool_create(size_t threads, qg_pool **out, qg_error *err) {
+    QG_NEED(out, err, "a place for the pool");
+    *out = NULL;
+    if (threads > 1024)
+        return qg_error_set(err, QG_ERR_INVALID, "threads: %zu; expected 0 (one per CPU) to 1024", threads);
+    if (!(*out = calloc(1, sizeof **out)))
+        return qg_error_set(err, QG_ERR_NOMEM, "pool: out of memory");
+    (*out)->threads = 1;
+    return QG_OK;
+}
+
+void qg_pool_destroy(qg_pool *p) { free(p); }
+
+void qg_pool_parallel_for(void *pool, size_t count, qg_task_fn task, void *task_ctx) {
+    QG_NEED_OR_RETURN(pool && task);
+    for (size_t i = 0; i < count; i++)
+        task(task_ctx, i);
+}
+#endif
+
+size_t qg_pool_threads(const qg_pool *p) { return p ? p->threads : 0; }
+
 qg_parallel qg_pool_parallel(qg_pool *pool) {
     return (qg_parallel){pool ? qg_pool_parallel_for : NULL, pool, qg_pool_threads(pool), 0};
 }
-#endif

@@ -3,30 +3,9 @@
 // the scalar kernels of the same spec in the same module (the portable C
 // that the test suite holds bit for bit to docs/semantics.md).
 // Usage: node run.mjs kernels.wasm
-import { readFileSync } from 'node:fs';
+import { loadKernels } from './kernels.mjs';
 
-const { instance } = await WebAssembly.instantiate(readFileSync(process.argv[2]));
-const k = instance.exports;
-const memory = k.memory;
-
-// A bump allocator over the module's memory, from __heap_base up.
-let top = k.__heap_base.value;
-function alloc(bytes) {
-  const at = (top + 15) & ~15;
-  top = at + bytes;
-  const need = Math.ceil(top / 65536) - memory.buffer.byteLength / 65536;
-  if (need > 0) memory.grow(need);
-  return at;
-}
-
-// qg_qparams on wasm32: scale*, zero_point*, zero_point_float*, channels, inner (4 bytes each).
-function qparams(scale, zeroPoint) {
-  const s = alloc(4), z = alloc(4), qp = alloc(20);
-  new Float32Array(memory.buffer, s, 1)[0] = scale;
-  new Int32Array(memory.buffer, z, 1)[0] = zeroPoint;
-  new Uint32Array(memory.buffer, qp, 5).set([s, z, 0, 1, 1]);
-  return qp;
-}
+const { k, memory, alloc, qparams } = await loadKernels(process.argv[2]);
 
 const n = 1003; // not a multiple of the 16-element main loop: the tail runs too
 const x = alloc(4 * n), q = alloc(n), qRef = alloc(n), y = alloc(4 * n), yRef = alloc(4 * n);
