@@ -6,7 +6,9 @@
 #   ggml/         @node-llama-cpp/linux-x64, whose package carries
 #                 libggml-base.so (ggml's reference quantizers) and
 #                 libggml-cpu-<level>.so (its SIMD kernels): the block
-#                 formats' oracle and benchmark peer (docs/semantics.md).
+#                 formats' oracle and benchmark peer (docs/semantics.md);
+#   ortweb/       onnxruntime-web, ONNX Runtime's wasm build: the peer of
+#                 bench/wasm_bench.mjs (docs/wasm.md).
 # --ignore-scripts skips their install scripts, which only fetch GPU
 # builds. Idempotent: a package already there at its version is kept.
 # Usage: scripts/install-npm-peers.sh [deps-dir]   (default: <repo>/.deps)
@@ -31,3 +33,4 @@ install_one() { # folder package version
 
 install_one onnxruntime onnxruntime-node 1.30.0
 install_one ggml @node-llama-cpp/linux-x64 3.22.1
+install_one ortweb onnxruntime-web 1.30.0

@@ -1,11 +1,10 @@
-// A module built by build.sh, instantiated, with what a caller needs to
-// hand it data: a bump allocator over its memory from __heap_base up, and
-// qg_qparams as wasm32 lays it out (scale*, zero_point*, zero_point_float*,
-// channels, inner: 4 bytes each).
-import { readFileSync } from 'node:fs';
-
-export async function loadKernels(path) {
-  const { instance } = await WebAssembly.instantiate(readFileSync(path));
+// A module built by build.sh, instantiated from its bytes (node reads the
+// file, a page fetches it), with what a caller needs to hand it data: a bump
+// allocator over its memory from __heap_base up, and qg_qparams as wasm32
+// lays it out (scale*, zero_point*, zero_point_float*, channels, inner:
+// 4 bytes each).
+export async function instantiateKernels(bytes) {
+  const { instance } = await WebAssembly.instantiate(bytes);
   const k = instance.exports;
   const memory = k.memory;
   let top = k.__heap_base.value;
