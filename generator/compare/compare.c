@@ -195,6 +195,12 @@ static void analyse(ctx *c, qg_compare_row *row) {
     text[0] = '\n';
     text[got + 1] = 0;
     const char *fns[NF] = {f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]};
+    if (row->isa != QG_ISA_SCALAR &&
+        !qg_target_of(row->isa)->mca_cpus[0]) { /* wasm: no llvm-mca model, no loop grammar */
+        snprintf(row->note, sizeof row->note, "n/a: no llvm-mca model for %s", qg_isa_name(row->isa));
+        free(text);
+        return;
+    }
     qg_loop loop;
     if (channels)
         qg_loop_find(text, fns + 6, 2, a->arch, &loop);
@@ -304,7 +310,7 @@ static void run_arch(ctx *c, size_t a, selection *sel, run_out *ref, run_out run
         }
         if (a == 0 && b == QG_BACKEND_C) {
             if (qg_cmp_build_driver(c, b, ar, QG_ISA_SCALAR, true, objects, exe, exe_cap))
-                qg_cmp_run_driver(ar, QG_ISA_SCALAR, exe, false, ref); /* its hashes only */
+                qg_cmp_run_driver(c, ar, QG_ISA_SCALAR, exe, false, ref); /* its hashes only */
             else
                 qg_cmp_note(c, "the reference driver did not build");
         }
@@ -317,7 +323,7 @@ static void run_arch(ctx *c, size_t a, selection *sel, run_out *ref, run_out run
             if (!(c->isas & (1u << isa)) || !(sel->targets & (1u << isa)))
                 continue;
             if (qg_cmp_build_driver(c, b, ar, isa, false, objects, exe, exe_cap))
-                qg_cmp_run_driver(ar, isa, exe, true, &runs[b][isa]);
+                qg_cmp_run_driver(c, ar, isa, exe, true, &runs[b][isa]);
             else
                 snprintf(runs[b][isa].why, sizeof runs[b][isa].why, "the test program did not build");
             snprintf(what, sizeof what, "ran %s %s", qg_isa_name(isa), qg_backend_name(b));

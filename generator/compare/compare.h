@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "../plan/kernel_plan.h"
+#include "../targets/target_table.h"
 #include "qgen/generate.h"
 
 enum { QG_BACKEND_C, QG_BACKEND_LLVM, QG_BACKEND_COUNT };
@@ -76,6 +77,22 @@ void qg_compare_write_html(const qg_compare_report *r, FILE *f);
 
 /* A program found on PATH (or through its QGEN_* environment override). */
 bool qg_cmp_find_tool(const char *env, const char *name, char *out, size_t cap);
+
+/* How a program built for an architecture runs on this machine: natively,
+ * under qemu-user (its sysroot, and the ISA's CPU at vl_bits for a scalable
+ * one; QGEN_QEMU_<ARCH> overrides the program), or for runner "node-wasi"
+ * under node with qgen's WASI runner, written into work (QGEN_NODE
+ * overrides node). argv holds the words before the program, NULL after. */
+typedef struct qg_cmp_runner {
+    char *argv[8];
+    int n;
+    const char *name; /* "native", the qemu program's name, "node" */
+    char prog[1024], cpu[160], script[1024];
+} qg_cmp_runner;
+/* false, with why, where the architecture has no runner here or its
+ * program is missing. */
+bool qg_cmp_runner_init(qg_cmp_runner *r, const qg_arch *a, qg_isa isa, int vl_bits, const char *work, char *why,
+                        size_t cap);
 
 /* Runs argv (NULL-terminated) with stdout and stderr captured into *text
  * (malloc'ed, NUL-terminated); returns the exit status, or -1. */

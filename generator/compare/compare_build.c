@@ -202,9 +202,10 @@ bool qg_cmp_build_driver(ctx *c, int b, const arch_t *a, qg_isa isa, bool refere
     qg_cmp_pathf(c, exe, cap, "driver-%s-%s%s", qg_backend_name(b), qg_isa_name(isa), reference ? "-ref" : "");
     snprintf(words, words_cap,
              "-O2 -ffp-contract=off %s %s -DCMP_NAME=%s -DCMP_HEADER=\"%s.h\" -DCMP_ISA=%s -I%s -I%s -I%s/xxhash %s "
-             "%s %s -o %s -lm",
+             "%s %s %s -o %s -lm",
              a->desc->baseline_cflags, reference ? "-DCMP_REFERENCE" : "", c->sp->name, c->sp->name, qg_isa_name(isa),
-             dir, qg_include_dir(), c->work, qg_cmp_pathf(c, src, sizeof src, "compare_driver.c"), objects, rt, exe);
+             dir, qg_include_dir(), c->work, qg_cmp_pathf(c, src, sizeof src, "compare_driver.c"), objects, rt,
+             a->desc->link_flags, exe);
     bool ok = clang(c, a, words) == 0;
     free(rt);
     free(words);
@@ -237,40 +238,25 @@ static void parse_run(const char *text, run_out *r) {
     }
 }
 
-void qg_cmp_run_driver(const arch_t *a, qg_isa isa, const char *exe, bool timed, run_out *r) {
+void qg_cmp_run_driver(const ctx *c, const arch_t *a, qg_isa isa, const char *exe, bool timed, run_out *r) {
     memset(r, 0, sizeof *r);
-    char *argv[12];
-    int n = 0;
-    char qemu[PATH_MAX], cpu[160], env[64];
-    const char *qemu_name = a->desc->qemu[0] ? a->desc->qemu : NULL;
-    const qg_target *t = qg_target_of(isa);
-    if (qemu_name) {
-        /* QGEN_QEMU_<ARCH> overrides the program */
-        size_t k = (size_t)snprintf(env, sizeof env, "QGEN_QEMU_");
-        for (const char *p = a->arch; *p && k + 1 < sizeof env; p++)
-            env[k++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
-        env[k] = 0;
-        if (!qg_cmp_find_tool(env, qemu_name, qemu, sizeof qemu)) {
-            snprintf(r->why, sizeof r->why, "not run: %s not found", qemu_name);
-            return;
-        }
-        argv[n++] = qemu;
-        argv[n++] = "-L";
-        argv[n++] = (char *)a->desc->sysroot;
-        if (t->qemu_cpu[0]) {
-            qg_target_qemu_cpu(t, qg_cmp_compare_bits(isa), cpu, sizeof cpu);
-            argv[n++] = "-cpu";
-            argv[n++] = cpu;
-        }
-    } else if (strcmp(a->arch, qg_host_arch()) != 0) { /* wasm32: node runs the tests' builds (docs/wasm.md) */
-        snprintf(r->why, sizeof r->why, "not run: qgen compare has no runner for %s", a->arch);
+    char why[80];
+    qg_cmp_runner runner;
+    if (!qg_cmp_runner_init(&runner, a->desc, isa, qg_cmp_compare_bits(isa), c->work, why, sizeof why)) {
+        snprintf(r->why, sizeof r->why, "not run: %s", why);
         return;
-    } else if (!qg_cpu_has(isa)) {
+    }
+    const bool qemu = a->desc->qemu[0] != 0;
+    if (runner.n == 0 && !qg_cpu_has(isa)) {
         snprintf(r->why, sizeof r->why, "not run: this CPU lacks %s", qg_isa_name(isa));
         return;
     }
+    char *argv[12];
+    int n = 0;
+    for (int k = 0; k < runner.n; k++)
+        argv[n++] = runner.argv[k];
     argv[n++] = (char *)exe;
-    if (timed && !qemu_name) /* under qemu: correctness only */
+    if (timed && !qemu) /* under qemu: correctness only */
         argv[n++] = "--time";
     argv[n] = NULL;
     char *out = NULL;
@@ -279,10 +265,9 @@ void qg_cmp_run_driver(const arch_t *a, qg_isa isa, const char *exe, bool timed,
         snprintf(r->why, sizeof r->why, "run failed (exit %d)", rc);
     } else {
         r->ran = true;
-        snprintf(r->why, sizeof r->why, "%s", qemu_name ? qemu_name : "native");
+        snprintf(r->why, sizeof r->why, "%s", runner.name);
         if (qg_cmp_compare_bits(isa))
-            snprintf(r->why, sizeof r->why, "%s, %d-bit vectors", qemu_name ? qemu_name : "native",
-                     qg_cmp_compare_bits(isa));
+            snprintf(r->why, sizeof r->why, "%s, %d-bit vectors", runner.name, qg_cmp_compare_bits(isa));
         parse_run(out ? out : "", r);
     }
     free(out);

@@ -62,6 +62,6 @@ bool qg_cmp_build_runtime(ctx *c, const arch_t *a);
 bool qg_cmp_kernel_objects(ctx *c, int b, const arch_t *a, char *list, size_t cap);
 bool qg_cmp_build_driver(ctx *c, int b, const arch_t *a, qg_isa isa, bool reference, const char *objects, char *exe,
                          size_t cap);
-void qg_cmp_run_driver(const arch_t *a, qg_isa isa, const char *exe, bool timed, run_out *r);
+void qg_cmp_run_driver(const ctx *c, const arch_t *a, qg_isa isa, const char *exe, bool timed, run_out *r);
 
 #endif

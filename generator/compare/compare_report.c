@@ -21,7 +21,7 @@ static void limits_text(char *out, size_t cap) {
         "Models:");
     for (qg_isa isa = QG_ISA_SCALAR + 1; isa < QG_ISA_COUNT && n < cap; isa++) {
         const qg_target *t = qg_target_of(isa);
-        n += (size_t)snprintf(out + n, cap - n, " %s %s", t->name, t->mca_cpus);
+        n += (size_t)snprintf(out + n, cap - n, " %s %s", t->name, t->mca_cpus[0] ? t->mca_cpus : "none");
         if (t->compare_bits && n < cap)
             n += (size_t)snprintf(out + n, cap - n, " at %d-bit vectors", t->compare_bits);
         if (n < cap)
@@ -31,7 +31,7 @@ static void limits_text(char *out, size_t cap) {
         snprintf(out + n, cap - n, "%s",
                  " Elements per iteration come from the generator (vectors per iteration x lanes). Measured: this "
                  "machine, one thread, median of 7 runs of at least 20 ms at 65536 elements; foreign ISAs run under "
-                 "qemu for correctness only, never timed.");
+                 "qemu for correctness only, never timed; wasm runs under node, timed.");
 }
 
 static void mca_text(const qg_compare_row *r, char *out, size_t cap) {

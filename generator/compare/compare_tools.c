@@ -1,5 +1,5 @@
-/* The outside programs compare drives (clang-19, llvm-mca-19, qemu-user),
- * and symbol sizes read from objects through LLVM's object API. */
+/* The outside programs compare drives (clang-19, llvm-mca-19, qemu-user,
+ * node), and symbol sizes read from objects through LLVM's object API. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +13,7 @@
 #include <llvm-c/Object.h>
 
 #include "compare.h"
+#include "wasi_run_src.h"
 
 bool qg_cmp_find_tool(const char *env, const char *name, char *out, size_t cap) {
     const char *forced = env ? getenv(env) : NULL;
@@ -32,6 +33,60 @@ bool qg_cmp_find_tool(const char *env, const char *name, char *out, size_t cap) 
     }
     snprintf(out, cap, "%s", name);
     return false;
+}
+
+/* Writes the embedded WASI runner (scripts/wasi-run.mjs) as work/wasi-run.mjs. */
+static bool write_wasi_runner(const char *work, char *path, size_t cap) {
+    snprintf(path, cap, "%s/wasi-run.mjs", work);
+    FILE *f = fopen(path, "w");
+    const size_t len = sizeof qg_wasi_run_src - 1;
+    const bool ok = f && fwrite(qg_wasi_run_src, 1, len, f) == len;
+    return (f ? fclose(f) == 0 : false) && ok;
+}
+
+bool qg_cmp_runner_init(qg_cmp_runner *r, const qg_arch *a, qg_isa isa, int vl_bits, const char *work, char *why,
+                        size_t cap) {
+    memset(r, 0, sizeof *r);
+    r->name = "native";
+    if (a->qemu[0]) {
+        char env[64];
+        size_t k = (size_t)snprintf(env, sizeof env, "QGEN_QEMU_");
+        for (const char *p = a->name; *p && k + 1 < sizeof env; p++)
+            env[k++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+        env[k] = 0;
+        if (!qg_cmp_find_tool(env, a->qemu, r->prog, sizeof r->prog)) {
+            snprintf(why, cap, "%s not found", a->qemu);
+            return false;
+        }
+        r->name = a->qemu;
+        r->argv[r->n++] = r->prog;
+        r->argv[r->n++] = "-L";
+        r->argv[r->n++] = (char *)a->sysroot;
+        const qg_target *t = qg_target_of(isa);
+        if (t && t->qemu_cpu[0]) {
+            qg_target_qemu_cpu(t, vl_bits, r->cpu, sizeof r->cpu);
+            r->argv[r->n++] = "-cpu";
+            r->argv[r->n++] = r->cpu;
+        }
+    } else if (strcmp(a->runner, "node-wasi") == 0) {
+        if (!qg_cmp_find_tool("QGEN_NODE", "node", r->prog, sizeof r->prog)) {
+            snprintf(why, cap, "node not found (it runs %s programs)", a->name);
+            return false;
+        }
+        if (!write_wasi_runner(work, r->script, sizeof r->script)) {
+            snprintf(why, cap, "cannot write %s", r->script);
+            return false;
+        }
+        r->name = "node";
+        r->argv[r->n++] = r->prog;
+        r->argv[r->n++] = "--no-warnings";
+        r->argv[r->n++] = r->script;
+    } else if (strcmp(a->name, qg_host_arch()) != 0) {
+        snprintf(why, cap, "no runner for %s programs here", a->name);
+        return false;
+    }
+    r->argv[r->n] = NULL;
+    return true;
 }
 
 int qg_cmp_run(char *const argv[], char **text) {

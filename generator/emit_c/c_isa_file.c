@@ -93,7 +93,6 @@ static qg_status emit_isa_file(emitter *e, const qg_spec *sp, qg_isa isa, const 
         P("#if !(%s)\n#error \"qgen: %s kernels need a compiler that takes their target from the file (clang) or "
           "flags %s\"\n#endif\n\n",
           e->tg->needs, e->tg->name, e->tg->cflags);
-    S("#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
     S(e->is->includes);
     S("\n#include \"qgen/kernel_support.h\"\n\n");
     emit_target_push(e);

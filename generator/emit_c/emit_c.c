@@ -11,8 +11,7 @@
 #define P(...) qg_text_printf(t, __VA_ARGS__)
 #define S(s) qg_text_puts(t, s)
 
-/* The resolved spec as a C initializer (floats in hex: exact). */
-static void emit_spec_literal(const qg_spec *sp, qg_text *t) {
+void qg_emit_spec_literal(const qg_spec *sp, qg_text *t) {
     const qg_observer_spec *o = &sp->observer;
     P("const qg_spec %s_spec = {\n", sp->name);
     P("    .name = \"%s\",\n    .dtype = %d, /* %s */\n    .qscheme = %d, /* %s */\n", sp->name, (int)sp->dtype,
@@ -40,6 +39,8 @@ static void emit_spec_literal(const qg_spec *sp, qg_text *t) {
         P("    .group_size = %zu,\n", sp->group_size);
     if (sp->float_type != QG_FLOAT32)
         P("    .float_type = %d, /* %s */\n", (int)sp->float_type, qg_float_type_name(sp->float_type));
+    if (sp->block != QG_BLOCK_NONE)
+        P("    .block = %d, /* %s */\n", (int)sp->block, qg_block_format_name(sp->block));
     S("};\n");
 }
 
@@ -188,6 +189,6 @@ qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg
           n, n, n, n, n);
     }
     P("const char *%s_isa(void) { return %s_pick()->head.isa; }\n\n", n, n);
-    emit_spec_literal(sp, t);
+    qg_emit_spec_literal(sp, t);
     return qg_text_ok(t) ? QG_OK : qg_error_set(err, QG_ERR_NOMEM, "generate: out of memory");
 }

@@ -29,6 +29,9 @@ const char *qg_q_type(qg_dtype d);
  * the generator and the command). */
 qg_status qg_emit_isa_file(const qg_spec *sp, qg_isa isa, const char *banner, qg_text *t, qg_error *err);
 qg_status qg_emit_header(const qg_spec *sp, const char *banner, qg_text *t, qg_error *err);
+/* The resolved spec as the C definition `const qg_spec NAME_spec = {...};`
+ * (designated fields, floats in hex: exact on every ABI). */
+void qg_emit_spec_literal(const qg_spec *sp, qg_text *t);
 qg_status qg_emit_dispatch(const qg_spec *sp, const char *banner, qg_text *t, qg_error *err);
 
 #endif

@@ -73,9 +73,11 @@ typedef struct qg_arch {
     const char *clang_flags;     /* clang flags that select the architecture */
     const char *baseline_cflags; /* flags every file of the architecture is built with */
     const char *llvm_cpu, *llvm_features, *llvm_abi;
-    const char *mca_cpus; /* for the architecture's scalar code */
-    const char *qemu;     /* qemu-user program ("" = runs natively here) */
-    const char *sysroot;  /* its -L sysroot */
+    const char *mca_cpus;   /* for the architecture's scalar code */
+    const char *qemu;       /* qemu-user program ("" = runs natively here, or by runner) */
+    const char *runner;     /* "node-wasi": node with qgen's WASI runner (scripts/wasi-run.mjs) */
+    const char *link_flags; /* flags every program of the architecture is linked with */
+    const char *sysroot;    /* its -L sysroot */
 } qg_arch;
 
 /* The register group (LMUL: 1, 2, 4 or 8) `op` (an op name, "observe"

@@ -3,10 +3,29 @@
 #ifndef QGEN_KERNEL_SUPPORT_H
 #define QGEN_KERNEL_SUPPORT_H
 
-#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The kernels call no C library function but memcpy and memset, which the
+ * compiler turns into its own instructions. Where no C library headers are
+ * there (clang --target=wasm32 with no sysroot: a module for a page), the
+ * two are declared here, and the file needs nothing beyond the compiler's
+ * own headers. */
+#if defined(__has_include)
+#if __has_include(<string.h>)
+#define QG_KS_LIBC_HEADERS 1
+#endif
+#else
+#define QG_KS_LIBC_HEADERS 1
+#endif
+#if defined(QG_KS_LIBC_HEADERS)
+#include <math.h>
 #include <string.h>
+#else
+void *memcpy(void *restrict to, const void *restrict from, size_t bytes);
+void *memset(void *to, int byte, size_t bytes);
+#define HUGE_VALF __builtin_huge_valf()
+#endif
 
 #include "qgen/runtime.h"
 

@@ -10,7 +10,8 @@
  * Spec i is drawn from (S, i); each goes through the JIT, the LLVM
  * backend's object and the C backend's file, each at an ISA of this CPU
  * drawn from the spec's seed; K of them (the first that a foreign ISA can
- * serve) also through the C of a foreign ISA under qemu (with --cross: the kernel-test builds). A mismatch prints
+ * serve) also through the C of a foreign ISA under qemu, or node for wasm
+ * (with --cross: the kernel-test builds). A mismatch prints
  * the case shrunk to its shortest length and the spec to its fewest
  * fields, as a command line that reproduces it. Deterministic: the same
  * arguments draw the same specs, cases and data. */
@@ -398,8 +399,9 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < tot.n; k++)
         printf("  %-22s %4llu specs %7llu cases %11llu values\n", tot.t[k].name, tot.t[k].specs, tot.t[k].cases,
                tot.t[k].values);
-    printf("  %llu specs also under qemu; %llu builds of ISAs this CPU lacks (generated and compiled, not run)\n",
-           tot.foreign, tot.built_only);
+    printf(
+        "  %llu specs also under qemu or node; %llu builds of ISAs this CPU lacks (generated and compiled, not run)\n",
+        tot.foreign, tot.built_only);
     printf("coverage:\n");
     dt_cover_print();
     if (o.cfg.cross && tot.foreign < o.qemu) { /* asked for, not done: a failure, never a quiet pass */

@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compare/compare.h" /* qg_cmp_run */
+#include "compare/compare.h" /* qg_cmp_run, qg_cmp_runner_init */
+#include "emit_c/emit_c.h"   /* qg_emit_spec_literal */
 #include "qgen/generate.h"
 #include "qgen/jit.h"
 #include "targets/target_table.h"
@@ -51,32 +52,27 @@ static bool generate(const qg_spec *sp, qg_isa isa, qg_emit_kind emit, const cha
 }
 
 /* The spec as the kernels see it: NAME_spec, which the dispatcher's file
- * defines (the ISA files read it where they hand work to the runtime). It
- * is written as the host's bytes: every architecture qgen targets lays a
- * qg_spec out alike (LP64, little-endian), which the file asserts. With
- * kernels, also dt_table, their dt_kernels for dt_runner. */
+ * defines (the ISA files read it where they hand work to the runtime), in
+ * the generator's own words for it, which every ABI lays out alike. With
+ * kernels, also dt_spec and dt_table, their dt_kernels for dt_runner. */
 static bool write_spec_file(const qg_spec *sp, qg_isa isa, bool kernels, const char *path) {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return false;
-    fprintf(f, "#include \"%s.h\"\n#include \"dt_check.h\"\n", sp->name);
-    fprintf(f, "_Static_assert(sizeof(qg_spec) == %zu, \"qg_spec is laid out as on the host\");\n", sizeof *sp);
-    fprintf(f, "const union dt_spec_bits { unsigned char b[%zu]; qg_spec s; } dt_spec_bits = {{", sizeof *sp);
-    const unsigned char *b = (const unsigned char *)sp;
-    for (size_t i = 0; i < sizeof *sp; i++)
-        fprintf(f, "%s%u", i ? "," : "", b[i]);
-    fprintf(f, "}};\nextern const qg_spec %s_spec __attribute__((alias(\"dt_spec_bits\")));\n", sp->name);
+    qg_text t = {0};
+    qg_text_printf(&t, "#include \"%s.h\"\n#include \"dt_check.h\"\n", sp->name);
+    qg_emit_spec_literal(sp, &t);
     if (kernels) {
         static const char *const ops[][2] = {
             {"quantize", "dt_quantize_fn"},     {"dequantize", "dt_dequantize_fn"},
             {"fake_quant", "dt_fake_quant_fn"}, {"fake_quant_backward", "dt_backward_fn"},
             {"observe", "dt_observe_fn"},       {"requantize", "dt_requantize_fn"}};
-        fprintf(f, "const qg_spec *const dt_spec = &dt_spec_bits.s;\nconst dt_kernels dt_table = {\n");
+        qg_text_printf(&t, "const qg_spec *const dt_spec = &%s_spec;\nconst dt_kernels dt_table = {\n", sp->name);
         for (size_t i = 0; i < 6; i++)
-            fprintf(f, "    (%s)%s_%s__%s,\n", ops[i][1], sp->name, ops[i][0], qg_isa_name(isa));
-        fprintf(f, "};\n");
+            qg_text_printf(&t, "    (%s)%s_%s__%s,\n", ops[i][1], sp->name, ops[i][0], qg_isa_name(isa));
+        qg_text_puts(&t, "};\n");
     }
-    return fclose(f) == 0;
+    FILE *f = qg_text_ok(&t) ? fopen(path, "w") : NULL;
+    const bool ok = f && fwrite(t.p, 1, t.len, f) == t.len;
+    qg_text_free(&t);
+    return (f ? fclose(f) == 0 : false) && ok;
 }
 
 /* ---- in this process ----------------------------------------------------- */
@@ -218,6 +214,10 @@ static bool build_runner(const dt_config *cfg, const qg_spec *sp, qg_isa isa, co
     argv[n++] = pathf(rt, sizeof rt, "%s/libkt_rt.a", cross);
     argv[n++] = "-lm";
     argv[n++] = "-lpthread";
+    char link[256];
+    snprintf(link, sizeof link, "%s", a->link_flags);
+    if (link[0])
+        argv[n++] = link; /* one word, as the table gives it */
     argv[n++] = "-o";
     argv[n++] = (char *)exe;
     argv[n] = NULL;
@@ -251,21 +251,18 @@ static bool read_report(const char *text, dt_tally *t) {
 bool dt_foreign_run(const dt_config *cfg, const qg_spec *sp, qg_isa isa, int vl_bits, uint64_t seed, size_t step,
                     const dt_case *only, dt_tally *t, char *why, size_t cap) {
     const qg_arch *a = qg_arch_of(isa);
-    const qg_target *tg = qg_target_of(isa);
-    char exe[PATH + 32], cpu[160], sysroot[PATH], args[5][32];
+    char exe[PATH + 32], args[5][32];
     pathf(exe, sizeof exe, "%s/%s/qemu-%s/dt_runner", cfg->work, sp->name, qg_isa_name(isa));
     if (!build_runner(cfg, sp, isa, exe, why, cap))
         return false;
+    char dir[PATH];
+    qg_cmp_runner runner;
+    if (!qg_cmp_runner_init(&runner, a, isa, vl_bits, pathf(dir, sizeof dir, "%s/%s", cfg->work, sp->name), why, cap))
+        return false;
     char *argv[16];
     int n = 0;
-    argv[n++] = (char *)a->qemu;
-    argv[n++] = "-L";
-    argv[n++] = pathf(sysroot, sizeof sysroot, "%s", a->sysroot);
-    if (vl_bits) {
-        qg_target_qemu_cpu(tg, vl_bits, cpu, sizeof cpu);
-        argv[n++] = "-cpu";
-        argv[n++] = cpu;
-    }
+    for (int k = 0; k < runner.n; k++)
+        argv[n++] = runner.argv[k];
     argv[n++] = exe;
     if (only) {
         argv[n++] = "--case";
@@ -282,7 +279,7 @@ bool dt_foreign_run(const dt_config *cfg, const qg_spec *sp, qg_isa isa, int vl_
     const int rc = qg_cmp_run(argv, &text);
     const bool ok = (rc == 0 || rc == 1) && text && read_report(text, t);
     if (!ok)
-        snprintf(why, cap, "%s exited %d: %.600s", a->qemu, rc, text ? text : "");
+        snprintf(why, cap, "%s exited %d: %.600s", runner.name, rc, text ? text : "");
     free(text);
     return ok;
 }

@@ -1,7 +1,7 @@
 /* Where qgen-difftest gets a spec's kernels: the JIT, the C backend's file
  * of an ISA compiled into a shared object, the LLVM backend's object linked
  * into one (both loaded with dlopen), or, for a foreign ISA, dt_runner
- * linked with the C file and run under qemu-user. */
+ * linked with the C file and run under qemu-user (node for wasm32). */
 #ifndef QGEN_DT_BACKENDS_H
 #define QGEN_DT_BACKENDS_H
 

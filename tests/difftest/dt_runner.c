@@ -1,7 +1,8 @@
 /* The differential tester's runner for a foreign architecture, run under
- * qemu-user. qgen-difftest links it per spec with the generated C of one
- * ISA and a table file it writes (dt_spec: the qg_spec as the host holds
- * it; dt_table: the kernels), then runs
+ * qemu-user (or node's WASI for wasm32). qgen-difftest links it per spec
+ * with the generated C of one ISA and a table file it writes (dt_spec: the
+ * spec in the generator's own C initializer; dt_table: the kernels), then
+ * runs
  *
  *   dt_runner SEED STEP                  every case drawn from SEED
  *   dt_runner --case OP N INNER CSEED    one case, shrunk to its shortest failing length
