@@ -25,8 +25,9 @@ static const char usage[] =
     "  --mca-cpu  ISA=CPU[,CPU2]: llvm-mca models for one ISA instead of the defaults (repeatable)\n"
     "  --keep     keep the scratch directory\n"
     "  --quiet    no progress line (it is shown only when stderr is a terminal)\n"
-    "Tools: clang-19, llvm-mca-19, qemu-aarch64, qemu-riscv64, node (wasm) from PATH, or QGEN_CLANG,\n"
-    "QGEN_LLVM_MCA, QGEN_QEMU_AARCH64, QGEN_QEMU_RISCV64, QGEN_NODE; a missing one is reported in the output.\n";
+    "Tools: clang-19, llvm-mca-19, qemu-aarch64, qemu-riscv64, node and llvm-nm-19 (wasm) from PATH, or\n"
+    "QGEN_CLANG, QGEN_LLVM_MCA, QGEN_QEMU_AARCH64, QGEN_QEMU_RISCV64, QGEN_NODE, QGEN_LLVM_NM; a missing one is\n"
+    "reported in the output.\n";
 
 static int parse_list(const char *opt, const char *text, const char *const *names, int count, unsigned *out) {
     *out = 0;

@@ -117,7 +117,7 @@ void qg_loop_free(qg_loop *loop);
 void qg_loop_mca(const char *mca, const char *work_dir, const qg_loop *loop, const char *triple, const char *cpu,
                  const char *features, const char *arch, int lmul, qg_mca_result *res, int *loads, int *stores);
 
-/* Size in bytes of symbol `name` in an ELF object file (-1 if absent). */
+/* Size in bytes of symbol `name` in an object file (-1 if absent). */
 long qg_cmp_symbol_size(const char *object_path, const char *name);
 
 #endif

@@ -117,6 +117,32 @@ int qg_cmp_run(char *const argv[], char **text) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
+/* A wasm object's symbol size from llvm-nm-19 -S (LLVM 19's C API reads a
+ * wasm object's symbols as ELF's and crashes); -1 where the tool or the
+ * symbol is missing. */
+static long wasm_symbol_size(const char *object_path, const char *name) {
+    char nm[1024];
+    if (!qg_cmp_find_tool("QGEN_LLVM_NM", "llvm-nm-19", nm, sizeof nm))
+        return -1;
+    char *argv[] = {nm, "-S", "--defined-only", (char *)object_path, NULL}, *text = NULL;
+    long size = -1;
+    if (qg_cmp_run(argv, &text) == 0 && text) {
+        const size_t len = strlen(name);
+        for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+            unsigned long at, bytes;
+            char kind;
+            int used = 0;
+            if (sscanf(l, "%lx %lx %c %n", &at, &bytes, &kind, &used) == 3 && !strncmp(l + used, name, len) &&
+                (l[used + len] == '\n' || l[used + len] == 0)) {
+                size = (long)bytes;
+                break;
+            }
+        }
+    }
+    free(text);
+    return size;
+}
+
 long qg_cmp_symbol_size(const char *object_path, const char *name) {
     LLVMMemoryBufferRef buf;
     char *msg = NULL;
@@ -127,10 +153,9 @@ long qg_cmp_symbol_size(const char *object_path, const char *name) {
     LLVMContextRef ctx = LLVMContextCreate();
     LLVMBinaryRef bin = LLVMCreateBinary(buf, ctx, &msg);
     long size = -1;
-    /* LLVM 19's symbol size reads a wasm object's symbols as ELF's and
-     * crashes: no size there (the report says n/a) */
     if (bin && LLVMBinaryGetType(bin) == LLVMBinaryTypeWasm) {
         LLVMDisposeBinary(bin);
+        size = wasm_symbol_size(object_path, name);
     } else if (bin) {
         LLVMSymbolIteratorRef it = LLVMObjectFileCopySymbolIterator(bin);
         while (!LLVMObjectFileIsSymbolIteratorAtEnd(bin, it)) {
