@@ -18,6 +18,8 @@ install(EXPORT QGenTargets NAMESPACE QGen:: DESTINATION ${QGEN_CMAKE_DIR})
 
 file(GLOB toolchains CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/targets/toolchains/*.cmake)
 install(FILES ${toolchains} DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/toolchains)
+# node's runner of wasm32 programs, which the wasm32 toolchain names
+install(FILES ${PROJECT_SOURCE_DIR}/scripts/wasi-run.mjs DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/toolchains)
 # the ISA table, which qgen_add_kernels() reads
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/targets/ DESTINATION ${CMAKE_INSTALL_DATADIR}/qgen/targets
         FILES_MATCHING PATTERN "*.json")
@@ -30,6 +32,11 @@ install(FILES ${XXHASH_INCLUDE_DIR}/xxhash.h DESTINATION ${CMAKE_INSTALL_DATADIR
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/QGenConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/QGenConfig.cmake INSTALL_DESTINATION ${QGEN_CMAKE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/QGenConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+# A cross build compiles the runtime from the sources the package ships and
+# runs only the host's qgen (QGenConfig.cmake), so a 32-bit target (wasm32)
+# takes the 64-bit package too.
+file(APPEND ${PROJECT_BINARY_DIR}/QGenConfigVersion.cmake
+     "\nif(CMAKE_CROSSCOMPILING AND PACKAGE_VERSION_UNSUITABLE)\n  set(PACKAGE_VERSION_UNSUITABLE FALSE)\nendif()\n")
 install(FILES ${PROJECT_BINARY_DIR}/QGenConfig.cmake ${PROJECT_BINARY_DIR}/QGenConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/QGenAddKernels.cmake ${PROJECT_SOURCE_DIR}/cmake/QGenIsaTable.cmake
         DESTINATION ${QGEN_CMAKE_DIR})

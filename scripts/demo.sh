@@ -48,8 +48,16 @@ for arch in $(target_archs); do
   [ "$arch" = "$host" ] && continue
   isa=$(target_isas_of "$arch" | head -1)
   read -r -a base <<< "$(target_field "$isa" 6) $(target_field "$isa" 7)"
-  LDFLAGS=-fuse-ld=lld build_for "$arch" clang-19 "${base[@]}"
-  run=("$(target_field "$isa" 8)" -L "$(target_field "$isa" 9)")
+  read -r -a run <<< "$(target_runner "$arch" scripts/wasi-run.mjs)"
+  link=$(target_field "$isa" 14)
+  if [ "${run[0]:-}" = node ]; then # wasm32 has no threads (docs/wasm.md)
+    host_flags=("${flags[@]}") && flags=()
+    for f in "${host_flags[@]}"; do [ "$f" = -pthread ] || flags+=("$f"); done
+    LDFLAGS="-fuse-ld=lld $link" build_for "$arch" clang-19 "${base[@]}"
+    flags=("${host_flags[@]}")
+  else
+    LDFLAGS="-fuse-ld=lld $link" build_for "$arch" clang-19 "${base[@]}"
+  fi
   while IFS='|' read -r label _ cpu; do
     echo "$arch, $label, under ${run[0]} (correctness only):"
     "${run[@]}" ${cpu:+-cpu "$cpu"} "$out/kernel_demo-$arch"

@@ -105,11 +105,9 @@ if [ "$cross" = 1 ]; then
   targets_load "$prefix/bin/qgen" "$work/targets.tsv"
   for arch in $(target_archs); do
     [ "$arch" = "$(target_host)" ] && continue
-    isa=$(target_isas_of "$arch" | head -1)
-    # no qemu runner (wasm32): the package's 64-bit runtime does not serve
-    # it; examples/wasm-node builds its own module (docs/wasm.md)
-    [ -n "$(target_field "$isa" 8)" ] || continue
-    run=("$(target_field "$isa" 8)" -L "$(target_field "$isa" 9)")
+    # qemu, or node with the package's WASI runner (wasm32)
+    read -r -a run <<< "$(target_runner "$arch" "$prefix/share/qgen/toolchains/wasi-run.mjs")"
+    [ ${#run[@]} -gt 0 ] || continue
     for backend in c llvm; do
       step "downstream-cmake, $arch ($backend backend), under ${run[0]}"
       d=$work/downstream-$arch-$backend
