@@ -81,6 +81,12 @@ static LLVMValueRef minmax(lx *x, LLVMValueRef a, LLVMValueRef b, bool is_max) {
             return lx_intrinsic(x, x->isa->intr[is_max ? LX_I_MAX : LX_I_MIN], NULL, 0,
                                 (LLVMValueRef[]){a, b, lx_i32(x, 4)}, 3);
         break;
+    /* wasm: pmin(b, a) is a < b ? a : b, pmax(b, a) is b < a ? a : b; the
+     * compare-and-select below is not matched to them by LLVM 19 */
+    case LX_MINMAX_WASM_PMINMAX:
+        if (t == x->vf)
+            return lx_intrinsic(x, x->isa->intr[is_max ? LX_I_MAX : LX_I_MIN], &t, 1, (LLVMValueRef[]){b, a}, 2);
+        break;
     case LX_MINMAX_SELECT:
     default: break;
     }

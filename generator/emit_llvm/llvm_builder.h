@@ -19,7 +19,8 @@ typedef enum lx_minmax {
     LX_MINMAX_X86_256,
     LX_MINMAX_X86_512,
     LX_MINMAX_MINIMUM,
-    LX_MINMAX_MINNUM
+    LX_MINMAX_MINNUM,
+    LX_MINMAX_WASM_PMINMAX
 } lx_minmax;
 typedef enum lx_round_cvt {
     LX_CVT_ROUNDEVEN,
@@ -39,7 +40,7 @@ typedef enum lx_narrow4 {
     LX_NARROW4_WASM
 } lx_narrow4;
 typedef enum lx_mask_bytes { LX_MASK_BYTES_ZEXT, LX_MASK_BYTES_PDEP } lx_mask_bytes;
-typedef enum lx_mask_bits { LX_MASK_BITS_WINDOW, LX_MASK_BITS_RISCV_VSM } lx_mask_bits;
+typedef enum lx_mask_bits { LX_MASK_BITS_WINDOW, LX_MASK_BITS_RISCV_VSM, LX_MASK_BITS_WASM_BITMASK } lx_mask_bits;
 /* The ISA's own intrinsics those spellings call, by role (targets/<isa>.json
  * "llvm_intrinsics"): min, max, round_cvt, narrow16, narrow8, narrow8u,
  * pdep, store_bits, load_bits. */
@@ -53,6 +54,7 @@ typedef enum lx_intr {
     LX_I_PDEP,
     LX_I_STORE_BITS,
     LX_I_LOAD_BITS,
+    LX_I_BITMASK,
     LX_I_COUNT
 } lx_intr;
 

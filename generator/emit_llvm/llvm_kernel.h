@@ -50,6 +50,9 @@ typedef struct span_args {
 
 /* llvm_mask.c: gradient masks */
 void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
+/* ... the same from the lanes' bits, an i32 (bit k: lane k) */
+void lx_pack_bits_value(lx *x, LLVMValueRef bits, unsigned lanes, LLVMValueRef packed, LLVMValueRef at,
+                        LLVMValueRef count);
 /* `count` bits from bit `at` as an i32; `lanes` (a vector's, or group_mask's
  * 16) is how many a whole read takes */
 LLVMValueRef lx_get_bits_inline(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count, unsigned lanes);

@@ -33,10 +33,25 @@ static LLVMValueRef low_bits(lx *x, LLVMValueRef count) {
     return LLVMBuildSub(x->b, LLVMBuildShl(x->b, lx_i32(x, 1), c32, ""), lx_i32(x, 1), "");
 }
 
+/* The lanes of m as the low bits of an i32: the bits of the mask vector, or
+ * wasm's bitmask of its lanes widened to 128 bits (LLVM 19 takes a wasm
+ * mask's bits apart lane by lane). */
+static LLVMValueRef mask_bits(lx *x, LLVMValueRef m, unsigned lanes) {
+    if (x->isa->mask_bits == LX_MASK_BITS_WASM_BITMASK && 128 % lanes == 0 && lanes >= 4) {
+        LLVMTypeRef v = LLVMVectorType(LLVMIntTypeInContext(x->c, 128 / lanes), lanes);
+        return lx_intrinsic(x, x->isa->intr[LX_I_BITMASK], &v, 1, (LLVMValueRef[]){LLVMBuildSExt(x->b, m, v, "")}, 1);
+    }
+    return LLVMBuildZExt(x->b, LLVMBuildBitCast(x->b, m, LLVMIntTypeInContext(x->c, lanes), ""), x->i32, "");
+}
+
 void lx_pack_bits_inline(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count) {
     const unsigned lanes = LLVMGetVectorSize(LLVMTypeOf(m)); /* a vector's, or group_mask's 16 */
+    lx_pack_bits_value(x, mask_bits(x, m, lanes), lanes, packed, at, count);
+}
+
+void lx_pack_bits_value(lx *x, LLVMValueRef bits, unsigned lanes, LLVMValueRef packed, LLVMValueRef at,
+                        LLVMValueRef count) {
     LLVMTypeRef iL = LLVMIntTypeInContext(x->c, lanes);
-    LLVMValueRef bits = LLVMBuildZExt(x->b, LLVMBuildBitCast(x->b, m, iL, ""), x->i32, "");
     bits = LLVMBuildAnd(x->b, bits, low_bits(x, count), "");
     LLVMValueRef byte = LLVMBuildLShr(x->b, at, lx_isz(x, 3), "");
     LLVMValueRef sh = LLVMBuildTrunc(x->b, LLVMBuildAnd(x->b, at, lx_isz(x, 7), ""), x->i32, "");

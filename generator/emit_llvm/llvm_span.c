@@ -121,10 +121,38 @@ static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef z16, LLVMValueR
     LLVMSetAlignment(LLVMBuildStore(x->b, perm, lx_gep(x, x->i8, out, at)), 1);
 }
 
+/* wasm: the four masks as all-ones lanes narrowed to 16 bytes (two rounds
+ * of saturating narrow, as the C spelling does), then their bitmask or the
+ * bytes themselves; shuffles of i1 vectors are taken apart lane by lane. */
+static void store_four_masks_narrowed(lx *x, LLVMValueRef m[4], LLVMValueRef mask, LLVMValueRef at) {
+    LLVMValueRef w[4];
+    for (int k = 0; k < 4; k++)
+        w[k] = LLVMBuildSExt(x->b, m[k], x->vi, "");
+    const char *dw = x->isa->intr[LX_I_NARROW16], *wb = x->isa->intr[LX_I_NARROW8];
+    LLVMValueRef bytes = pack2(x, wb, pack2(x, dw, w[0], w[1]), pack2(x, dw, w[2], w[3]));
+    LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, mask, ""));
+    if (lx_packed_mask(x)) {
+        LLVMTypeRef v16 = LLVMTypeOf(bytes);
+        LLVMValueRef bits = lx_intrinsic(x, x->isa->intr[LX_I_BITMASK], &v16, 1, &bytes, 1);
+        lx_pack_bits_value(x, bits, 16, mask, at, lx_isz(x, 16));
+    } else {
+        LLVMValueRef one[16];
+        for (int k = 0; k < 16; k++)
+            one[k] = LLVMConstInt(x->i8, 1, 0);
+        LLVMValueRef ones = LLVMBuildAnd(x->b, bytes, LLVMConstVector(one, 16), "");
+        LLVMSetAlignment(LLVMBuildStore(x->b, ones, lx_gep(x, x->i8, mask, at)), 1);
+    }
+    lx_if_close(x, join);
+}
+
 /* group_mask: four vectors' lane masks as one of 16 lanes, stored as two
  * whole bytes of bits when the run is on the byte grid, or as 16 bytes. */
 static void store_four_masks(lx *x, LLVMValueRef m[4], LLVMValueRef mask, LLVMValueRef at) {
     const unsigned L = x->isa->lanes;
+    if (x->isa->mask_bits == LX_MASK_BITS_WASM_BITMASK && L == 4) {
+        store_four_masks_narrowed(x, m, mask, at);
+        return;
+    }
     LLVMValueRef idx[16];
     for (unsigned k = 0; k < 4 * L && k < 16; k++)
         idx[k] = lx_i32(x, k);
