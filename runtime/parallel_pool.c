@@ -14,6 +14,15 @@
 #include "qgen/parallel.h"
 #include "arg_check.h"
 
+/* The checks both pools make of a request; *out NULL until one is made. */
+static qg_status pool_request(size_t threads, qg_pool **out, qg_error *err) {
+    QG_NEED(out, err, "a place for the pool");
+    *out = NULL;
+    if (threads > 1024)
+        return qg_error_set(err, QG_ERR_INVALID, "threads: %zu; expected 0 (one per CPU) to 1024", threads);
+    return QG_OK;
+}
+
 #if !defined(__wasm__)
 struct qg_pool {
     pthread_mutex_t submit; /* held by the one caller whose job runs */
@@ -79,16 +88,15 @@ static void *worker_main(void *arg) {
 
 static size_t online_cpus(void) {
     const long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (size_t)n : 1;
+    return n > 1024 ? 1024 : n > 0 ? (size_t)n : 1; /* the most a pool takes */
 }
 
 qg_status qg_pool_create(size_t threads, qg_pool **out, qg_error *err) {
-    QG_NEED(out, err, "a place for the pool");
-    *out = NULL;
+    qg_status st = pool_request(threads, out, err);
+    if (st)
+        return st;
     if (threads == 0)
         threads = online_cpus();
-    if (threads > 1024)
-        return qg_error_set(err, QG_ERR_INVALID, "threads: %zu; expected 0 (one per CPU) to 1024", threads);
     qg_pool *p = calloc(1, sizeof *p);
     pthread_t *worker = threads > 1 ? calloc(threads - 1, sizeof *worker) : NULL;
     if (!p || (threads > 1 && !worker)) {
@@ -164,10 +172,9 @@ struct qg_pool {
 };
 
 qg_status qg_pool_create(size_t threads, qg_pool **out, qg_error *err) {
-    QG_NEED(out, err, "a place for the pool");
-    *out = NULL;
-    if (threads > 1024)
-        return qg_error_set(err, QG_ERR_INVALID, "threads: %zu; expected 0 (one per CPU) to 1024", threads);
+    qg_status st = pool_request(threads, out, err);
+    if (st)
+        return st;
     if (!(*out = calloc(1, sizeof **out)))
         return qg_error_set(err, QG_ERR_NOMEM, "pool: out of memory");
     (*out)->threads = 1;

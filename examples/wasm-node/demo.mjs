@@ -23,7 +23,10 @@ export function runDemo({ k, memory, alloc, qparams }) {
   k.act_fake_quant__scalar(x, fqRef, maskRef, n, qp);
 
   const bytes = (at, len) => new Uint8Array(memory.buffer, at, len);
-  const same = (a, b, len) => bytes(a, len).every((v, i) => v === bytes(b, len)[i]);
+  const same = (a, b, len) => {
+    const u = bytes(a, len), v = bytes(b, len);
+    return u.every((byte, i) => byte === v[i]);
+  };
   const agree = same(q, qRef, n) && same(y, yRef, 4 * n) && same(fq, fqRef, 4 * n) && same(mask, maskRef, n);
   let digest = 0x811c9dc5; // FNV-1a over q, y, fake_quant's y and its mask
   for (const [at, len] of [[q, n], [y, 4 * n], [fq, 4 * n], [mask, n]])

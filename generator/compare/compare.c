@@ -172,13 +172,14 @@ static void analyse(ctx *c, qg_compare_row *row) {
     const size_t channels = rows_channels(c->sp, row);
     snprintf(f[6], sizeof f[6], "%s_%s_rows__%s", name, op, isa);
     snprintf(f[7], sizeof f[7], "%s_%s_rows", name, op);
-    long bytes = -1;
-    for (int k = 0; k < NF; k++) {
-        long s = qg_cmp_symbol_size(obj, f[k]);
-        if (s > 0)
-            bytes = (bytes < 0 ? 0 : bytes) + s;
+    const char *fns[NF] = {f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]};
+    row->code_bytes = qg_cmp_symbols_size(obj, fns, NF);
+    const char *models[2];
+    char storage[2][32];
+    if (mca_models(c->opt, row->isa, models, storage) == 0) { /* wasm: no llvm-mca model, no loop grammar */
+        snprintf(row->note, sizeof row->note, "n/a: no llvm-mca model for %s", qg_isa_name(row->isa));
+        return;
     }
-    row->code_bytes = bytes;
     FILE *fp = fopen(asm_path, "r");
     if (!fp) {
         snprintf(row->note, sizeof row->note, "no assembly (%.200s)", asm_path);
@@ -194,13 +195,6 @@ static void analyse(ctx *c, qg_compare_row *row) {
         return;
     text[0] = '\n';
     text[got + 1] = 0;
-    const char *fns[NF] = {f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]};
-    if (row->isa != QG_ISA_SCALAR &&
-        !qg_target_of(row->isa)->mca_cpus[0]) { /* wasm: no llvm-mca model, no loop grammar */
-        snprintf(row->note, sizeof row->note, "n/a: no llvm-mca model for %s", qg_isa_name(row->isa));
-        free(text);
-        return;
-    }
     qg_loop loop;
     if (channels)
         qg_loop_find(text, fns + 6, 2, a->arch, &loop);
@@ -238,10 +232,9 @@ static qg_status setup(ctx *c, qg_error *err) {
         return qg_error_set(err, QG_ERR_IO, "compare: cannot make a scratch directory under %s",
                             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     char p[PATH_MAX + 64];
-    FILE *f = fopen(qg_cmp_pathf(c, p, sizeof p, "compare_driver.c"), "w");
-    if (!f || fwrite(qg_compare_driver_src, 1, sizeof qg_compare_driver_src - 1, f) != sizeof qg_compare_driver_src - 1)
+    if (!qg_cmp_write_file(qg_cmp_pathf(c, p, sizeof p, "compare_driver.c"), qg_compare_driver_src,
+                           sizeof qg_compare_driver_src - 1))
         return qg_error_set(err, QG_ERR_IO, "compare: cannot write %s", p);
-    fclose(f);
     /* xxhash.h for the driver and the runtime, for any architecture */
     mkdir(qg_cmp_pathf(c, p, sizeof p, "xxhash"), 0755);
     char src[PATH_MAX], from[PATH_MAX + 32];

@@ -94,6 +94,9 @@ typedef struct qg_cmp_runner {
 bool qg_cmp_runner_init(qg_cmp_runner *r, const qg_arch *a, qg_isa isa, int vl_bits, const char *work, char *why,
                         size_t cap);
 
+/* Writes len bytes to path; false on any failure. */
+bool qg_cmp_write_file(const char *path, const void *bytes, size_t len);
+
 /* Runs argv (NULL-terminated) with stdout and stderr captured into *text
  * (malloc'ed, NUL-terminated); returns the exit status, or -1. */
 int qg_cmp_run(char *const argv[], char **text);
@@ -117,7 +120,8 @@ void qg_loop_free(qg_loop *loop);
 void qg_loop_mca(const char *mca, const char *work_dir, const qg_loop *loop, const char *triple, const char *cpu,
                  const char *features, const char *arch, int lmul, qg_mca_result *res, int *loads, int *stores);
 
-/* Size in bytes of symbol `name` in an object file (-1 if absent). */
-long qg_cmp_symbol_size(const char *object_path, const char *name);
+/* The summed sizes in bytes of the symbols names[0..n) (n <= 16) in an
+ * object file, each counted once; -1 if none is there. */
+long qg_cmp_symbols_size(const char *object_path, const char *const *names, int n);
 
 #endif

@@ -2,6 +2,7 @@
  * node), and symbol sizes read from objects through LLVM's object API. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,13 +36,17 @@ bool qg_cmp_find_tool(const char *env, const char *name, char *out, size_t cap) 
     return false;
 }
 
-/* Writes the embedded WASI runner (scripts/wasi-run.mjs) as work/wasi-run.mjs. */
+bool qg_cmp_write_file(const char *path, const void *bytes, size_t len) {
+    FILE *f = fopen(path, "w");
+    const bool ok = f && fwrite(bytes, 1, len, f) == len;
+    return (f ? fclose(f) == 0 : false) && ok;
+}
+
+/* The embedded WASI runner (scripts/wasi-run.mjs) as work/wasi-run.mjs,
+ * written by the first run that needs it. */
 static bool write_wasi_runner(const char *work, char *path, size_t cap) {
     snprintf(path, cap, "%s/wasi-run.mjs", work);
-    FILE *f = fopen(path, "w");
-    const size_t len = sizeof qg_wasi_run_src - 1;
-    const bool ok = f && fwrite(qg_wasi_run_src, 1, len, f) == len;
-    return (f ? fclose(f) == 0 : false) && ok;
+    return access(path, R_OK) == 0 || qg_cmp_write_file(path, qg_wasi_run_src, sizeof qg_wasi_run_src - 1);
 }
 
 bool qg_cmp_runner_init(qg_cmp_runner *r, const qg_arch *a, qg_isa isa, int vl_bits, const char *work, char *why,
@@ -117,54 +122,56 @@ int qg_cmp_run(char *const argv[], char **text) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-/* A wasm object's symbol size from llvm-nm-19 -S (LLVM 19's C API reads a
- * wasm object's symbols as ELF's and crashes); -1 where the tool or the
- * symbol is missing. */
-static long wasm_symbol_size(const char *object_path, const char *name) {
-    char nm[1024];
-    if (!qg_cmp_find_tool("QGEN_LLVM_NM", "llvm-nm-19", nm, sizeof nm))
-        return -1;
-    char *argv[] = {nm, "-S", "--defined-only", (char *)object_path, NULL}, *text = NULL;
-    long size = -1;
-    if (qg_cmp_run(argv, &text) == 0 && text) {
-        const size_t len = strlen(name);
-        for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-            unsigned long at, bytes;
-            char kind;
-            int used = 0;
-            if (sscanf(l, "%lx %lx %c %n", &at, &bytes, &kind, &used) == 3 && !strncmp(l + used, name, len) &&
-                (l[used + len] == '\n' || l[used + len] == 0)) {
-                size = (long)bytes;
-                break;
-            }
+/* Adds symbol `sym`'s size to *total where it is one of names[] not yet
+ * counted (seen[]). */
+static void count_symbol(const char *sym, unsigned long size, const char *const *names, bool *seen, int n,
+                         long *total) {
+    for (int k = 0; k < n; k++)
+        if (!seen[k] && strcmp(sym, names[k]) == 0) {
+            seen[k] = true;
+            if (size > 0)
+                *total = (*total < 0 ? 0 : *total) + (long)size;
+            return;
         }
-    }
-    free(text);
-    return size;
 }
 
-long qg_cmp_symbol_size(const char *object_path, const char *name) {
+/* A wasm object's symbols from one run of llvm-nm-19 -S (LLVM 19's C API
+ * reads a wasm object's symbols as ELF's and crashes). */
+static void wasm_symbols(const char *object_path, const char *const *names, bool *seen, int n, long *total) {
+    char nm[1024];
+    if (!qg_cmp_find_tool("QGEN_LLVM_NM", "llvm-nm-19", nm, sizeof nm))
+        return;
+    char *argv[] = {nm, "-S", "--defined-only", (char *)object_path, NULL}, *text = NULL;
+    if (qg_cmp_run(argv, &text) == 0 && text)
+        for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
+            unsigned long at, bytes;
+            char kind, sym[256];
+            if (sscanf(l, "%lx %lx %c %255s", &at, &bytes, &kind, sym) == 4)
+                count_symbol(sym, bytes, names, seen, n, total);
+        }
+    free(text);
+}
+
+long qg_cmp_symbols_size(const char *object_path, const char *const *names, int n) {
     LLVMMemoryBufferRef buf;
     char *msg = NULL;
-    if (LLVMCreateMemoryBufferWithContentsOfFile(object_path, &buf, &msg)) {
+    if (n > 16 || LLVMCreateMemoryBufferWithContentsOfFile(object_path, &buf, &msg)) {
         LLVMDisposeMessage(msg);
         return -1;
     }
     LLVMContextRef ctx = LLVMContextCreate();
     LLVMBinaryRef bin = LLVMCreateBinary(buf, ctx, &msg);
-    long size = -1;
+    long total = -1;
+    bool seen[16] = {0};
     if (bin && LLVMBinaryGetType(bin) == LLVMBinaryTypeWasm) {
         LLVMDisposeBinary(bin);
-        size = wasm_symbol_size(object_path, name);
+        wasm_symbols(object_path, names, seen, n, &total);
     } else if (bin) {
         LLVMSymbolIteratorRef it = LLVMObjectFileCopySymbolIterator(bin);
-        while (!LLVMObjectFileIsSymbolIteratorAtEnd(bin, it)) {
+        for (; !LLVMObjectFileIsSymbolIteratorAtEnd(bin, it); LLVMMoveToNextSymbol(it)) {
             const char *sym = LLVMGetSymbolName(it);
-            if (sym && strcmp(sym, name) == 0) {
-                size = (long)LLVMGetSymbolSize(it);
-                break;
-            }
-            LLVMMoveToNextSymbol(it);
+            if (sym)
+                count_symbol(sym, (unsigned long)LLVMGetSymbolSize(it), names, seen, n, &total);
         }
         LLVMDisposeSymbolIterator(it);
         LLVMDisposeBinary(bin);
@@ -173,5 +180,5 @@ long qg_cmp_symbol_size(const char *object_path, const char *name) {
     }
     LLVMDisposeMemoryBuffer(buf);
     LLVMContextDispose(ctx);
-    return size;
+    return total;
 }

@@ -94,6 +94,17 @@ static LLVMValueRef pack2(lx *x, const char *name, LLVMValueRef a, LLVMValueRef 
     return lx_intrinsic(x, name, overloaded ? ov : NULL, overloaded ? 2 : 0, (LLVMValueRef[]){a, b}, 2);
 }
 
+/* Four int32 vectors to bytes in two rounds of saturating packs (within
+ * 128-bit lanes), signed or unsigned at the second; with z16 the zero
+ * point is added between them. */
+static LLVMValueRef narrow_four(lx *x, LLVMValueRef r[4], bool to_unsigned, LLVMValueRef z16) {
+    const char *dw = x->isa->intr[LX_I_NARROW16], *wb = x->isa->intr[to_unsigned ? LX_I_NARROW8U : LX_I_NARROW8];
+    LLVMValueRef ab = pack2(x, dw, r[0], r[1]), cd = pack2(x, dw, r[2], r[3]);
+    if (z16)
+        add_zero_point(x, z16, &ab, &cd);
+    return pack2(x, wb, ab, cd);
+}
+
 /* x86 and WebAssembly, int8 outputs: four vectors narrowed with two rounds
  * of saturating packs and one lane permutation, as the C backend's store4
  * helpers do; with z16 (group_store_adds_z) the zero point is added between
@@ -104,11 +115,7 @@ static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef z16, LLVMValueR
         return;
     }
     const bool is_unsigned = qg_dtype_is_unsigned(qg_kernel_dtype(x->sp));
-    const char *dw = x->isa->intr[LX_I_NARROW16], *wb = x->isa->intr[is_unsigned ? LX_I_NARROW8U : LX_I_NARROW8];
-    LLVMValueRef ab = pack2(x, dw, r[0], r[1]), cd = pack2(x, dw, r[2], r[3]);
-    if (z16)
-        add_zero_point(x, z16, &ab, &cd);
-    LLVMValueRef v = pack2(x, wb, ab, cd);
+    LLVMValueRef v = narrow_four(x, r, is_unsigned, z16);
     if (z16)
         v = bound_below(x, v);
     /* the packs work within 128-bit lanes: put each vector's dwords back together */
@@ -128,8 +135,7 @@ static void store_four_masks_narrowed(lx *x, LLVMValueRef m[4], LLVMValueRef mas
     LLVMValueRef w[4];
     for (int k = 0; k < 4; k++)
         w[k] = LLVMBuildSExt(x->b, m[k], x->vi, "");
-    const char *dw = x->isa->intr[LX_I_NARROW16], *wb = x->isa->intr[LX_I_NARROW8];
-    LLVMValueRef bytes = pack2(x, wb, pack2(x, dw, w[0], w[1]), pack2(x, dw, w[2], w[3]));
+    LLVMValueRef bytes = narrow_four(x, w, false, NULL);
     LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, mask, ""));
     if (lx_packed_mask(x)) {
         LLVMTypeRef v16 = LLVMTypeOf(bytes);

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compare/compare.h" /* qg_cmp_run, qg_cmp_runner_init */
+#include "compare/compare.h" /* qg_cmp_run, qg_cmp_runner_init, qg_cmp_write_file */
 #include "emit_c/emit_c.h"   /* qg_emit_spec_literal */
 #include "qgen/generate.h"
 #include "qgen/jit.h"
@@ -69,10 +69,9 @@ static bool write_spec_file(const qg_spec *sp, qg_isa isa, bool kernels, const c
             qg_text_printf(&t, "    (%s)%s_%s__%s,\n", ops[i][1], sp->name, ops[i][0], qg_isa_name(isa));
         qg_text_puts(&t, "};\n");
     }
-    FILE *f = qg_text_ok(&t) ? fopen(path, "w") : NULL;
-    const bool ok = f && fwrite(t.p, 1, t.len, f) == t.len;
+    const bool ok = qg_text_ok(&t) && qg_cmp_write_file(path, t.p, t.len);
     qg_text_free(&t);
-    return (f ? fclose(f) == 0 : false) && ok;
+    return ok;
 }
 
 /* ---- in this process ----------------------------------------------------- */
