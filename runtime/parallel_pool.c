@@ -16,7 +16,6 @@
 
 /* The checks both pools make of a request; *out NULL until one is made. */
 static qg_status pool_request(size_t threads, qg_pool **out, qg_error *err) {
-    QG_NEED(out, err, "a place for the pool");
     *out = NULL;
     if (threads > 1024)
         return qg_error_set(err, QG_ERR_INVALID, "threads: %zu; expected 0 (one per CPU) to 1024", threads);
@@ -92,6 +91,7 @@ static size_t online_cpus(void) {
 }
 
 qg_status qg_pool_create(size_t threads, qg_pool **out, qg_error *err) {
+    QG_NEED(out, err, "a place for the pool"); /* names qg_pool_create */
     qg_status st = pool_request(threads, out, err);
     if (st)
         return st;
@@ -172,6 +172,7 @@ struct qg_pool {
 };
 
 qg_status qg_pool_create(size_t threads, qg_pool **out, qg_error *err) {
+    QG_NEED(out, err, "a place for the pool"); /* names qg_pool_create */
     qg_status st = pool_request(threads, out, err);
     if (st)
         return st;
