@@ -1,10 +1,13 @@
 /* ggml's block formats, one thread: ggml's own kernels (npm's prebuilt
  * libggml-cpu-<level>.so: the level ggml's loader picks for this CPU, its
  * highest ggml_backend_score, and the haswell (AVX2) one) and its
- * dequantizers (libggml-base.so's to_float) against qgen's. Until the
- * generated block kernels exist, qgen's column is the runtime's reference
- * (qg_block_*_ref, scalar C): the figure the kernels must beat. Also counts
- * the bytes where ggml's SIMD quantizers differ from ggml's own reference.
+ * dequantizers (libggml-base.so's to_float) against qgen's: the generated
+ * kernels where they exist (q8_0's quantize and dequantize, through the
+ * dispatcher of bench/specs/bench_q8_0.json: this CPU's best ISA; their
+ * bytes and floats must equal the reference's, or the run fails), and the
+ * runtime's reference (qg_block_*_ref, scalar C) for every format. Also
+ * counts the bytes where ggml's SIMD quantizers differ from ggml's own
+ * reference.
  * Usage: bench_ggml GGML_LIB_DIR [--quick]   (prints one JSON object) */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -14,6 +17,7 @@
 #include <string.h>
 
 #include "qgen/blocks.h"
+#include "bench_q8_0.h"
 #include "bench_timer.h"
 
 typedef void (*row_fn)(const void *in, void *out, int64_t k);
@@ -51,6 +55,8 @@ static struct {
 static void run_ggml(void) { call.fn(call.in, call.out, call.n); }
 static void run_qgen_quantize(void) { qg_block_quantize_ref(call.qf, call.in, (size_t)call.n, call.out, NULL); }
 static void run_qgen_dequantize(void) { qg_block_dequantize_ref(call.qf, call.in, (size_t)call.n, call.out, NULL); }
+static void run_kernel_quantize(void) { bench_q8_0_quantize(call.in, call.out, (size_t)call.n, NULL); }
+static void run_kernel_dequantize(void) { bench_q8_0_dequantize(call.in, call.out, (size_t)call.n, NULL); }
 
 static void *open_lib(const char *dir, const char *name) {
     char path[4096];
@@ -138,11 +144,20 @@ int main(int argc, char **argv) {
             call.qf = fm->qgen;
             call.in = x;
             call.out = q;
-            double quantize[4] = {0, 0, 0, 0};
+            const bool kernels = fm->qgen == QG_BLOCK_Q8_0;
+            double quantize[5] = {0, 0, 0, 0, 0}, deq_kernel = 0;
             size_t differing[2] = {0, 0};
             if (fm->quantize) {
                 quantize[0] = rate(run_qgen_quantize);
                 memcpy(r, q, bytes);
+                if (kernels) {
+                    quantize[4] = rate(run_kernel_quantize);
+                    if (memcmp(q, r, bytes) != 0) {
+                        fprintf(stderr, "bench_ggml: the q8_0 kernel's bytes differ from the reference's at n %zu\n",
+                                n);
+                        return 1;
+                    }
+                }
                 call.fn = t->from_float_ref;
                 quantize[3] = rate(run_ggml);
                 for (int v = 0; v < 2; v++) {
@@ -156,9 +171,25 @@ int main(int argc, char **argv) {
             call.in = q;
             call.out = y;
             const double deq_qgen = rate(run_qgen_dequantize);
+            if (kernels) {
+                float *want = malloc(n * sizeof(float));
+                if (!want)
+                    return 2;
+                memcpy(want, y, n * sizeof(float));
+                deq_kernel = rate(run_kernel_dequantize);
+                const int same = memcmp(want, y, n * sizeof(float)) == 0;
+                free(want);
+                if (!same) {
+                    fprintf(stderr, "bench_ggml: the q8_0 kernel's floats differ from the reference's at n %zu\n", n);
+                    return 1;
+                }
+            }
             call.fn = t->to_float;
             const double deq_ggml = rate(run_ggml);
             printf("%s  {\"format\": \"%s\", \"n\": %zu, ", sep, fm->name, n);
+            if (kernels)
+                printf("\"qgen_kernels_gelem_s\": {\"quantize\": %.4f, \"dequantize\": %.4f}, ", quantize[4],
+                       deq_kernel);
             if (fm->quantize)
                 printf("\"quantize_gelem_s\": {\"qgen_reference\": %.4f, \"ggml_reference\": %.4f, \"ggml_%s\": %.4f, "
                        "\"ggml_haswell\": %.4f}, \"ggml_simd_bytes_differing_from_reference\": {\"%s\": %zu, "

@@ -304,3 +304,31 @@ qg_status qg_block_dequantize_ref(qg_block_format f, const uint8_t *q, size_t n,
     }
     return QG_OK;
 }
+
+qg_status qg_block_fake_quant_ref(qg_block_format f, const float *x, float *y, uint8_t *mask, bool packed_mask,
+                                  size_t n, qg_error *err) {
+    qg_status st = row_check(f, n, "qg_block_fake_quant_ref", err);
+    if (st)
+        return st;
+    QG_NEED_DATA(x, n, err);
+    QG_NEED_DATA(y, n, err);
+    const size_t elems = qg_block_elems(f);
+    uint8_t codes[256];
+    float read[256];
+    if (mask && packed_mask)
+        memset(mask, 0, (n + 7) / 8);
+    for (size_t i = 0; i < n; i += elems) {
+        memcpy(read, x + i, elems * sizeof read[0]); /* x may be y */
+        if ((st = qg_block_quantize_ref(f, read, elems, codes, err)))
+            return st;
+        for (size_t j = 0; mask && j < elems; j++) {
+            const bool pass = isfinite(read[j]);
+            if (packed_mask)
+                mask[(i + j) / 8] |= (uint8_t)((pass ? 1u : 0u) << ((i + j) % 8));
+            else
+                mask[i + j] = pass;
+        }
+        (void)qg_block_dequantize_ref(f, codes, elems, y + i, NULL);
+    }
+    return QG_OK;
+}

@@ -32,38 +32,8 @@ static inline uint16_t bf16_narrow(float f) {
 float qg_bf16_to_float(uint16_t h) { return bf16_widen(h); }
 uint16_t qg_float_to_bf16(float f) { return bf16_narrow(f); }
 
-static inline float f16_widen(uint16_t h) {
-    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
-    if (exp == 0x1F) /* inf, and NaN quieted with its payload kept (as F16C does) */
-        return float_of(sign | 0x7F800000u | (mant << 13) | (mant ? 0x400000u : 0));
-    if (exp == 0) { /* zero and subnormals: mant * 2^-24, exact in float */
-        const float v = (float)mant * 0x1p-24f;
-        return sign ? -v : v;
-    }
-    return float_of(sign | ((exp + 112u) << 23) | (mant << 13));
-}
-
-/* m >> shift rounded half to even (1 <= shift <= 31). */
-static uint32_t shift_rne(uint32_t m, unsigned shift) {
-    const uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
-    return q + (rem > half || (rem == half && (q & 1u)));
-}
-
-static inline uint16_t f16_narrow(float f) {
-    const uint32_t u = bits_of(f), sign = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu;
-    if (a > 0x7F800000u)
-        return (uint16_t)(sign | 0x7E00u);
-    if (a >= 0x477FF000u) /* 65520 and up: past the tie above 65504 */
-        return (uint16_t)(sign | 0x7C00u);
-    if (a >= 0x38800000u) /* normal: rebias 127 -> 15, keep 10 mantissa bits */
-        return (uint16_t)(sign | shift_rne(a - 0x38000000u, 13));
-    if (a <= 0x33000000u) /* 2^-25 and below: the tie at 2^-25 goes to even 0 */
-        return (uint16_t)sign;
-    /* subnormal: (1.m) * 2^(e-150) in units of 2^-24; a carry gives the
-     * smallest normal's code, as it should */
-    const unsigned e = a >> 23;
-    return (uint16_t)(sign | shift_rne((a & 0x7FFFFFu) | 0x800000u, 126u - e));
-}
+static inline float f16_widen(uint16_t h) { return qg_ks_f16_to_f32(h); }
+static inline uint16_t f16_narrow(float f) { return qg_ks_f32_to_f16(f); }
 
 float qg_f16_to_float(uint16_t h) { return f16_widen(h); }
 uint16_t qg_float_to_f16(float f) { return f16_narrow(f); }

@@ -6,6 +6,7 @@
 
 #include "rt_internal.h"
 #include "arg_check.h"
+#include "qgen/blocks.h"
 
 size_t qg_mask_bytes(const qg_spec *spec, size_t n) { return spec && spec->compat_mask ? (n + 7) / 8 : n; }
 
@@ -84,6 +85,10 @@ static float dequant_elem(const qg_spec *sp, const qg_chan *ch, int64_t q) {
 }
 
 void qg_ref_quantize(const qg_spec *sp, const float *x, void *q, size_t n, const qg_qparams *qp) {
+    if (sp && sp->block != QG_BLOCK_NONE) { /* a row of blocks; no qparams (docs/semantics.md, "Block formats") */
+        (void)qg_block_quantize_ref(sp->block, x, n, q, NULL);
+        return;
+    }
     QG_NEED_OR_RETURN(sp && qp && ((x && q) || n == 0));
     if (qg_dtype_is_packed(sp->dtype) && n)
         memset(q, 0, qg_q_bytes(sp->dtype, n));
@@ -95,6 +100,10 @@ void qg_ref_quantize(const qg_spec *sp, const float *x, void *q, size_t n, const
 }
 
 void qg_ref_dequantize(const qg_spec *sp, const void *q, float *x, size_t n, const qg_qparams *qp) {
+    if (sp && sp->block != QG_BLOCK_NONE) {
+        (void)qg_block_dequantize_ref(sp->block, q, n, x, NULL);
+        return;
+    }
     QG_NEED_OR_RETURN(sp && qp && ((x && q) || n == 0));
     for (size_t i = 0; i < n; i++) {
         qg_chan ch = qg_chan_of(sp, qp, qg_param_index(sp, qp, i));
@@ -103,6 +112,10 @@ void qg_ref_dequantize(const qg_spec *sp, const void *q, float *x, size_t n, con
 }
 
 void qg_ref_fake_quant(const qg_spec *sp, const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
+    if (sp && sp->block != QG_BLOCK_NONE) {
+        (void)qg_block_fake_quant_ref(sp->block, x, y, mask, sp->compat_mask, n, NULL);
+        return;
+    }
     QG_NEED_OR_RETURN(sp && qp && ((x && y) || n == 0));
     if (mask && sp->compat_mask)
         memset(mask, 0, qg_mask_bytes(sp, n));

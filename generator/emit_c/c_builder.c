@@ -261,6 +261,16 @@ static void kb_zero_bytes(qg_kb *b, qg_kv *ptr, qg_kv *count) { line(b, "memset(
 
 static void kb_store_at(qg_kb *b, qg_kv *ptr, qg_kv *v) { line(b, "*%s = %s;", ptr->s, v->s); }
 
+static qg_kv *kb_byte_ptr(qg_kb *b, qg_kv *ptr, qg_kv *bytes) {
+    return expr(b, QG_KT_PTR, 0, "(void *)((char *)%s%s%s + %s%s%s)", OPND(ptr, 0, false), OPND(bytes, 4, true));
+}
+
+static qg_kv *kb_var_addr(qg_kb *b, qg_kvar *v) { return expr(b, QG_KT_PTR, 0, "&%s", v->name->s); }
+
+static qg_kv *kb_load_f16(qg_kb *b, qg_kv *ptr) { return expr(b, QG_KT_F32, 0, "qg_ks_load_f16(%s)", ptr->s); }
+
+static void kb_store_f16(qg_kb *b, qg_kv *ptr, qg_kv *v) { line(b, "qg_ks_store_f16(%s, %s);", ptr->s, v->s); }
+
 static qg_kv *kb_param(qg_kb *b, qg_plan_input in, qg_kv *scalar) {
     emitter *e = cb(b)->e;
     if (e->scalable) /* strips splat their parameters themselves */

@@ -109,6 +109,9 @@ static qg_kv *kb_bin(qg_kb *b, qg_kbin op, qg_kv *a, qg_kv *c) {
     static const LLVMIntPredicate compare[] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntUGE};
     if (op <= QG_KB_DIV)
         return K(LLVMBuildBinOp(bd, arith[LLVMGetTypeKind(LLVMTypeOf(l)) == LLVMFloatTypeKind][op], l, r, ""));
+    static const LLVMRealPredicate fcompare[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOGE};
+    if (op <= QG_KB_GE && LLVMGetTypeKind(LLVMTypeOf(l)) == LLVMFloatTypeKind)
+        return K(LLVMBuildFCmp(bd, fcompare[op - QG_KB_EQ], l, r, ""));
     if (op <= QG_KB_GE)
         return K(LLVMBuildICmp(bd, compare[op - QG_KB_EQ], l, r, ""));
     return K(op == QG_KB_AND ? LLVMBuildAnd(bd, l, r, "") : LLVMBuildOr(bd, l, r, ""));
@@ -249,6 +252,58 @@ static void kb_zero_bytes(qg_kb *b, qg_kv *ptr, qg_kv *count) {
 
 static void kb_store_at(qg_kb *b, qg_kv *ptr, qg_kv *v) { LLVMBuildStore(kb(b)->x->b, V(v), V(ptr)); }
 
+static qg_kv *kb_byte_ptr(qg_kb *b, qg_kv *ptr, qg_kv *bytes) {
+    lx *x = kb(b)->x;
+    return K(lx_gep(x, x->i8, V(ptr), V(bytes)));
+}
+static qg_kv *kb_var_addr(qg_kb *b, qg_kvar *v) {
+    (void)b;
+    return K(v->slot);
+}
+static LLVMValueRef u32(lx *x, unsigned v) { return LLVMConstInt(x->i32, v, 0); }
+/* qg_ks_f16_to_f32 in IR: exact, a NaN quieted with its payload kept. */
+static qg_kv *kb_load_f16(qg_kb *b, qg_kv *ptr) {
+    lx *x = kb(b)->x;
+    LLVMBuilderRef bd = x->b;
+    LLVMValueRef ld = LLVMBuildLoad2(bd, x->i16, V(ptr), "");
+    LLVMSetAlignment(ld, 1);
+    LLVMValueRef h = LLVMBuildZExt(bd, ld, x->i32, "");
+    LLVMValueRef sign = LLVMBuildShl(bd, LLVMBuildAnd(bd, h, u32(x, 0x8000), ""), u32(x, 16), "");
+    LLVMValueRef exp = LLVMBuildAnd(bd, LLVMBuildLShr(bd, h, u32(x, 10), ""), u32(x, 0x1F), "");
+    LLVMValueRef mant = LLVMBuildAnd(bd, h, u32(x, 0x3FF), ""), mant13 = LLVMBuildShl(bd, mant, u32(x, 13), "");
+    LLVMValueRef quiet =
+        LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntNE, mant, u32(x, 0), ""), u32(x, 0x400000), u32(x, 0), "");
+    LLVMValueRef special = LLVMBuildOr(bd, LLVMBuildOr(bd, u32(x, 0x7F800000), mant13, ""), quiet, "");
+    /* zero and subnormals: mant * 2^-24, exact in float */
+    LLVMValueRef tiny = LLVMBuildFMul(bd, LLVMBuildUIToFP(bd, mant, x->f32, ""), lx_f32(x, 0x1p-24f), "");
+    tiny = LLVMBuildBitCast(bd, tiny, x->i32, "");
+    LLVMValueRef normal =
+        LLVMBuildOr(bd, LLVMBuildShl(bd, LLVMBuildAdd(bd, exp, u32(x, 112), ""), u32(x, 23), ""), mant13, "");
+    LLVMValueRef bits = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntEQ, exp, u32(x, 0), ""), tiny, normal, "");
+    bits = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntEQ, exp, u32(x, 0x1F), ""), special, bits, "");
+    return K(LLVMBuildBitCast(bd, LLVMBuildOr(bd, bits, sign, ""), x->f32, ""));
+}
+/* qg_ks_f32_to_f16 in IR, the same bits: normals rounded half to even on
+ * the 13 bits dropped; below 2^-14 the float sum |v| + 0.5 rounds v to a
+ * multiple of 2^-24 (nearest-even, as IEEE adds), whose count is the
+ * subnormal code (the smallest normal's after a carry). */
+static void kb_store_f16(qg_kb *b, qg_kv *ptr, qg_kv *v) {
+    lx *x = kb(b)->x;
+    LLVMBuilderRef bd = x->b;
+    LLVMValueRef u = LLVMBuildBitCast(bd, V(v), x->i32, "");
+    LLVMValueRef sign = LLVMBuildAnd(bd, LLVMBuildLShr(bd, u, u32(x, 16), ""), u32(x, 0x8000), "");
+    LLVMValueRef a = LLVMBuildAnd(bd, u, u32(x, 0x7FFFFFFF), "");
+    LLVMValueRef odd = LLVMBuildAnd(bd, LLVMBuildLShr(bd, a, u32(x, 13), ""), u32(x, 1), "");
+    LLVMValueRef normal = LLVMBuildAdd(bd, LLVMBuildSub(bd, a, u32(x, 0x38000000u - 0xFFFu), ""), odd, "");
+    normal = LLVMBuildLShr(bd, normal, u32(x, 13), "");
+    LLVMValueRef sum = LLVMBuildFAdd(bd, LLVMBuildBitCast(bd, a, x->f32, ""), lx_f32(x, 0.5f), "");
+    LLVMValueRef sub = LLVMBuildSub(bd, LLVMBuildBitCast(bd, sum, x->i32, ""), u32(x, 0x3F000000), "");
+    LLVMValueRef r = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntUGE, a, u32(x, 0x38800000), ""), normal, sub, "");
+    r = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntUGE, a, u32(x, 0x477FF000), ""), u32(x, 0x7C00), r, "");
+    r = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntUGT, a, u32(x, 0x7F800000), ""), u32(x, 0x7E00), r, "");
+    LLVMValueRef h = LLVMBuildTrunc(bd, LLVMBuildOr(bd, r, sign, ""), x->i16, "");
+    LLVMSetAlignment(LLVMBuildStore(bd, h, V(ptr)), 1);
+}
 /* ---- the channels-last rows */
 
 static void kb_open_rows(qg_kb *b, const qg_plan *p, qg_kv *args[5], qg_kv *rows[QG_IN_COUNT]) {

@@ -10,6 +10,7 @@
  * links libqgen_rt statically, so they are not in its dynamic symbol
  * table); libc and libm come from the process. */
 #define _POSIX_C_SOURCE 200809L
+#include "qgen/blocks.h"
 #include "qgen/jit.h"
 
 #include <pthread.h>
@@ -106,6 +107,7 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
         {"qg_chan_table_free", (void (*)(void))qg_chan_table_free},
         {"qg_mask_pack_bits", (void (*)(void))qg_mask_pack_bits},
         {"qg_mask_unpack_bits", (void (*)(void))qg_mask_unpack_bits},
+        {"qg_block_quantize_ref", (void (*)(void))qg_block_quantize_ref}, /* a block with NaN or inf */
     };
     enum { SHARED = sizeof shared / sizeof shared[0], MAX = SHARED + 3 * QG_K_OP_COUNT };
     LLVMOrcCSymbolMapPair pairs[MAX];

@@ -30,7 +30,7 @@ typedef struct qg_kvar qg_kvar;
 typedef enum qg_kt { QG_KT_SIZE, QG_KT_I32, QG_KT_I64, QG_KT_F32, QG_KT_PTR, QG_KT_BOOL, QG_KT_VF, QG_KT_VOK } qg_kt;
 
 /* Binary operations on scalars of one type (comparisons: unsigned for
- * sizes, a condition as their result). */
+ * sizes, ordered for floats but NE, a condition as their result). */
 typedef enum qg_kbin {
     QG_KB_ADD,
     QG_KB_SUB,
@@ -232,6 +232,16 @@ typedef struct qg_kb_ops {
     qg_kv *(*call)(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, qg_kv **args, int n);
     void (*zero_bytes)(qg_kb *b, qg_kv *ptr, qg_kv *count);
     void (*store_at)(qg_kb *b, qg_kv *ptr, qg_kv *v); /* *ptr = v, a scalar */
+    /* The address `bytes` bytes past ptr, of no element type (C: void *,
+     * the callee's parameter saying what it may write); a variable's
+     * address, for a callee's result. */
+    qg_kv *(*byte_ptr)(qg_kb *b, qg_kv *ptr, qg_kv *bytes);
+    qg_kv *(*var_addr)(qg_kb *b, qg_kvar *v);
+    /* A little-endian binary16 field at any address, as a float (exact),
+     * and a float stored there rounded as qgen/kernel_support.h's
+     * qg_ks_f32_to_f16 rounds (ggml's block scales). */
+    qg_kv *(*load_f16)(qg_kb *b, qg_kv *ptr);
+    void (*store_f16)(qg_kb *b, qg_kv *ptr, qg_kv *v);
     /* A span parameter of plan input `in` from its scalar (QG_IN_Z and
      * QG_IN_B int32, the others float). */
     qg_kv *(*param)(qg_kb *b, qg_plan_input in, qg_kv *scalar);
@@ -249,7 +259,7 @@ typedef struct qg_kb_ops {
     X(open_minmax) X(values) X(vsplat) X(vop) X(reduce) X(open_rows) X(column_open) X(column_param) X(column_close) X(imm) X(fimm) \
     X(bin) X(select) X(cast) X(nonnull) X(discard) X(let) X(field) X(elem_ptr) X(index) \
     X(var) X(get) X(set) X(loop_open) X(loop_close) X(loop_continue) X(if_open) X(if_close) \
-    X(call) X(zero_bytes) X(store_at) X(param)
+    X(call) X(zero_bytes) X(store_at) X(byte_ptr) X(var_addr) X(load_f16) X(store_f16) X(param)
 /* clang-format on */
 #define QG_KB_BIND(call) .call = kb_##call,
 
@@ -292,6 +302,10 @@ void qg_lower_forwarders(qg_kb *b, const qg_op_info *o, const qg_entry_chain *ch
 bool qg_lower_has_rows(const qg_kernel_loops *lp);
 void qg_lower_rows(qg_kb *b, const qg_plan *p);
 void qg_lower_channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_kv *n, qg_kv *qp, qg_kv *C);
+/* lower_blocks.c: op p->op's entry for ggml's block format `f`: its walk
+ * over a row's blocks around the span of the blocks' element arithmetic
+ * (qg_plan_block_elements), the minmax reduction defined before. */
+void qg_lower_block_entry(qg_kb *b, const qg_plan *p, qg_block_format f);
 /* lower_observe.c: observe's min/max reduction on `isa`, where the spec's
  * observer keeps one (qg_plan_observer_reduces). */
 void qg_lower_minmax(qg_kb *b, const qg_spec *spec, qg_isa isa);

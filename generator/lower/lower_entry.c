@@ -221,41 +221,69 @@ void qg_lower_observe_entry(qg_kb *b, const qg_spec *spec) {
 }
 
 /* Why a spec's op runs on the runtime's reference (qg_plan_by_reference). */
-static const char *by_reference_reason(qg_kernel_op op) {
+static const char *by_reference_reason(const qg_spec *sp, qg_kernel_op op) {
+    if (sp->block != QG_BLOCK_NONE)
+        return "The runtime's reference serves it: this op of this block format is not generated yet.";
     return op == QG_K_REQUANTIZE
                ? "The runtime's reference serves it: fixed-point products, or 4-bit or fp8 output."
                : "The runtime's reference serves it: qint32 or float zero points need more than fp32.";
+}
+
+/* Observe's min/max reduction, once per file: observe's entry and the
+ * block formats' quantize call it. */
+static void minmax_once(qg_kb *b, const qg_spec *sp, qg_isa isa, bool *done) {
+    if (*done)
+        return;
+    *done = true;
+    qg_kernel_loops lp;
+    qg_kernel_loops_of(sp, isa, QG_K_OBSERVE, &lp);
+    b->lp = &lp;
+    B->op_begin(b, NULL);
+    qg_lower_minmax(b, sp, isa);
+    B->op_end(b);
+    b->lp = NULL;
 }
 
 qg_status qg_lower_kernels(qg_kb *b, const qg_spec *sp, qg_isa isa, unsigned ops, qg_error *err) {
     qg_status st = qg_plan_check_isa(sp, isa, err);
     static const qg_kernel_op order[] = {QG_K_QUANTIZE,   QG_K_DEQUANTIZE, QG_K_FAKE_QUANT, QG_K_FAKE_QUANT_BACKWARD,
                                          QG_K_REQUANTIZE, QG_K_OBSERVE};
+    bool minmax_done = false;
     for (size_t k = 0; k < sizeof order / sizeof order[0] && !st; k++) {
         const qg_kernel_op op = order[k];
         if (!(ops & (1u << op)))
             continue;
         B->section(b, qg_kernel_op_name(op));
         if (qg_plan_by_reference(sp, op)) {
-            B->comment(b, by_reference_reason(op));
+            B->comment(b, by_reference_reason(sp, op));
             qg_lower_by_reference(b, op);
             continue;
         }
+        /* a block format's ops run the span of its blocks' elements */
+        qg_spec elements;
+        const bool block = sp->block != QG_BLOCK_NONE && op != QG_K_OBSERVE;
+        if (block)
+            qg_plan_block_elements(sp, &elements);
+        const qg_spec *esp = block ? &elements : sp;
+        if (op == QG_K_OBSERVE || (block && op == QG_K_QUANTIZE))
+            minmax_once(b, esp, isa, &minmax_done);
         qg_kernel_loops lp;
         qg_plan plan;
-        qg_kernel_loops_of(sp, isa, op, &lp);
+        qg_kernel_loops_of(esp, isa, op, &lp);
+        lp.align_head = lp.align_head && !block; /* a block's 32 elements stay one span */
         b->lp = &lp;
-        if (op != QG_K_OBSERVE && (st = qg_plan_build_for(sp, isa, op, &plan, err)))
+        if (op != QG_K_OBSERVE && (st = qg_plan_build_for(esp, isa, op, &plan, err)))
             break;
         B->op_begin(b, op == QG_K_OBSERVE ? NULL : &plan);
         if (op != QG_K_OBSERVE)
             qg_lower_span(b, &plan);
         if (op != QG_K_OBSERVE && qg_lower_has_rows(&lp))
             qg_lower_rows(b, &plan);
-        if (op == QG_K_OBSERVE) {
-            qg_lower_minmax(b, sp, isa);
+        if (op == QG_K_OBSERVE)
             qg_lower_observe_entry(b, sp);
-        } else if (op == QG_K_REQUANTIZE)
+        else if (block)
+            qg_lower_block_entry(b, &plan, sp->block);
+        else if (op == QG_K_REQUANTIZE)
             qg_lower_requantize_entry(b, &plan);
         else
             qg_lower_entry(b, &plan);

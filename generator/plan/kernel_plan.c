@@ -150,9 +150,29 @@ static bool needs_more_than_fp32(const qg_spec *sp) {
     return sp->dtype == QG_QINT32 || sp->qscheme == QG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS;
 }
 
+bool qg_plan_block_generated(const qg_spec *sp, qg_kernel_op op) {
+    return (sp->block == QG_BLOCK_Q8_0 || (sp->block == QG_BLOCK_Q8_1 && op == QG_K_DEQUANTIZE)) &&
+           sp->float_type == QG_FLOAT32 && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE);
+}
+
+void qg_plan_block_elements(const qg_spec *sp, qg_spec *out) {
+    *out = *sp;
+    out->block = QG_BLOCK_NONE;
+    out->qscheme = QG_PER_TENSOR_SYMMETRIC;
+    out->channel_len = 1;
+    out->group_size = 0;
+    out->rounding = QG_ROUND_HALF_AWAY;
+    out->scale_op = QG_SCALE_MUL_INV;
+    out->nan_policy = QG_NAN_ZERO_POINT;
+    out->compat_mask = false;
+    out->observer.type = QG_OBS_MINMAX; /* the blocks' amax is its reduction */
+}
+
 bool qg_plan_by_reference(const qg_spec *sp, qg_kernel_op op) {
     if (op == QG_K_OBSERVE)
         return false;
+    if (sp->block != QG_BLOCK_NONE)
+        return !qg_plan_block_generated(sp, op);
     /* requantize to 4 bits packs in the reference */
     return needs_more_than_fp32(sp) ||
            (op == QG_K_REQUANTIZE &&
@@ -167,11 +187,12 @@ bool qg_plan_observer_reduces(const qg_spec *sp) {
 }
 
 qg_status qg_plan_check_spec(const qg_spec *sp, qg_error *err) {
-    if (sp->block != QG_BLOCK_NONE)
+    /* ops plans cannot serve forward to the reference, which takes float32 block rows */
+    if (sp->block != QG_BLOCK_NONE && sp->float_type != QG_FLOAT32)
         return qg_error_set(err, QG_ERR_INVALID,
-                            "block: got \"%s\"; generated kernels for ggml's block formats are not built yet "
-                            "(qgen run and qg_block_quantize_ref serve them from the reference)",
-                            qg_block_format_name(sp->block));
+                            "float_type: got %s with block %s; expected float32 for generated kernels (16-bit rows "
+                            "of a block format are not built yet; qgen run widens them)",
+                            qg_float_type_name(sp->float_type), qg_block_format_name(sp->block));
     return QG_OK;
 }
 

@@ -210,8 +210,16 @@ bool qg_plan_by_reference(const qg_spec *spec, qg_kernel_op op);
  * (the others run on qg_observer_update). */
 bool qg_plan_observer_reduces(const qg_spec *spec);
 
-/* Whether kernels can be generated for the spec at all (ggml's block
- * formats: not yet). */
+/* ggml's block formats (docs/semantics.md, "Block formats"): whether op's
+ * kernel is generated (q8_0's quantize, q8_0's and q8_1's dequantize, on
+ * float32 tensors; the others forward to the reference), and the spec of
+ * a block's element arithmetic, its span's: per-tensor symmetric qint8,
+ * x * (1/d) rounded half away from zero, with s = d. */
+bool qg_plan_block_generated(const qg_spec *spec, qg_kernel_op op);
+void qg_plan_block_elements(const qg_spec *spec, qg_spec *out);
+
+/* Whether kernels can be generated for the spec at all: every valid spec
+ * but a block format's with 16-bit float tensors. */
 qg_status qg_plan_check_spec(const qg_spec *spec, qg_error *err);
 
 /* Whether a vector ISA can serve the spec (qint32 and float zero points are

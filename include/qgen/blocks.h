@@ -10,6 +10,7 @@
 #ifndef QGEN_BLOCKS_H
 #define QGEN_BLOCKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,12 @@ qg_status qg_block_quantize_ref(qg_block_format f, const float *x, size_t n, uin
 
 /* Decodes one row of n elements from its blocks. */
 qg_status qg_block_dequantize_ref(qg_block_format f, const uint8_t *q, size_t n, float *y, qg_error *err);
+
+/* fake_quant of one row: y = the row quantized and decoded, block by block
+ * (y may equal x); mask (may be NULL; packed bits with `packed_mask`, else
+ * a byte per element) passes every finite x and stops NaN and +-inf. */
+qg_status qg_block_fake_quant_ref(qg_block_format f, const float *x, float *y, uint8_t *mask, bool packed_mask,
+                                  size_t n, qg_error *err);
 
 #ifdef __cplusplus
 }

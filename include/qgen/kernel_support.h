@@ -27,6 +27,7 @@ void *memset(void *to, int byte, size_t bytes);
 #define HUGE_VALF __builtin_huge_valf()
 #endif
 
+#include "qgen/blocks.h"
 #include "qgen/runtime.h"
 
 /* Helpers an ISA file may or may not call, depending on the spec. */
@@ -103,6 +104,60 @@ static inline float qg_ks_bits_i2f(int32_t i) {
     float f;
     memcpy(&f, &i, sizeof f);
     return f;
+}
+
+/* float16 bit patterns (docs/semantics.md, "Float types"), in integer
+ * arithmetic so that every ISA and compiler gives the same bits: exact
+ * widening (a NaN quieted with its payload kept, as F16C does), and
+ * nearest-even narrowing, past 65504's tie to +-inf, NaN to 0x7E00 with
+ * its sign. The runtime's converters and the block formats' fp16 fields
+ * (ggml's d and m) are these. */
+static inline float qg_ks_f16_to_f32(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
+    if (exp == 0x1F)
+        return qg_ks_bits_i2f((int32_t)(sign | 0x7F800000u | (mant << 13) | (mant ? 0x400000u : 0)));
+    if (exp == 0) { /* zero and subnormals: mant * 2^-24, exact in float */
+        const float v = (float)mant * 0x1p-24f;
+        return sign ? -v : v;
+    }
+    return qg_ks_bits_i2f((int32_t)(sign | ((exp + 112u) << 23) | (mant << 13)));
+}
+
+/* m >> shift rounded half to even (1 <= shift <= 31). */
+static inline uint32_t qg_ks_shift_rne(uint32_t m, unsigned shift) {
+    const uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
+    return q + (rem > half || (rem == half && (q & 1u)));
+}
+
+static inline uint16_t qg_ks_f32_to_f16(float f) {
+    const uint32_t u = (uint32_t)qg_ks_bits_f2i(f), sign = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu;
+    if (a > 0x7F800000u)
+        return (uint16_t)(sign | 0x7E00u);
+    if (a >= 0x477FF000u) /* 65520 and up: past the tie above 65504 */
+        return (uint16_t)(sign | 0x7C00u);
+    if (a >= 0x38800000u) /* normal: rebias 127 -> 15, keep 10 mantissa bits */
+        return (uint16_t)(sign | qg_ks_shift_rne(a - 0x38000000u, 13));
+    if (a <= 0x33000000u) /* 2^-25 and below: the tie at 2^-25 goes to even 0 */
+        return (uint16_t)sign;
+    /* subnormal: (1.m) * 2^(e-150) in units of 2^-24; a carry gives the
+     * smallest normal's code, as it should */
+    const unsigned e = a >> 23;
+    return (uint16_t)(sign | qg_ks_shift_rne((a & 0x7FFFFFu) | 0x800000u, 126u - e));
+}
+
+/* A little-endian fp16 field at any address (ggml's blocks); NULL reads
+ * as 0 and takes nothing. */
+static inline float qg_ks_load_f16(const void *p) {
+    const uint8_t *b = (const uint8_t *)p;
+    return b ? qg_ks_f16_to_f32((uint16_t)(b[0] | b[1] << 8)) : 0.0f;
+}
+static inline void qg_ks_store_f16(void *p, float v) {
+    const uint16_t h = qg_ks_f32_to_f16(v);
+    uint8_t *b = (uint8_t *)p;
+    if (!b)
+        return;
+    b[0] = (uint8_t)h;
+    b[1] = (uint8_t)(h >> 8);
 }
 
 /* Byte mask <-> bits: a byte passes when it is non-zero. */

@@ -124,7 +124,8 @@ class Kernels:
             self.prepare()
         self.address = ctypes.addressof(self._k)  # the JIT's qg_kernels, alive while the process is
         self.isa = _lib.isas()[self._k.isa]
-        self.q_dtype = _Q_NUMPY[self.spec["dtype"]]
+        self._block = _BLOCK_ID.get(self.spec.block, 0)
+        self.q_dtype = "uint8" if self._block else _Q_NUMPY[self.spec["dtype"]]
         self._torch_dtype = None
         # the kernels as ctypes callables, made once: wrapping a pointer costs more than a small call
         self._calls = (_lib.FAKE_QUANT(self._k.fake_quant), _lib.BACKWARD(self._k.fake_quant_backward),
@@ -190,10 +191,12 @@ class Kernels:
 
     # ---- ops -------------------------------------------------------------
 
-    def fake_quant(self, x: Array, scale: Params, zero_point: Params, inner: Optional[int] = None,
-                   out: Optional[Array] = None) -> Tuple[Array, Array]:
+    def fake_quant(self, x: Array, scale: Optional[Params] = None, zero_point: Optional[Params] = None,
+                   inner: Optional[int] = None, out: Optional[Array] = None) -> Tuple[Array, Array]:
         """(y, mask): y = fake-quantized x, mask = 1 where x was in range
-        (docs/semantics.md); mask is bytes, or packed bits with compat_mask."""
+        (docs/semantics.md); mask is bytes, or packed bits with compat_mask.
+        A block format takes no scale or zero point: y is x's rows through
+        their blocks and back, the mask 1 where x is finite."""
         px, n, shape = _array_info(x, "x", self._f(x))
         y = _empty_like(x, self._f(x), shape) if out is None else out
         py, ny, _ = _array_info(y, "out", self._f(x))
@@ -202,7 +205,12 @@ class Kernels:
         nmask = (n + 7) // 8 if self.spec["compat_mask"] else n
         mask = _empty_like(x, "uint8", (nmask,) if self.spec["compat_mask"] else shape)
         pm = _array_info(mask, "mask", "uint8")[0]
-        qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner), n)
+        if self._block:
+            self._no_qparams(scale, zero_point)
+            self._block_rows("x", n, shape[-1] if shape else 1)
+            qp, keep = None, None
+        else:
+            qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner), n)
         self._fake_quant(px, py, pm, n, qp)
         return y, mask
 
@@ -242,19 +250,28 @@ class Kernels:
         packed bytes, one dimension."""
         return _empty_like(x, self.q_dtype, ((n + 1) // 2,) if self.spec["dtype"] in _PACKED else shape)
 
-    def quantize(self, x: Array, scale: Params, zero_point: Params, inner: Optional[int] = None) -> Array:
+    def quantize(self, x: Array, scale: Optional[Params] = None, zero_point: Optional[Params] = None,
+                 inner: Optional[int] = None) -> Array:
         """q from x: round(x / s) + z clamped to the range, in the spec's
-        dtype (4-bit dtypes: the packed bytes, one dimension)."""
+        dtype (4-bit dtypes: the packed bytes, one dimension). A block
+        format takes no scale or zero point: x's rows (its last axis)
+        become ggml's block bytes, a uint8 array (rows, bytes per row)."""
+        if self._block:
+            return self._quantize_blocks(x, scale, zero_point)
         px, n, shape = _array_info(x, "x", self._f(x))
         q = self._q_like(x, shape, n)
         qp, keep = self._qparams(scale, zero_point, self._inner(shape, inner), n)
         self._quantize(px, _array_info(q, "q", self.q_dtype)[0], n, qp)
         return q
 
-    def dequantize(self, q: Array, scale: Params, zero_point: Params, inner: Optional[int] = None,
-                   shape: Optional[Sequence[int]] = None) -> Array:
+    def dequantize(self, q: Array, scale: Optional[Params] = None, zero_point: Optional[Params] = None,
+                   inner: Optional[int] = None, shape: Optional[Sequence[int]] = None) -> Array:
         """x from q; for 4-bit dtypes q holds packed bytes and `shape` gives
-        the tensor's shape (default: two elements per byte, one dimension)."""
+        the tensor's shape (default: two elements per byte, one dimension).
+        A block format: q's rows of blocks decoded into an array of `shape`
+        (default: (rows, elements per row))."""
+        if self._block:
+            return self._dequantize_blocks(q, scale, zero_point, shape)
         pq, n, shape_q = _array_info(q, "q", self.q_dtype)
         if self.spec["dtype"] in _PACKED:
             shape = tuple(shape) if shape is not None else (2 * n,)
@@ -297,61 +314,26 @@ class Kernels:
         _lib.check(st, err)
         return q, scale, zero_point
 
-    # ---- the entry points the ops call -----------------------------------
+    # ---- ggml's block formats (docs/semantics.md, "Block formats"): no
+    # qparams; q holds each row's blocks as ggml lays them out, shape (rows,
+    # bytes per row)
 
-    def _dynamic_kernels(self):
-        return self._k.observe, self._k.quantize
-
-    def _fake_quant(self, px, py, pm, n, qp):
-        self._calls[0](px, py, pm, n, ctypes.addressof(qp))
-
-    def _backward(self, pdy, pm, pdx, n):
-        self._calls[1](pdy, pm, pdx, n)
-
-    def _quantize(self, px, pq, n, qp):
-        self._calls[2](px, pq, n, ctypes.addressof(qp))
-
-    def _dequantize(self, pq, px, n, qp):
-        self._calls[3](pq, px, n, ctypes.addressof(qp))
-
-
-class Reference(Kernels):
-    """The same ops computed by the runtime's scalar reference functions
-    (qg_ref_*), the formulas of docs/semantics.md with no code generated:
-    what the generated kernels are checked against, and what a conformance
-    test compares a peer with."""
-
-    def __init__(self, spec: Union[Spec, dict]) -> None:
-        self.spec = spec if isinstance(spec, Spec) else Spec.from_dict(spec)
-        self.isa = "reference"
-        self._block = _BLOCK_ID.get(self.spec.block, 0)
-        self.q_dtype = "uint8" if self._block else _Q_NUMPY[self.spec["dtype"]]
-
-    # ggml's block formats (docs/semantics.md, "Block formats"): no qparams;
-    # q holds each row's blocks as ggml lays them out, shape (rows, bytes per row)
-
-    def quantize(self, x: Array, scale: Optional[Params] = None, zero_point: Optional[Params] = None,
-                 inner: Optional[int] = None) -> Array:
-        """q from x; for a block format, x's rows (its last axis) as ggml's
-        block bytes, a uint8 array of shape (rows, bytes per row)."""
-        if not self._block:
-            return super().quantize(x, scale, zero_point, inner)
+    def _quantize_blocks(self, x, scale, zero_point):
         self._no_qparams(scale, zero_point)
         px, n, shape = _array_info(x, "x", self._f(x))
-        cols = shape[-1] if shape else 1
-        rows, row_bytes = self._block_rows("x", n, cols)
+        rows, row_bytes = self._block_rows("x", n, shape[-1] if shape else 1)
         q = _empty_like(x, "uint8", (rows, row_bytes))
-        (xf, keep), err = self._widened(px, n), _lib.Error()
-        _lib.check(_lib.lib().qg_block_quantize_ref(self._block, xf, n, _array_info(q, "q", "uint8")[0],
-                                                    ctypes.byref(err)), err)
+        self._block_quantize(px, _array_info(q, "q", "uint8")[0], n)
         return q
 
-    def dequantize(self, q: Array, scale: Optional[Params] = None, zero_point: Optional[Params] = None,
-                   inner: Optional[int] = None, shape: Optional[Sequence[int]] = None) -> Array:
-        """x from q; for a block format, q's rows of blocks decoded into an
-        array of `shape` (default: (rows, elements per row))."""
-        if not self._block:
-            return super().dequantize(q, scale, zero_point, inner, shape)
+    def _block_quantize(self, px, pq, n):
+        # the K-quants' kernels forward to the reference, which refuses rows
+        # its rounding cannot take: called here directly, a refusal raises
+        if _lib.lib().qg_block_elems(self._block) == 256:
+            return _block_quantize_ref(self._block, px, pq, n)  # float32 rows: the JIT takes no others
+        self._calls[2](px, pq, n, None)
+
+    def _dequantize_blocks(self, q, scale, zero_point, shape):
         self._no_qparams(scale, zero_point)
         pq, n, shape_q = _array_info(q, "q", "uint8")
         L = _lib.lib()
@@ -364,9 +346,7 @@ class Reference(Kernels):
         if self._block_rows("shape", count, shape[-1] if shape else 1) != shape_q:
             raise ValueError(f"shape: {shape} is not the {shape_q[0]} rows of {shape_q[1]} bytes q holds")
         x = _empty_like(q, self._f(q), shape)
-        (y, fy), err = self._out(_array_info(x, "x", self._f(q))[0], count), _lib.Error()
-        _lib.check(L.qg_block_dequantize_ref(self._block, pq, count, y, ctypes.byref(err)), err)
-        self._narrow(fy, _array_info(x, "x", self._f(q))[0], count)
+        self._dequantize(pq, _array_info(x, "x", self._f(q))[0], count, None)
         return x
 
     def _no_qparams(self, scale, zero_point):
@@ -381,6 +361,40 @@ class Reference(Kernels):
             raise ValueError(f"{what}: rows of {cols} elements (the last dimension); expected a multiple of "
                              f"{self.spec.block}'s block of {_lib.lib().qg_block_elems(self._block)}")
         return (n // cols if cols else 0), row_bytes
+
+    # ---- the entry points the ops call -----------------------------------
+
+    def _dynamic_kernels(self):
+        return self._k.observe, self._k.quantize
+
+    def _fake_quant(self, px, py, pm, n, qp):
+        self._calls[0](px, py, pm, n, None if qp is None else ctypes.addressof(qp))
+
+    def _backward(self, pdy, pm, pdx, n):
+        self._calls[1](pdy, pm, pdx, n)
+
+    def _quantize(self, px, pq, n, qp):
+        self._calls[2](px, pq, n, ctypes.addressof(qp))
+
+    def _dequantize(self, pq, px, n, qp):
+        self._calls[3](pq, px, n, None if qp is None else ctypes.addressof(qp))
+
+
+class Reference(Kernels):
+    """The same ops computed by the runtime's scalar reference functions
+    (qg_ref_*), the formulas of docs/semantics.md with no code generated:
+    what the generated kernels are checked against, and what a conformance
+    test compares a peer with."""
+
+    def __init__(self, spec: Union[Spec, dict]) -> None:
+        self.spec = spec if isinstance(spec, Spec) else Spec.from_dict(spec)
+        self.isa = "reference"
+        self._block = _BLOCK_ID.get(self.spec.block, 0)
+        self.q_dtype = "uint8" if self._block else _Q_NUMPY[self.spec["dtype"]]
+
+    def _block_quantize(self, px, pq, n):
+        xf, keep = self._widened(px, n)
+        _block_quantize_ref(self._block, xf, pq, n)
 
     def _dynamic_kernels(self):
         return None, None
@@ -410,7 +424,7 @@ class Reference(Kernels):
 
     def _fake_quant(self, px, py, pm, n, qp):
         (x, kx), (y, fy) = self._widened(px, n), self._out(py, n)
-        _lib.lib().qg_ref_fake_quant(self.spec._ptr, x, y, pm, n, ctypes.byref(qp))
+        _lib.lib().qg_ref_fake_quant(self.spec._ptr, x, y, pm, n, None if qp is None else ctypes.byref(qp))
         self._narrow(fy, py, n)
 
     def _backward(self, pdy, pm, pdx, n):
@@ -424,8 +438,14 @@ class Reference(Kernels):
 
     def _dequantize(self, pq, px, n, qp):
         x, fx = self._out(px, n)
-        _lib.lib().qg_ref_dequantize(self.spec._ptr, pq, x, n, ctypes.byref(qp))
+        _lib.lib().qg_ref_dequantize(self.spec._ptr, pq, x, n, None if qp is None else ctypes.byref(qp))
         self._narrow(fx, px, n)
+
+
+def _block_quantize_ref(block, px, pq, n):
+    """The runtime's block reference on n float32 values: a row it refuses raises."""
+    err = _lib.Error()
+    _lib.check(_lib.lib().qg_block_quantize_ref(block, px, n, pq, ctypes.byref(err)), err)
 
 
 def _to_numpy(v):

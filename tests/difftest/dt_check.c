@@ -5,6 +5,8 @@
  * under qemu draws the bits the host draws. This file is built with
  * -ffp-contract=off everywhere. */
 #include "dt_check.h"
+
+#include "qgen/blocks.h"
 #include "dt_rng.h"
 #include "../float_nudge.h"
 #include "rt_internal.h" /* qg_param_index: which parameters an element takes */
@@ -60,12 +62,20 @@ size_t dt_draw_cases(const qg_spec *sp, uint64_t seed, size_t step, dt_case *out
     const size_t C = per_channel(sp) || per_group(sp) ? sp->channel_len : 1;
     const bool observer = !per_group(sp), fused = observer && keeps_min_max(sp->observer.type);
     const bool dynamic = qg_quantize_dynamic_check(sp, NULL) == QG_OK && sp->float_type == QG_FLOAT32;
+    const size_t E = qg_block_elems(sp->block); /* ggml's block formats: rows of whole blocks, no qparams */
     size_t k = 0;
     for (int op = 0; op < DT_OP_COUNT; op++) {
-        if ((op == DT_OBSERVE && !observer) || (op == DT_FUSED && !fused) || (op == DT_DYNAMIC && !dynamic))
+        if ((op == DT_OBSERVE && !observer) || (op == DT_FUSED && !fused) || (op == DT_DYNAMIC && !dynamic) ||
+            (E && op > DT_DEQUANTIZE))
             continue;
         for (int i = 0; i < 4 && k < cap; i++) {
             dt_case c = {(dt_op)op, draw_length(&r, step ? step : 1), draw_inner(sp, &r), dt_next(&r)};
+            if (E) { /* one scale per element for the data's magnitudes (fill_x) */
+                c.n = (c.n % 40 + (i == 0)) * E;
+                c.inner = 1;
+                out[k++] = c;
+                continue;
+            }
             if (op == DT_BACKWARD)
                 c.inner = 1;
             const size_t run = C * c.inner;
@@ -306,7 +316,7 @@ static void op_fake_quant(run *u, dt_rng *r, size_t n, params *p) {
 
 static void op_quantize(run *u, dt_rng *r, size_t n, params *p, bool dequantize) {
     const qg_spec *sp = u->sp;
-    const size_t fs = fsize(sp), qb = qg_q_bytes(sp->dtype, n);
+    const size_t fs = fsize(sp), qb = sp->block ? qg_block_row_bytes(sp->block, n) : qg_q_bytes(sp->dtype, n);
     ftensor x = {0}, y = {0};
     float *ry = malloc((n + 1) * sizeof(float));
     unsigned char *q = malloc(qb + GUARD + 8), *rq = malloc(qb + GUARD + 8), *want = malloc(n * fs + GUARD);
@@ -601,8 +611,8 @@ dt_case dt_shrink_length(const qg_spec *sp, const dt_kernels *k, dt_case c) {
     /* per group and the fused step: whole runs of channels */
     const size_t C = per_channel(sp) || per_group(sp) ? sp->channel_len : 1;
     const bool runs = (per_group(sp) && c.op != DT_REQUANTIZE) || c.op == DT_FUSED;
-    const size_t unit = runs ? C * c.inner : 1;
-    for (size_t n = runs ? unit : 0; n < c.n; n += unit) {
+    const size_t unit = sp->block ? qg_block_elems(sp->block) : runs ? C * c.inner : 1;
+    for (size_t n = runs && !sp->block ? unit : 0; n < c.n; n += unit) {
         dt_case s = c;
         s.n = n;
         dt_tally t = {0};

@@ -175,8 +175,30 @@ class BlockFormatsPython(unittest.TestCase):
             ref.quantize(np.ones((2, 32), np.float32), 0.5, 0)
         with self.assertRaisesRegex(ValueError, "not the 2 rows of 24 bytes"):
             ref.dequantize(np.zeros((2, 24), np.uint8), shape=(3, 32))
-        with self.assertRaisesRegex(qgen.QgenError, "block"):
-            qgen.Kernels(qgen.Spec.preset("ggml.q8_0"))  # generated block kernels: not built yet
+        with self.assertRaisesRegex(qgen.QgenError, "float_type: got float16 with block q8_0"):
+            qgen.Kernels(qgen.Spec.preset("ggml.q8_0").with_overrides(float_type="float16"))  # 16-bit rows: not built yet
+
+    def test_kernels_equal_ggml(self):
+        """The JIT's kernels on every x86 ISA here: q8_0's generated quantize
+        and dequantize, the other formats' forwarders; the rows hold ties,
+        zero blocks, denormal and huge blocks (rows())."""
+        for isa in ("scalar", "avx2", "avx512"):
+            for k, fmt in enumerate(FORMATS):
+                with self.subTest(isa=isa, fmt=fmt):
+                    cols = 512 if FORMATS[fmt][0] == 256 else 96
+                    x = rows(200 + k, (4, cols), kquant=cols == 512)
+                    try:
+                        kern = qgen.Kernels(qgen.Spec.preset(f"ggml.{fmt}"), isa=isa)
+                    except qgen.QgenError as e:  # a CPU without the ISA
+                        self.assertIn(isa, str(e))
+                        continue
+                    q = kern.quantize(x)
+                    np.testing.assert_array_equal(q, ggml_quantize(fmt, x))
+                    y = kern.dequantize(q, shape=(4, cols))
+                    np.testing.assert_array_equal(y.view(np.uint32), ggml_dequantize(fmt, q, cols).view(np.uint32))
+                    f, mask = kern.fake_quant(x)
+                    np.testing.assert_array_equal(f.view(np.uint32), y.view(np.uint32))
+                    self.assertTrue(mask.all())
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "../float_nudge.h"
+#include "block_check.h"
 #include "length_class.h"
 
 #ifdef KC_JIT
@@ -1113,6 +1114,33 @@ static void jit_teardown(void) {
 }
 #endif
 
+/* A block format's kernels (block_check.c): block tensors are bytes, and
+ * there are no qparams. */
+#if KC_FBITS == 32
+static void kb_quantize(const float *x, uint8_t *q, size_t n) { K->quantize(x, (KC_QP *)q, n, NULL); }
+static void kb_dequantize(const uint8_t *q, float *y, size_t n) { K->dequantize((const KC_QP *)q, y, n, NULL); }
+static void kb_fake_quant(const float *x, float *y, uint8_t *mask, size_t n) { K->fake_quant(x, y, mask, n, NULL); }
+#endif
+
+static int block_main(const char *isa, const char *vl) {
+#if KC_FBITS == 32
+    const kc_block_kernels k = {kb_quantize, kb_dequantize, kb_fake_quant};
+    const clock_t start = clock();
+    const unsigned bad = kc_block_check(SP, K->isa, &k, &compared);
+    printf("  %s/%s %-26s %s %6.2f s\n", SP->name, K->isa, "block formats", bad ? "FAILED" : "passed",
+           (double)(clock() - start) / CLOCKS_PER_SEC);
+    printf("%s/%s: %llu elements and bytes compared, %u failed checks\n", SP->name, K->isa, compared, bad);
+    int rc = bad ? 1 : 0;
+    if (kc_manifest_write(&(kc_run){SP->name, KC_BACKEND_NAME, KC_ARCH, isa, vl}, op_names, N_OPS))
+        rc = 1;
+    return rc;
+#else
+    (void)isa, (void)vl;
+    fprintf(stderr, "kernel_check: block spec %s with 16-bit float tensors has no checks here\n", SP->name);
+    return 1;
+#endif
+}
+
 int main(int argc, char **argv) {
     /* --cpu-from-runner: the runner sets the CPU up for the ISA (qemu-user
      * does not report every extension it emulates in HWCAP); --step: the
@@ -1160,6 +1188,13 @@ int main(int argc, char **argv) {
         printf("SKIPPED: this CPU cannot run %s\n", K->isa);
         kc_manifest_skipped(&(kc_run){SP->name, KC_BACKEND_NAME, KC_ARCH, K->isa, vl});
         return 77;
+    }
+    if (SP->block != QG_BLOCK_NONE) {
+        const int block_rc = block_main(argv[1], vl);
+#ifdef KC_JIT
+        jit_teardown();
+#endif
+        return block_rc;
     }
     static const struct {
         const char *name;
