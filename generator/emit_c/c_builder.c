@@ -534,8 +534,9 @@ static qg_kv *kb_vop(qg_kb *b, qg_opcode op, qg_kv *x, qg_kv *y) {
     return spelled(b, t, cb(b)->e->is->op[op], x->s, y ? y->s : NULL, NULL);
 }
 
-/* Fixed widths through a stack copy and qg_ks_min/max_f32; scalable ISAs
- * by their reductions, seeded with the identity. */
+/* Scalable ISAs by their reductions, seeded with the identity; fixed
+ * widths by the ISA's fold, or else through a stack copy and
+ * qg_ks_min/max_f32. */
 static qg_kv *kb_reduce(qg_kb *b, qg_opcode op, qg_kv *v) {
     c_kb *c = cb(b);
     const emitter *e = c->e;
@@ -552,6 +553,8 @@ static qg_kv *kb_reduce(qg_kb *b, qg_opcode op, qg_kv *v) {
                        min ? "__builtin_inff()" : "(-__builtin_inff())", NULL);
     if (e->lanes == 1)
         return expr(b, QG_KT_F32, v->prec, "%s", v->s);
+    if (is->reduce_min) /* the ISA's own fold (a block's scale takes one per block) */
+        return spelled(b, QG_KT_F32, min ? is->reduce_min : is->reduce_max, v->s, NULL, NULL);
     const int k = c->temps++;
     char buf[16];
     snprintf(buf, sizeof buf, "lanes%d", k);

@@ -123,10 +123,11 @@ static inline float qg_ks_f16_to_f32(uint16_t h) {
     return qg_ks_bits_i2f((int32_t)(sign | ((exp + 112u) << 23) | (mant << 13)));
 }
 
-/* m >> shift rounded half to even (1 <= shift <= 31). */
+/* m >> shift rounded half to even (1 <= shift <= 31, m below 2^31): adding
+ * half - 1 and the kept part's lowest bit carries exactly when the rest is
+ * above half, or is half and the kept part odd; no branch on the data. */
 static inline uint32_t qg_ks_shift_rne(uint32_t m, unsigned shift) {
-    const uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
-    return q + (rem > half || (rem == half && (q & 1u)));
+    return (m + ((1u << (shift - 1)) - 1u) + ((m >> shift) & 1u)) >> shift;
 }
 
 static inline uint16_t qg_ks_f32_to_f16(float f) {

@@ -69,12 +69,19 @@ static void test_every_operation_spelled_with_its_operands(void) {
 static void test_strips_spelled_exactly_for_scalable_isas(void) {
     for (qg_isa isa = 0; isa < QG_ISA_COUNT; isa++) {
         const qg_isa_spelling *is = qg_isa_spelling_of(isa);
-        const char *strips[] = {is->strip_type, is->strip_name, is->strip_open, is->strip_count,
-                                is->strip_step, is->strip_all,  is->load_f_pad, is->load_h_pad,
-                                is->reduce_min, is->reduce_max, is->all_lanes};
+        const char *strips[] = {is->strip_type, is->strip_name, is->strip_open, is->strip_count, is->strip_step,
+                                is->strip_all,  is->load_f_pad, is->load_h_pad, is->all_lanes};
         const bool scalable = qg_target_of(isa)->lanes == 0;
         for (size_t k = 0; k < sizeof strips / sizeof strips[0]; k++)
             CU_ASSERT_EQUAL(strips[k] != NULL, scalable);
+        /* reductions: every vector ISA folds its lanes (a block's scale takes one per block) */
+        const bool vector = qg_target_of(isa)->lanes != 1;
+        CU_ASSERT_EQUAL(is->reduce_min != NULL, vector);
+        CU_ASSERT_EQUAL(is->reduce_max != NULL, vector);
+        if (is->reduce_min && is->reduce_max) {
+            check_operands("reduce_min", isa, is->reduce_min, isa == QG_ISA_RVV ? 2 : 1); /* $b: RVV's seed */
+            check_operands("reduce_max", isa, is->reduce_max, isa == QG_ISA_RVV ? 2 : 1);
+        }
         if (scalable) {
             check_operands("strip_open", isa, is->strip_open, 2);
             check_operands("load_f_pad", isa, is->load_f_pad, 2);
