@@ -123,10 +123,13 @@ static inline float qg_ks_f16_to_f32(uint16_t h) {
     return qg_ks_bits_i2f((int32_t)(sign | ((exp + 112u) << 23) | (mant << 13)));
 }
 
-/* m >> shift rounded half to even (1 <= shift <= 31, m below 2^31): adding
- * half - 1 and the kept part's lowest bit carries exactly when the rest is
- * above half, or is half and the kept part odd; no branch on the data. */
+/* m >> shift rounded half to even (m below 2^31; shift 0 keeps m, and
+ * past 31 gives 0): adding half - 1 and the kept part's lowest bit carries
+ * exactly when the rest is above half, or is half and the kept part odd;
+ * no branch on the data (the callers' shifts are constants). */
 static inline uint32_t qg_ks_shift_rne(uint32_t m, unsigned shift) {
+    if (shift == 0 || shift > 31)
+        return shift ? 0 : m;
     return (m + ((1u << (shift - 1)) - 1u) + ((m >> shift) & 1u)) >> shift;
 }
 
