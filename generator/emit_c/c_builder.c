@@ -534,9 +534,8 @@ static qg_kv *kb_vop(qg_kb *b, qg_opcode op, qg_kv *x, qg_kv *y) {
     return spelled(b, t, cb(b)->e->is->op[op], x->s, y ? y->s : NULL, NULL);
 }
 
-/* Scalable ISAs by their reductions, seeded with the identity; fixed
- * widths by the ISA's fold, or else through a stack copy and
- * qg_ks_min/max_f32. */
+/* Across lanes by the ISA's reductions (scalable ones seeded with the
+ * identity). */
 static qg_kv *kb_reduce(qg_kb *b, qg_opcode op, qg_kv *v) {
     c_kb *c = cb(b);
     const emitter *e = c->e;
@@ -553,14 +552,8 @@ static qg_kv *kb_reduce(qg_kb *b, qg_opcode op, qg_kv *v) {
                        min ? "__builtin_inff()" : "(-__builtin_inff())", NULL);
     if (e->lanes == 1)
         return expr(b, QG_KT_F32, v->prec, "%s", v->s);
-    if (is->reduce_min) /* the ISA's own fold (a block's scale takes one per block) */
-        return spelled(b, QG_KT_F32, min ? is->reduce_min : is->reduce_max, v->s, NULL, NULL);
-    const int k = c->temps++;
-    char buf[16];
-    snprintf(buf, sizeof buf, "lanes%d", k);
-    line(b, "float %s[%d];", buf, e->lanes);
-    line(b, "%s;", spelled(b, QG_KT_F32, is->store_f, buf, v->s, NULL)->s);
-    return expr(b, QG_KT_F32, 0, "qg_ks_%s_f32(%s, %du)", min ? "min" : "max", buf, e->lanes);
+    /* fixed widths: the ISA's fold (unit.lowering requires one of every vector ISA) */
+    return spelled(b, QG_KT_F32, min ? is->reduce_min : is->reduce_max, v->s, NULL, NULL);
 }
 
 static const qg_kb_ops c_ops = {QG_KB_CALLS(QG_KB_BIND)};

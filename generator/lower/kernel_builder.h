@@ -286,6 +286,11 @@ void qg_lower_span(qg_kb *b, const qg_plan *p);
 int qg_lower_span_args(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_kv *base, qg_kv *len,
                        qg_kv *const params[QG_IN_COUNT], qg_kv **args);
 
+/* lower_entry.c: a call of `span` over tensors io (in, out, mask) from
+ * base for len elements, with the parameters the plan uses from one
+ * channel's s, z and bias (inv: 1/s where NULL). */
+void qg_lower_call_span(qg_kb *b, const qg_plan *p, qg_kv *span, qg_kv *const io[3], qg_kv *base, qg_kv *len, qg_kv *s,
+                        qg_kv *inv, qg_kv *z, qg_kv *bias);
 /* lower_entry.c: every kernel of `spec` on `isa` in `ops` (a bit set of
  * 1u << qg_kernel_op), in the op table's order. */
 qg_status qg_lower_kernels(qg_kb *b, const qg_spec *spec, qg_isa isa, unsigned ops, qg_error *err);

@@ -17,21 +17,10 @@ enum { QK = 32 };
 static qg_kv *size(qg_kb *b, long long v) { return B->imm(b, QG_KT_SIZE, v); }
 
 /* The span over one block's codes: in and out such that element `at` of
- * the block's row lands on its code, parameters from d and 1/d. */
+ * the block's row lands on its code; s = d, 1/s = id, z = 0. */
 static void block_span(qg_kb *b, const qg_plan *p, qg_kv *in, qg_kv *out, qg_kv *at, qg_kv *d, qg_kv *id) {
-    qg_kv *params[QG_IN_COUNT] = {0}, *args[5 + QG_IN_COUNT];
-    for (int k = QG_IN_S; k < QG_IN_COUNT; k++) {
-        if (!p->uses[k])
-            continue;
-        qg_kv *v = k == QG_IN_S     ? d
-                   : k == QG_IN_INV ? id
-                   : k == QG_IN_LO  ? B->fimm(b, (float)b->lp->qmin)
-                   : k == QG_IN_HI  ? B->fimm(b, (float)b->lp->qmax)
-                                    : B->imm(b, QG_KT_I32, 0); /* z, and no bias */
-        params[k] = B->param(b, (qg_plan_input)k, v);
-    }
     qg_kv *io[3] = {in, out, NULL};
-    B->call(b, B->span_ref(b, ""), NULL, NULL, args, qg_lower_span_args(b, p, io, at, size(b, QK), params, args));
+    qg_lower_call_span(b, p, B->span_ref(b, ""), io, at, size(b, QK), d, id, B->imm(b, QG_KT_I32, 0), NULL);
 }
 
 /* Returns where `cond` holds. */

@@ -32,16 +32,14 @@ static qg_kv *bound(qg_kb *b, long long q, qg_kv *z) {
     return B->cast(b, QG_KT_F32, B->bin(b, QG_KB_SUB, B->imm(b, QG_KT_I64, q), B->cast(b, QG_KT_I64, z)));
 }
 
-/* The span's arguments: tensors in, out, mask, then base and len, then
- * the parameters the plan uses from one channel's s, z and bias. */
-static void call_span(qg_kb *b, const qg_plan *p, qg_kv *span, qg_kv *const io[3], qg_kv *base, qg_kv *len, qg_kv *s,
-                      qg_kv *z, qg_kv *bias) {
+void qg_lower_call_span(qg_kb *b, const qg_plan *p, qg_kv *span, qg_kv *const io[3], qg_kv *base, qg_kv *len, qg_kv *s,
+                        qg_kv *inv, qg_kv *z, qg_kv *bias) {
     qg_kv *args[5 + QG_IN_COUNT], *params[QG_IN_COUNT] = {0};
     for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
         if (!p->uses[in])
             continue;
         qg_kv *v = in == QG_IN_S     ? s
-                   : in == QG_IN_INV ? B->bin(b, QG_KB_DIV, B->fimm(b, 1.0f), s)
+                   : in == QG_IN_INV ? (inv ? inv : B->bin(b, QG_KB_DIV, B->fimm(b, 1.0f), s))
                    : in == QG_IN_LO  ? bound(b, b->lp->qmin, z)
                    : in == QG_IN_HI  ? bound(b, b->lp->qmax, z)
                    : in == QG_IN_Z   ? z
@@ -66,7 +64,7 @@ static void channel_runs(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_kv *
     qg_kv *m = B->let(b, "m", B->select(b, B->bin(b, QG_KB_LT, left, run_len), left, run_len));
     qg_kv *s, *z, *bias = NULL;
     each(b, p, src, ch, &s, &z, &bias);
-    call_span(b, p, B->span_ref(b, ""), io, at, m, s, z, bias);
+    qg_lower_call_span(b, p, B->span_ref(b, ""), io, at, m, s, NULL, z, bias);
     qg_kv *next = B->bin(b, QG_KB_ADD, ch, size(b, 1));
     B->set(b, c, B->select(b, B->bin(b, QG_KB_EQ, next, C), size(b, 0), next));
     B->loop_close(b);
@@ -128,13 +126,13 @@ static void walk(qg_kb *b, const qg_plan *p) {
         B->if_close(b);
     }
     if (lp->params == QG_PARAMS_NONE) {
-        call_span(b, p, B->span_ref(b, ""), io, size(b, 0), n, NULL, NULL, NULL);
+        qg_lower_call_span(b, p, B->span_ref(b, ""), io, size(b, 0), n, NULL, NULL, NULL, NULL);
         return;
     }
     if (lp->walk == QG_WALK_WHOLE) {
         qg_kv *s, *z;
         channel_scalars(b, p, qp, size(b, 0), &s, &z);
-        call_span(b, p, B->span_ref(b, ""), io, size(b, 0), n, s, z, NULL);
+        qg_lower_call_span(b, p, B->span_ref(b, ""), io, size(b, 0), n, s, NULL, z, NULL);
         return;
     }
     /* the spec's channel count, or the caller's (per-group blocks) */

@@ -195,22 +195,6 @@ static inline void qg_ks_pad_u16(uint16_t *buf, const uint16_t *x, size_t count,
         buf[k] = count ? x[k < count ? k : 0] : 0;
 }
 
-static inline float qg_ks_min_f32(const float *v, unsigned lanes) {
-    float m = HUGE_VALF; /* no lanes: +inf, v not read */
-    QG_KS_SCALAR_LOOP
-    for (unsigned k = 0; k < lanes; k++)
-        m = v[k] < m ? v[k] : m;
-    return m;
-}
-
-static inline float qg_ks_max_f32(const float *v, unsigned lanes) {
-    float m = -HUGE_VALF;
-    QG_KS_SCALAR_LOOP
-    for (unsigned k = 0; k < lanes; k++)
-        m = v[k] > m ? v[k] : m;
-    return m;
-}
-
 /* Exported by libqgen_rt for kernels that cannot inline the helpers above
  * (the LLVM backend's): `count` lane bytes <-> bits of a packed mask at bit
  * position pos. Packing ORs into a mask the caller has zeroed. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../difftest/dt_rng.h"
 #include "length_class.h"
 #include "qgen/blocks.h"
 
@@ -20,13 +21,8 @@ static float x[MAX_BLOCKS * MAX_ELEMS + PAD], y[MAX_BLOCKS * MAX_ELEMS + PAD], r
 static uint8_t q[MAX_BLOCKS * MAX_BYTES + PAD], rq[MAX_BLOCKS * MAX_BYTES + PAD];
 static uint8_t mask[MAX_BLOCKS * MAX_ELEMS + PAD], rmask[MAX_BLOCKS * MAX_ELEMS + PAD];
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint64_t next(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static dt_rng rng = {0x9E3779B97F4A7C15ull};
+static uint64_t next(void) { return dt_next(&rng); }
 static float uniform(float lo, float hi) { return lo + (hi - lo) * (float)((next() >> 40) * 0x1p-24); }
 static float sign(void) { return next() & 1 ? -1.0f : 1.0f; }
 
