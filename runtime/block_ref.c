@@ -39,6 +39,13 @@ static const block_layout *layout_of(qg_block_format f) {
     return NULL;
 }
 
+bool qg_block_layout_of(qg_block_format f, qg_block_layout *out) {
+    const block_layout *l = layout_of(f);
+    if (l && out)
+        *out = (qg_block_layout){l->d, l->m, l->qh, l->qs};
+    return l != NULL;
+}
+
 size_t qg_block_elems(qg_block_format f) {
     if (f == QG_BLOCK_Q4_K || f == QG_BLOCK_Q6_K)
         return 256;

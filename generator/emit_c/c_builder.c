@@ -147,7 +147,8 @@ static qg_kv *kb_bin(qg_kb *b, qg_kbin op, qg_kv *x, qg_kv *y) {
     static const char *const spelled[] = {"+", "-", "*", "/", "==", "!=", "<", ">=", "&&", "||"};
     static const int prec[] = {4, 4, 3, 3, 7, 7, 6, 6, 11, 12};
     const qg_kt t = op >= QG_KB_EQ ? QG_KT_BOOL : x->t;
-    return expr(b, t, prec[op], "%s%s%s %s %s%s%s", OPND(x, prec[op], false), spelled[op], OPND(y, prec[op], true));
+    const int bound = op == QG_KB_OR ? prec[QG_KB_AND] - 1 : prec[op]; /* && inside || in parentheses */
+    return expr(b, t, prec[op], "%s%s%s %s %s%s%s", OPND(x, bound, false), spelled[op], OPND(y, bound, true));
 }
 
 static qg_kv *kb_select(qg_kb *b, qg_kv *cond, qg_kv *x, qg_kv *y) {
@@ -270,6 +271,22 @@ static qg_kv *kb_var_addr(qg_kb *b, qg_kvar *v) { return expr(b, QG_KT_PTR, 0, "
 static qg_kv *kb_load_f16(qg_kb *b, qg_kv *ptr) { return expr(b, QG_KT_F32, 0, "qg_ks_load_f16(%s)", ptr->s); }
 
 static void kb_store_f16(qg_kb *b, qg_kv *ptr, qg_kv *v) { line(b, "qg_ks_store_f16(%s, %s);", ptr->s, v->s); }
+
+static qg_kv *kb_buffer(qg_kb *b, const char *name, unsigned bytes) {
+    line(b, "_Alignas(32) uint8_t %s[%u];", name, bytes);
+    return expr(b, QG_KT_PTR, 0, "(void *)%s", name); /* the span's code type, whatever its sign */
+}
+
+static qg_kv *kb_block_bytes(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src) {
+    static const char *const fn[] = {[QG_KBYTES_PACK_NIBBLES] = "qg_ks_pack_nibbles",
+                                     [QG_KBYTES_PACK_FIFTH] = "qg_ks_pack_fifth",
+                                     [QG_KBYTES_UNPACK_NIBBLES] = "qg_ks_unpack_nibbles",
+                                     [QG_KBYTES_OR_FIFTH] = "qg_ks_or_fifth"};
+    if (op == QG_KBYTES_SUM_I8)
+        return expr(b, QG_KT_I32, 0, "qg_ks_sum_i8(%s)", src->s);
+    line(b, "%s(%s, %s);", fn[op], dst->s, src->s);
+    return NULL;
+}
 
 static qg_kv *kb_param(qg_kb *b, qg_plan_input in, qg_kv *scalar) {
     emitter *e = cb(b)->e;

@@ -304,6 +304,68 @@ static void kb_store_f16(qg_kb *b, qg_kv *ptr, qg_kv *v) {
     LLVMValueRef h = LLVMBuildTrunc(bd, LLVMBuildOr(bd, r, sign, ""), x->i16, "");
     LLVMSetAlignment(LLVMBuildStore(bd, h, V(ptr)), 1);
 }
+static qg_kv *kb_buffer(qg_kb *b, const char *name, unsigned bytes) {
+    (void)name;
+    lx *x = kb(b)->x;
+    LLVMValueRef slot = lx_alloca(x, LLVMArrayType2(x->i8, bytes));
+    LLVMSetAlignment(slot, 32);
+    return K(slot);
+}
+
+/* Byte vectors of the block's codes, any alignment. */
+static LLVMValueRef load_bytes(lx *x, LLVMTypeRef t, LLVMValueRef p, unsigned offset) {
+    LLVMValueRef ld = LLVMBuildLoad2(x->b, t, offset ? lx_gep(x, x->i8, p, lx_isz(x, offset)) : p, "");
+    LLVMSetAlignment(ld, 1);
+    return ld;
+}
+static void store_bytes(lx *x, LLVMValueRef v, LLVMValueRef p, unsigned offset) {
+    LLVMSetAlignment(LLVMBuildStore(x->b, v, offset ? lx_gep(x, x->i8, p, lx_isz(x, offset)) : p), 1);
+}
+static LLVMValueRef bytes_of(lx *x, unsigned n, unsigned v) {
+    return lx_splat(x, LLVMConstInt(x->i8, v, 0), LLVMVectorType(x->i8, n));
+}
+
+/* The codes' byte work as vectors of 16 and 32 bytes, which every target
+ * legalizes (the fifth bits: a compare's 32 lane bits as one i32). */
+static qg_kv *kb_block_bytes(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src) {
+    lx *x = kb(b)->x;
+    LLVMBuilderRef bd = x->b;
+    LLVMTypeRef v16 = LLVMVectorType(x->i8, 16), v32 = LLVMVectorType(x->i8, 32), m32 = LLVMVectorType(x->i1, 32);
+    LLVMValueRef s = V(src);
+    switch (op) {
+    case QG_KBYTES_PACK_NIBBLES: {
+        LLVMValueRef lo = LLVMBuildAnd(bd, load_bytes(x, v16, s, 0), bytes_of(x, 16, 15), "");
+        LLVMValueRef hi = LLVMBuildShl(bd, load_bytes(x, v16, s, 16), bytes_of(x, 16, 4), "");
+        store_bytes(x, LLVMBuildOr(bd, lo, hi, ""), V(dst), 0);
+        return NULL;
+    }
+    case QG_KBYTES_PACK_FIFTH: {
+        LLVMValueRef bit = LLVMBuildAnd(bd, load_bytes(x, v32, s, 0), bytes_of(x, 32, 16), "");
+        LLVMValueRef set = LLVMBuildICmp(bd, LLVMIntNE, bit, LLVMConstNull(v32), "");
+        store_bytes(x, LLVMBuildBitCast(bd, set, x->i32, ""), V(dst), 0);
+        return NULL;
+    }
+    case QG_KBYTES_UNPACK_NIBBLES: {
+        LLVMValueRef q = load_bytes(x, v16, s, 0);
+        store_bytes(x, LLVMBuildAnd(bd, q, bytes_of(x, 16, 15), ""), V(dst), 0);
+        store_bytes(x, LLVMBuildLShr(bd, q, bytes_of(x, 16, 4), ""), V(dst), 16);
+        return NULL;
+    }
+    case QG_KBYTES_OR_FIFTH: {
+        LLVMValueRef set = LLVMBuildBitCast(bd, load_bytes(x, x->i32, s, 0), m32, "");
+        LLVMValueRef fifth = LLVMBuildShl(bd, LLVMBuildZExt(bd, set, v32, ""), bytes_of(x, 32, 4), "");
+        store_bytes(x, LLVMBuildOr(bd, load_bytes(x, v32, V(dst), 0), fifth, ""), V(dst), 0);
+        return NULL;
+    }
+    case QG_KBYTES_SUM_I8: {
+        LLVMTypeRef w = LLVMVectorType(x->i32, 32);
+        LLVMValueRef wide = LLVMBuildSExt(bd, load_bytes(x, v32, s, 0), w, "");
+        return K(lx_intrinsic(x, "llvm.vector.reduce.add", &w, 1, &wide, 1));
+    }
+    }
+    return NULL;
+}
+
 /* ---- the channels-last rows */
 
 static void kb_open_rows(qg_kb *b, const qg_plan *p, qg_kv *args[5], qg_kv *rows[QG_IN_COUNT]) {

@@ -89,6 +89,16 @@ typedef struct qg_kvector {
  * (qg_plan.out_ordered) and the value to test. */
 typedef enum qg_kbody { QG_KBODY_RESULT, QG_KBODY_GROUPED, QG_KBODY_ORDERED } qg_kbody;
 
+/* The block formats' byte work on one block's 32 codes (docs/semantics.md,
+ * "Block formats"), its codes one byte each in a buffer. */
+typedef enum qg_kbytes {
+    QG_KBYTES_PACK_NIBBLES,   /* dst[j] = src[j] & 15 | src[j + 16] << 4, j < 16 */
+    QG_KBYTES_PACK_FIFTH,     /* dst's 4 bytes: bit 4 of src[j] as bit j, little-endian */
+    QG_KBYTES_UNPACK_NIBBLES, /* dst[j] = src[j] & 15, dst[j + 16] = src[j] >> 4, j < 16 */
+    QG_KBYTES_OR_FIFTH,       /* dst[j] |= (bit j of src's 4 bytes, little-endian) << 4 */
+    QG_KBYTES_SUM_I8,         /* the sum of src's 32 int8 codes, an int32 (dst NULL) */
+} qg_kbytes;
+
 typedef struct qg_kb qg_kb;
 
 typedef struct qg_kb_ops {
@@ -242,6 +252,11 @@ typedef struct qg_kb_ops {
      * qg_ks_f32_to_f16 rounds (ggml's block scales). */
     qg_kv *(*load_f16)(qg_kb *b, qg_kv *ptr);
     void (*store_f16)(qg_kb *b, qg_kv *ptr, qg_kv *v);
+    /* A function's stack buffer of `bytes` bytes (32-byte aligned), and
+     * the byte work `op` on one block's codes (an int32 for the sum, else
+     * NULL). */
+    qg_kv *(*buffer)(qg_kb *b, const char *name, unsigned bytes);
+    qg_kv *(*block_bytes)(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src);
     /* A span parameter of plan input `in` from its scalar (QG_IN_Z and
      * QG_IN_B int32, the others float). */
     qg_kv *(*param)(qg_kb *b, qg_plan_input in, qg_kv *scalar);
@@ -259,7 +274,8 @@ typedef struct qg_kb_ops {
     X(open_minmax) X(values) X(vsplat) X(vop) X(reduce) X(open_rows) X(column_open) X(column_param) X(column_close) X(imm) X(fimm) \
     X(bin) X(select) X(cast) X(nonnull) X(discard) X(let) X(field) X(elem_ptr) X(index) \
     X(var) X(get) X(set) X(loop_open) X(loop_close) X(loop_continue) X(if_open) X(if_close) \
-    X(call) X(zero_bytes) X(store_at) X(byte_ptr) X(var_addr) X(load_f16) X(store_f16) X(param)
+    X(call) X(zero_bytes) X(store_at) X(byte_ptr) X(var_addr) X(load_f16) X(store_f16) X(buffer) X(block_bytes) \
+    X(param)
 /* clang-format on */
 #define QG_KB_BIND(call) .call = kb_##call,
 

@@ -1,10 +1,15 @@
-/* ggml's block formats (docs/semantics.md, "Block formats"), lowered once
- * for both backends: the walk over a row's blocks. Each block's scale
- * comes from the block (observe's min/max reduction), is stored as fp16
- * before its codes, and the block's 32 codes are the span of the blocks'
- * element arithmetic (qg_plan_block_elements) with s = d. A block the
- * fast path does not define (a NaN or an infinity in it) goes to the
- * runtime's reference, one block at a time. */
+/* ggml's 32-element block formats (docs/semantics.md, "Block formats"),
+ * lowered once for both backends: the walk over a row's blocks. Each
+ * block's scale (and min) comes from the block's extremes (observe's
+ * min/max reduction) and is stored as fp16 beside its codes; the codes are
+ * the span of the format's element arithmetic (qg_plan_block_elements,
+ * plan_blocks.c) with the block's scalars as its parameters, written in
+ * place (q8) or to a buffer that is then packed into nibbles and fifth
+ * bits. A block the fast path does not define as ggml does goes to the
+ * runtime's reference, one block at a time: a NaN or an infinity in it,
+ * q4_0's and q5_0's extremes of equal magnitude and both signs (ggml takes
+ * the first), q4_1's and q5_1's minimum zero (its sign is the first zero's)
+ * or a range that overflows. */
 #include <float.h>
 
 #include "kernel_builder.h"
@@ -15,12 +20,32 @@
 enum { QK = 32 };
 
 static qg_kv *size(qg_kb *b, long long v) { return B->imm(b, QG_KT_SIZE, v); }
+static qg_kv *field(qg_kb *b, qg_kv *blk, int offset) { return B->byte_ptr(b, blk, size(b, offset)); }
+static qg_kv *lt(qg_kb *b, qg_kv *x, qg_kv *y) { return B->bin(b, QG_KB_LT, x, y); }
+static qg_kv *ge(qg_kb *b, qg_kv *x, qg_kv *y) { return B->bin(b, QG_KB_GE, x, y); }
+static qg_kv *and_(qg_kb *b, qg_kv *x, qg_kv *y) { return B->bin(b, QG_KB_AND, x, y); }
+static qg_kv *or_(qg_kb *b, qg_kv *x, qg_kv *y) { return B->bin(b, QG_KB_OR, x, y); }
 
-/* The span over one block's codes: in and out such that element `at` of
- * the block's row lands on its code; s = d, 1/s = id, z = 0. */
-static void block_span(qg_kb *b, const qg_plan *p, qg_kv *in, qg_kv *out, qg_kv *at, qg_kv *d, qg_kv *id) {
-    qg_kv *io[3] = {in, out, NULL};
-    qg_lower_call_span(b, p, B->span_ref(b, ""), io, at, size(b, QK), d, id, B->imm(b, QG_KT_I32, 0), NULL);
+static bool is_q8(qg_block_format f) { return f == QG_BLOCK_Q8_0 || f == QG_BLOCK_Q8_1; }
+
+/* The span over one block's 32 elements from `in` to `out`: q8's through
+ * the lowering's span call (s = d, 1/s = id, z = 0); the others' with S d,
+ * INV id, Z the codes' offset and LO the min or m (plan_blocks.c). */
+static void block_span(qg_kb *b, const qg_plan *p, qg_block_format f, qg_kv *in, qg_kv *out, qg_kv *d, qg_kv *id,
+                       qg_kv *lo) {
+    qg_kv *io[3] = {in, out, NULL}, *span = B->span_ref(b, "");
+    if (is_q8(f)) {
+        qg_lower_call_span(b, p, span, io, size(b, 0), size(b, QK), d, id, B->imm(b, QG_KT_I32, 0), NULL);
+        return;
+    }
+    const int offset = f == QG_BLOCK_Q4_0 ? 8 : f == QG_BLOCK_Q5_0 ? 16 : 0;
+    qg_kv *params[QG_IN_COUNT] = {0}, *args[5 + QG_IN_COUNT];
+    qg_kv *v[QG_IN_COUNT] = {
+        [QG_IN_S] = d, [QG_IN_INV] = id, [QG_IN_Z] = B->imm(b, QG_KT_I32, offset), [QG_IN_LO] = lo};
+    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
+        if (p->uses[k])
+            params[k] = B->param(b, (qg_plan_input)k, v[k]);
+    B->call(b, span, NULL, NULL, args, qg_lower_span_args(b, p, io, size(b, 0), size(b, QK), params, args));
 }
 
 /* Returns where `cond` holds. */
@@ -37,69 +62,127 @@ static qg_kv *row_check(qg_kb *b, qg_kv *in, qg_kv *out, qg_kv *n) {
     qg_kv *nb = B->let(b, "nb", B->bin(b, QG_KB_DIV, n, size(b, QK)));
     refuse_if(b, B->bin(b, QG_KB_NE, B->bin(b, QG_KB_MUL, nb, size(b, QK)), n));
     qg_kv *null = B->imm(b, QG_KT_PTR, 0);
-    qg_kv *missing = B->bin(b, QG_KB_OR, B->bin(b, QG_KB_EQ, in, null), B->bin(b, QG_KB_EQ, out, null));
-    refuse_if(b, B->bin(b, QG_KB_AND, B->bin(b, QG_KB_NE, n, size(b, 0)), missing));
+    qg_kv *missing = or_(b, B->bin(b, QG_KB_EQ, in, null), B->bin(b, QG_KB_EQ, out, null));
+    refuse_if(b, and_(b, B->bin(b, QG_KB_NE, n, size(b, 0)), missing));
     return nb;
 }
 
-/* q8_0: d = amax / 127 and id = 1/d (0 where that overflows), the codes
- * rounded half away from zero; a block holding NaN or an infinity is the
- * reference's (it reads them as 0 and +-FLT_MAX). */
-static void quantize_q8_0(qg_kb *b, const qg_plan *p, qg_block_format f) {
+/* 1/d, 0 where it overflows (d = 0 included). */
+static qg_kv *reciprocal(qg_kb *b, qg_kv *d) {
+    qg_kv *r = B->let(b, "r", B->bin(b, QG_KB_DIV, B->fimm(b, 1.0f), d));
+    qg_kv *finite = and_(b, ge(b, B->fimm(b, FLT_MAX), r), ge(b, r, B->fimm(b, -FLT_MAX)));
+    return B->let(b, "id", B->select(b, finite, r, B->fimm(b, 0.0f)));
+}
+
+/* A block's scale d from its extremes lo and hi, as the format takes it,
+ * and in *odd what the fast path leaves to the reference besides
+ * non-finite values (NULL: nothing). */
+static qg_kv *scale_of(qg_kb *b, qg_block_format f, qg_kv *lo, qg_kv *hi, qg_kv **odd) {
+    qg_kv *zero = B->fimm(b, 0.0f);
+    *odd = NULL;
+    if (f == QG_BLOCK_Q4_1 || f == QG_BLOCK_Q5_1) { /* d = (max - min) / top */
+        qg_kv *range = B->let(b, "range", B->bin(b, QG_KB_SUB, hi, lo));
+        *odd = or_(b, B->bin(b, QG_KB_EQ, lo, zero), lt(b, B->fimm(b, FLT_MAX), range));
+        return B->let(b, "d", B->bin(b, QG_KB_DIV, range, B->fimm(b, f == QG_BLOCK_Q4_1 ? 15.0f : 31.0f)));
+    }
+    qg_kv *neg = B->let(b, "neg", B->bin(b, QG_KB_SUB, zero, lo));
+    if (is_q8(f)) { /* d = amax / 127, +0 for a zero block */
+        qg_kv *amax = B->let(b, "amax", B->select(b, lt(b, neg, hi), hi, neg));
+        return B->let(b, "d", B->bin(b, QG_KB_DIV, amax, B->fimm(b, 127.0f)));
+    }
+    /* d = max / -8 (q5_0: -16), max the signed value of largest magnitude;
+     * +0.0 makes a zero block's max ggml's +0 */
+    *odd = and_(b, B->bin(b, QG_KB_EQ, neg, hi), B->bin(b, QG_KB_NE, hi, zero));
+    qg_kv *max = B->let(b, "max", B->bin(b, QG_KB_ADD, B->select(b, lt(b, hi, neg), lo, hi), zero));
+    return B->let(b, "d", B->bin(b, QG_KB_DIV, max, B->fimm(b, f == QG_BLOCK_Q4_0 ? -8.0f : -16.0f)));
+}
+
+static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_block_layout *l) {
     qg_kv *x = B->arg(b, QG_ARG_F32_IN), *q = B->arg(b, QG_ARG_Q_OUT), *n = B->arg(b, QG_ARG_N);
     B->discard(b, B->arg(b, QG_ARG_QPARAMS));
     qg_kv *nb = row_check(b, x, q, n);
     const long long bytes = (long long)qg_block_bytes(f);
     qg_kvar *mn = B->var(b, "mn", QG_KT_F32, B->fimm(b, 0.0f)), *mx = B->var(b, "mx", QG_KT_F32, B->fimm(b, 0.0f));
+    qg_kv *codes = is_q8(f) ? NULL : B->buffer(b, "codes", QK);
     qg_kvar *i = B->var(b, "i", QG_KT_SIZE, size(b, 0));
     B->loop_open(b, "blocks", i, QG_KTEST_LT, nb, size(b, 1));
-    qg_kv *at = B->let(b, "at", B->bin(b, QG_KB_MUL, B->get(b, i), size(b, QK)));
     qg_kv *blk = B->let(b, "blk", B->byte_ptr(b, q, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, bytes))));
-    qg_kv *in = B->elem_ptr(b, QG_KT_F32, x, at);
+    qg_kv *in = B->elem_ptr(b, QG_KT_F32, x, B->let(b, "at", B->bin(b, QG_KB_MUL, B->get(b, i), size(b, QK))));
     const qg_kt i32 = QG_KT_I32;
     qg_kv *margs[4] = {in, size(b, QK), B->var_addr(b, mn), B->var_addr(b, mx)};
     qg_kv *ordered = B->let(b, "ordered", B->call(b, B->minmax_ref(b), NULL, &i32, margs, 4));
-    qg_kv *hi = B->get(b, mx), *neg = B->let(b, "neg", B->bin(b, QG_KB_SUB, B->fimm(b, 0.0f), B->get(b, mn)));
-    qg_kv *amax = B->let(b, "amax", B->select(b, B->bin(b, QG_KB_LT, neg, hi), hi, neg)); /* +0 for a zero block */
-    B->if_open(b, B->bin(b, QG_KB_OR, B->bin(b, QG_KB_EQ, ordered, B->imm(b, QG_KT_I32, 0)),
-                         B->bin(b, QG_KB_LT, B->fimm(b, FLT_MAX), amax)));
+    qg_kv *lo = B->get(b, mn), *hi = B->get(b, mx), *odd;
+    qg_kv *d = scale_of(b, f, lo, hi, &odd);
+    qg_kv *bad = or_(b, B->bin(b, QG_KB_EQ, ordered, B->imm(b, QG_KT_I32, 0)),
+                     or_(b, lt(b, B->fimm(b, FLT_MAX), hi), lt(b, lo, B->fimm(b, -FLT_MAX))));
+    B->if_open(b, odd ? or_(b, bad, odd) : bad);
     qg_kv *rargs[5] = {B->imm(b, QG_KT_I32, f), in, size(b, QK), blk, B->imm(b, QG_KT_PTR, 0)};
     B->discard(b, B->call(b, NULL, "qg_block_quantize_ref", &i32, rargs, 5));
     B->loop_continue(b);
     B->if_close(b);
-    qg_kv *d = B->let(b, "d", B->bin(b, QG_KB_DIV, amax, B->fimm(b, 127.0f)));
-    qg_kv *r = B->let(b, "r", B->bin(b, QG_KB_DIV, B->fimm(b, 1.0f), d));
-    qg_kv *id = B->let(b, "id", B->select(b, B->bin(b, QG_KB_GE, B->fimm(b, FLT_MAX), r), r, B->fimm(b, 0.0f)));
-    B->store_f16(b, blk, d);
-    /* the codes after the scale: element at + j of x lands on blk[2 + j] */
-    qg_kv *codes = B->byte_ptr(
-        b, q, B->bin(b, QG_KB_ADD, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, bytes - QK)), size(b, bytes - QK)));
-    block_span(b, p, x, codes, at, d, id);
+    qg_kv *id = reciprocal(b, d);
+    B->store_f16(b, field(b, blk, l->d), d);
+    if (f == QG_BLOCK_Q4_1 || f == QG_BLOCK_Q5_1)
+        B->store_f16(b, field(b, blk, l->m), lo);
+    if (is_q8(f)) {
+        qg_kv *qs = B->let(b, "qs", field(b, blk, l->qs));
+        block_span(b, p, f, in, qs, d, id, NULL);
+        if (f == QG_BLOCK_Q8_1) { /* s = sum of the codes times d */
+            qg_kv *sum = B->cast(b, QG_KT_F32, B->block_bytes(b, QG_KBYTES_SUM_I8, NULL, qs));
+            B->store_f16(b, field(b, blk, l->m), B->bin(b, QG_KB_MUL, sum, d));
+        }
+    } else {
+        block_span(b, p, f, in, codes, d, id, lo);
+        if (l->qh >= 0)
+            B->block_bytes(b, QG_KBYTES_PACK_FIFTH, field(b, blk, l->qh), codes);
+        B->block_bytes(b, QG_KBYTES_PACK_NIBBLES, field(b, blk, l->qs), codes);
+    }
     B->loop_close(b);
 }
 
-/* y = code * d, d the block's fp16 scale as stored (the plan's
- * dequantize with z = 0 is exact in the same order). */
-static void dequantize_q8(qg_kb *b, const qg_plan *p, qg_block_format f) {
+/* y from the block's codes and its fp16 d (and m) as stored. */
+static void dequantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_block_layout *l) {
     qg_kv *q = B->arg(b, QG_ARG_Q_IN), *y = B->arg(b, QG_ARG_F32_OUT), *n = B->arg(b, QG_ARG_N);
     B->discard(b, B->arg(b, QG_ARG_QPARAMS));
     qg_kv *nb = row_check(b, q, y, n);
     const long long bytes = (long long)qg_block_bytes(f);
+    qg_kv *codes = is_q8(f) ? NULL : B->buffer(b, "codes", QK);
     qg_kvar *i = B->var(b, "i", QG_KT_SIZE, size(b, 0));
     B->loop_open(b, "blocks", i, QG_KTEST_LT, nb, size(b, 1));
-    qg_kv *at = B->let(b, "at", B->bin(b, QG_KB_MUL, B->get(b, i), size(b, QK)));
-    qg_kv *d = B->let(b, "d", B->load_f16(b, B->byte_ptr(b, q, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, bytes)))));
-    qg_kv *codes = B->byte_ptr(
-        b, q, B->bin(b, QG_KB_ADD, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, bytes - QK)), size(b, bytes - QK)));
-    block_span(b, p, codes, y, at, d, NULL);
+    qg_kv *blk = B->let(b, "blk", B->byte_ptr(b, q, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, bytes))));
+    qg_kv *out = B->byte_ptr(b, y, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, QK * 4)));
+    qg_kv *d = B->let(b, "d", B->load_f16(b, field(b, blk, l->d)));
+    if (is_q8(f)) {
+        block_span(b, p, f, field(b, blk, l->qs), out, d, NULL, NULL);
+    } else {
+        qg_kv *m =
+            f == QG_BLOCK_Q4_1 || f == QG_BLOCK_Q5_1 ? B->let(b, "m", B->load_f16(b, field(b, blk, l->m))) : NULL;
+        if (m) { /* q·d + m with both NaN: which payload wins depends on the
+                    add's operand order, which LLVM may swap; the reference's */
+            qg_kv *infinite = or_(b, lt(b, B->fimm(b, FLT_MAX), d), lt(b, d, B->fimm(b, -FLT_MAX)));
+            qg_kv *nan_d = B->bin(b, QG_KB_NE, d, d);
+            B->if_open(b, and_(b, B->bin(b, QG_KB_NE, m, m), or_(b, infinite, nan_d)));
+            const qg_kt i32 = QG_KT_I32;
+            qg_kv *rargs[5] = {B->imm(b, QG_KT_I32, f), blk, size(b, QK), out, B->imm(b, QG_KT_PTR, 0)};
+            B->discard(b, B->call(b, NULL, "qg_block_dequantize_ref", &i32, rargs, 5));
+            B->loop_continue(b);
+            B->if_close(b);
+        }
+        B->block_bytes(b, QG_KBYTES_UNPACK_NIBBLES, codes, field(b, blk, l->qs));
+        if (l->qh >= 0)
+            B->block_bytes(b, QG_KBYTES_OR_FIFTH, codes, field(b, blk, l->qh));
+        block_span(b, p, f, codes, out, d, NULL, m);
+    }
     B->loop_close(b);
 }
 
 void qg_lower_block_entry(qg_kb *b, const qg_plan *p, qg_block_format f) {
+    qg_block_layout l;
+    qg_block_layout_of(f, &l); /* a generated format's (qg_plan_block_generated) */
     B->open_link(b, qg_op_info_of(p->op), "");
     if (p->op == QG_K_QUANTIZE)
-        quantize_q8_0(b, p, f);
+        quantize(b, p, f, &l);
     else
-        dequantize_q8(b, p, f);
+        dequantize(b, p, f, &l);
     B->close_fn(b, NULL);
 }

@@ -151,21 +151,26 @@ static bool needs_more_than_fp32(const qg_spec *sp) {
 }
 
 bool qg_plan_block_generated(const qg_spec *sp, qg_kernel_op op) {
-    return (sp->block == QG_BLOCK_Q8_0 || (sp->block == QG_BLOCK_Q8_1 && op == QG_K_DEQUANTIZE)) &&
-           sp->float_type == QG_FLOAT32 && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE);
+    const qg_block_format f = sp->block;
+    const bool format = f == QG_BLOCK_Q8_0 || f == QG_BLOCK_Q8_1 || f == QG_BLOCK_Q4_0 || f == QG_BLOCK_Q4_1 ||
+                        f == QG_BLOCK_Q5_0 || f == QG_BLOCK_Q5_1;
+    return format && sp->float_type == QG_FLOAT32 && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE);
 }
 
 void qg_plan_block_elements(const qg_spec *sp, qg_spec *out) {
     *out = *sp;
-    out->block = QG_BLOCK_NONE;
-    out->qscheme = QG_PER_TENSOR_SYMMETRIC;
+    const bool q8 = sp->block == QG_BLOCK_Q8_0 || sp->block == QG_BLOCK_Q8_1;
+    out->dtype = q8 ? QG_QINT8 : QG_QUINT8; /* the other formats' codes: 0..31, a byte each before packing */
+    out->quant_min = q8 ? -128 : 0;
+    out->quant_max = q8 ? 127 : 255;
+    out->qscheme = q8 ? QG_PER_TENSOR_SYMMETRIC : QG_PER_TENSOR_AFFINE;
     out->channel_len = 1;
     out->group_size = 0;
     out->rounding = QG_ROUND_HALF_AWAY;
     out->scale_op = QG_SCALE_MUL_INV;
     out->nan_policy = QG_NAN_ZERO_POINT;
     out->compat_mask = false;
-    out->observer.type = QG_OBS_MINMAX; /* the blocks' amax is its reduction */
+    out->observer.type = QG_OBS_MINMAX; /* the blocks' extremes are its reduction */
 }
 
 bool qg_plan_by_reference(const qg_spec *sp, qg_kernel_op op) {
@@ -228,6 +233,8 @@ static void describe(const qg_spec *sp, const qg_plan_io *io, qg_plan *p) {
     const char *t = sp->scale_op == QG_SCALE_DIV ? "fl(x / s)" : "fl(x * fl(1 / s))";
     const size_t cap = sizeof p->formula;
     const bool unchecked = sp->nan_policy == QG_NAN_UNCHECKED;
+    if (p->formula[0]) /* the plan's own (a block format's) */
+        return;
     if (qg_dtype_is_float8(sp->dtype) && p->op != QG_K_FAKE_QUANT_BACKWARD) {
         const char *dt = qg_dtype_name(sp->dtype), *over = sp->saturate ? "+-max finite" : "NaN or +-inf";
         if (p->op == QG_K_QUANTIZE)
@@ -458,7 +465,8 @@ static qg_status plan_close(const qg_spec *sp, const qg_plan_io *io, qg_plan *p,
 qg_status qg_plan_build_io(const qg_spec *sp, qg_kernel_op op, const qg_plan_io *io, qg_plan *p, qg_error *err) {
     plan_open(p, op, io);
     qg_status st = QG_OK;
-    if (!(qg_dtype_is_float8(sp->dtype) && qg_plan_fp8(sp, op, p)))
+    if (!(qg_dtype_is_float8(sp->dtype) && qg_plan_fp8(sp, op, p)) &&
+        !(sp->block != QG_BLOCK_NONE && qg_plan_blocks(sp, op, p)))
         st = integer_plan(sp, op, io, p, err);
     return st ? st : plan_close(sp, io, p, err);
 }

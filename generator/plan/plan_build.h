@@ -28,6 +28,10 @@ int qg_plan_scaled(const qg_spec *sp, qg_plan *p);
  * ops whose plan is the integer one. */
 bool qg_plan_fp8(const qg_spec *sp, qg_kernel_op op, qg_plan *p);
 
+/* The plans of ggml's 4- and 5-bit block formats' quantize and dequantize
+ * (spec->block); false for the others. */
+bool qg_plan_blocks(const qg_spec *sp, qg_kernel_op op, qg_plan *p);
+
 /* A 16-bit float code widened to fp32, and fp32 narrowed to a code
  * (maybe_nan false: y is never NaN, so the canonical NaN needs no steps). */
 int qg_plan_widen(const qg_plan_io *io, qg_plan *p, int code);

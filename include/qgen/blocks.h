@@ -29,6 +29,15 @@ size_t qg_block_bytes(qg_block_format f);
 /* Bytes a row of n elements takes; 0 when n is not a multiple of the block. */
 size_t qg_block_row_bytes(qg_block_format f, size_t n);
 
+/* Where a 32-element format's fields lie in its block, as byte offsets:
+ * the fp16 scale d, the second fp16 (m, or q8_1's s), the fifth bits qh
+ * and the codes qs; -1 where the format has none (mxfp4's d is its first
+ * byte, an exponent). False for the K-quants and values out of range. */
+typedef struct qg_block_layout {
+    int d, m, qh, qs;
+} qg_block_layout;
+bool qg_block_layout_of(qg_block_format f, qg_block_layout *out);
+
 /* Quantizes one row of n floats into q (qg_block_row_bytes(f, n) bytes).
  * Refused with QG_ERR_INVALID, naming the row length and the block, when n
  * is not a multiple of the block, and, for formats whose reference rules do

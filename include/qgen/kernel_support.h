@@ -164,6 +164,59 @@ static inline void qg_ks_store_f16(void *p, float v) {
     b[1] = (uint8_t)(h >> 8);
 }
 
+/* ggml's block formats, one block of 32 codes held a byte each: the
+ * nibbles of codes j and j + 16 in byte j; the fifth bits as one
+ * little-endian 32-bit field; the sum of int8 codes (docs/semantics.md,
+ * "Block formats"). The loops are short and fixed, for the compiler to
+ * vectorize; a null pointer does nothing (gives 0). */
+static inline void qg_ks_pack_nibbles(void *dst, const void *src) {
+    if (!dst || !src)
+        return;
+    const uint8_t *c = (const uint8_t *)src;
+    uint8_t *q = (uint8_t *)dst;
+    for (int j = 0; j < 16; j++)
+        q[j] = (uint8_t)((c[j] & 15) | c[j + 16] << 4);
+}
+static inline void qg_ks_pack_fifth(void *dst, const void *src) {
+    if (!dst || !src)
+        return;
+    const uint8_t *c = (const uint8_t *)src;
+    uint32_t bits = 0;
+    for (int j = 0; j < 32; j++)
+        bits |= (uint32_t)(c[j] >> 4 & 1u) << j;
+    uint8_t *q = (uint8_t *)dst;
+    for (int k = 0; k < 4; k++)
+        q[k] = (uint8_t)(bits >> 8 * k);
+}
+static inline void qg_ks_unpack_nibbles(void *dst, const void *src) {
+    if (!dst || !src)
+        return;
+    const uint8_t *q = (const uint8_t *)src;
+    uint8_t *c = (uint8_t *)dst;
+    for (int j = 0; j < 16; j++) {
+        c[j] = q[j] & 15;
+        c[j + 16] = q[j] >> 4;
+    }
+}
+static inline void qg_ks_or_fifth(void *dst, const void *src) {
+    if (!dst || !src)
+        return;
+    const uint8_t *q = (const uint8_t *)src;
+    const uint32_t bits = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+    uint8_t *c = (uint8_t *)dst;
+    for (int j = 0; j < 32; j++)
+        c[j] = (uint8_t)(c[j] | (bits >> j & 1u) << 4);
+}
+static inline int32_t qg_ks_sum_i8(const void *src) {
+    if (!src)
+        return 0;
+    const int8_t *c = (const int8_t *)src;
+    int32_t sum = 0;
+    for (int j = 0; j < 32; j++)
+        sum += c[j];
+    return sum;
+}
+
 /* Byte mask <-> bits: a byte passes when it is non-zero. */
 static inline uint64_t qg_ks_bytes_to_bits(const uint8_t *bytes, unsigned count) {
     uint64_t bits = 0;
