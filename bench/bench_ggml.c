@@ -2,8 +2,9 @@
  * libggml-cpu-<level>.so: the level ggml's loader picks for this CPU, its
  * highest ggml_backend_score, and the haswell (AVX2) one) and its
  * dequantizers (libggml-base.so's to_float) against qgen's: the generated
- * kernels where they exist (q8_0's quantize and dequantize, through the
- * dispatcher of bench/specs/bench_q8_0.json: this CPU's best ISA; their
+ * kernels where they exist (q8_0's and q4_0's quantize and dequantize,
+ * through the dispatchers of bench/specs/bench_q8_0.json and
+ * bench_q4_0.json: this CPU's best ISA; their
  * bytes and floats must equal the reference's, or the run fails), and the
  * runtime's reference (qg_block_*_ref, scalar C) for every format. Also
  * counts the bytes where ggml's SIMD quantizers differ from ggml's own
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "qgen/blocks.h"
+#include "bench_q4_0.h"
 #include "bench_q8_0.h"
 #include "bench_timer.h"
 
@@ -32,17 +34,27 @@ typedef struct type_traits_cpu {
     row_fn from_float;
 } type_traits_cpu;
 
+typedef void (*kernel_fn)(const void *in, void *out, size_t n);
+
+/* The generated entry points of one bench spec, as kernel_fns. */
+#define KERNELS(spec)                                                                                                  \
+    static void spec##_q(const void *in, void *out, size_t n) { spec##_quantize(in, out, n, NULL); }                   \
+    static void spec##_dq(const void *in, void *out, size_t n) { spec##_dequantize(in, out, n, NULL); }
+KERNELS(bench_q8_0)
+KERNELS(bench_q4_0)
+
 typedef struct format {
     const char *name;
     int ggml_type;
     qg_block_format qgen;
-    bool quantize; /* benchmarked from_float (the Q8_0 and Q4_0) */
+    bool quantize;          /* benchmarked from_float (the Q8_0 and Q4_0) */
+    kernel_fn generated[2]; /* quantize, dequantize; NULL: none generated yet */
 } format;
 
-static const format formats[] = {{"q8_0", 8, QG_BLOCK_Q8_0, true},
-                                 {"q4_0", 2, QG_BLOCK_Q4_0, true},
-                                 {"q4_K", 12, QG_BLOCK_Q4_K, false},
-                                 {"q6_K", 14, QG_BLOCK_Q6_K, false}};
+static const format formats[] = {{"q8_0", 8, QG_BLOCK_Q8_0, true, {bench_q8_0_q, bench_q8_0_dq}},
+                                 {"q4_0", 2, QG_BLOCK_Q4_0, true, {bench_q4_0_q, bench_q4_0_dq}},
+                                 {"q4_K", 12, QG_BLOCK_Q4_K, false, {NULL, NULL}},
+                                 {"q6_K", 14, QG_BLOCK_Q6_K, false, {NULL, NULL}}};
 
 static struct {
     row_fn fn;
@@ -50,13 +62,13 @@ static struct {
     void *out;
     int64_t n;
     qg_block_format qf;
+    kernel_fn kernel;
 } call;
 
 static void run_ggml(void) { call.fn(call.in, call.out, call.n); }
 static void run_qgen_quantize(void) { qg_block_quantize_ref(call.qf, call.in, (size_t)call.n, call.out, NULL); }
 static void run_qgen_dequantize(void) { qg_block_dequantize_ref(call.qf, call.in, (size_t)call.n, call.out, NULL); }
-static void run_kernel_quantize(void) { bench_q8_0_quantize(call.in, call.out, (size_t)call.n, NULL); }
-static void run_kernel_dequantize(void) { bench_q8_0_dequantize(call.in, call.out, (size_t)call.n, NULL); }
+static void run_kernel(void) { call.kernel(call.in, call.out, (size_t)call.n); }
 
 static void *open_lib(const char *dir, const char *name) {
     char path[4096];
@@ -144,17 +156,18 @@ int main(int argc, char **argv) {
             call.qf = fm->qgen;
             call.in = x;
             call.out = q;
-            const bool kernels = fm->qgen == QG_BLOCK_Q8_0;
+            const bool kernels = fm->generated[0] != NULL;
             double quantize[5] = {0, 0, 0, 0, 0}, deq_kernel = 0;
             size_t differing[2] = {0, 0};
             if (fm->quantize) {
                 quantize[0] = rate(run_qgen_quantize);
                 memcpy(r, q, bytes);
                 if (kernels) {
-                    quantize[4] = rate(run_kernel_quantize);
+                    call.kernel = fm->generated[0];
+                    quantize[4] = rate(run_kernel);
                     if (memcmp(q, r, bytes) != 0) {
-                        fprintf(stderr, "bench_ggml: the q8_0 kernel's bytes differ from the reference's at n %zu\n",
-                                n);
+                        fprintf(stderr, "bench_ggml: the %s kernel's bytes differ from the reference's at n %zu\n",
+                                fm->name, n);
                         return 1;
                     }
                 }
@@ -176,11 +189,13 @@ int main(int argc, char **argv) {
                 if (!want)
                     return 2;
                 memcpy(want, y, n * sizeof(float));
-                deq_kernel = rate(run_kernel_dequantize);
+                call.kernel = fm->generated[1];
+                deq_kernel = rate(run_kernel);
                 const int same = memcmp(want, y, n * sizeof(float)) == 0;
                 free(want);
                 if (!same) {
-                    fprintf(stderr, "bench_ggml: the q8_0 kernel's floats differ from the reference's at n %zu\n", n);
+                    fprintf(stderr, "bench_ggml: the %s kernel's floats differ from the reference's at n %zu\n",
+                            fm->name, n);
                     return 1;
                 }
             }

@@ -277,13 +277,19 @@ static qg_kv *kb_buffer(qg_kb *b, const char *name, unsigned bytes) {
     return expr(b, QG_KT_PTR, 0, "(void *)%s", name); /* the span's code type, whatever its sign */
 }
 
-static qg_kv *kb_block_bytes(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src) {
+static qg_kv *kb_block_bytes(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src, int k) {
     static const char *const fn[] = {[QG_KBYTES_PACK_NIBBLES] = "qg_ks_pack_nibbles",
                                      [QG_KBYTES_PACK_FIFTH] = "qg_ks_pack_fifth",
                                      [QG_KBYTES_UNPACK_NIBBLES] = "qg_ks_unpack_nibbles",
-                                     [QG_KBYTES_OR_FIFTH] = "qg_ks_or_fifth"};
+                                     [QG_KBYTES_OR_FIFTH] = "qg_ks_or_fifth",
+                                     [QG_KBYTES_NIBBLES] = "qg_ks_nibbles",
+                                     [QG_KBYTES_OR_HIGH_PAIR] = "qg_ks_or_high_pair"};
     if (op == QG_KBYTES_SUM_I8)
         return expr(b, QG_KT_I32, 0, "qg_ks_sum_i8(%s)", src->s);
+    if (op == QG_KBYTES_NIBBLES || op == QG_KBYTES_OR_HIGH_PAIR) {
+        line(b, "%s(%s, %s, %d);", fn[op], dst->s, src->s, k);
+        return NULL;
+    }
     line(b, "%s(%s, %s);", fn[op], dst->s, src->s);
     return NULL;
 }

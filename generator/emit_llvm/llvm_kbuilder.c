@@ -327,7 +327,7 @@ static LLVMValueRef bytes_of(lx *x, unsigned n, unsigned v) {
 
 /* The codes' byte work as vectors of 16 and 32 bytes, which every target
  * legalizes (the fifth bits: a compare's 32 lane bits as one i32). */
-static qg_kv *kb_block_bytes(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src) {
+static qg_kv *kb_block_bytes(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src, int k) {
     lx *x = kb(b)->x;
     LLVMBuilderRef bd = x->b;
     LLVMTypeRef v16 = LLVMVectorType(x->i8, 16), v32 = LLVMVectorType(x->i8, 32), m32 = LLVMVectorType(x->i1, 32);
@@ -355,6 +355,19 @@ static qg_kv *kb_block_bytes(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src) {
         LLVMValueRef set = LLVMBuildBitCast(bd, load_bytes(x, x->i32, s, 0), m32, "");
         LLVMValueRef fifth = LLVMBuildShl(bd, LLVMBuildZExt(bd, set, v32, ""), bytes_of(x, 32, 4), "");
         store_bytes(x, LLVMBuildOr(bd, load_bytes(x, v32, V(dst), 0), fifth, ""), V(dst), 0);
+        return NULL;
+    }
+    case QG_KBYTES_NIBBLES: {
+        LLVMValueRef q = LLVMBuildLShr(bd, load_bytes(x, v32, s, 0), bytes_of(x, 32, (unsigned)k & 7), "");
+        store_bytes(x, LLVMBuildAnd(bd, q, bytes_of(x, 32, 15), ""), V(dst), 0);
+        return NULL;
+    }
+    case QG_KBYTES_OR_HIGH_PAIR: {
+        LLVMValueRef pair =
+            LLVMBuildAnd(bd, LLVMBuildLShr(bd, load_bytes(x, v32, s, 0), bytes_of(x, 32, (unsigned)k & 7), ""),
+                         bytes_of(x, 32, 3), "");
+        LLVMValueRef high = LLVMBuildShl(bd, pair, bytes_of(x, 32, 4), "");
+        store_bytes(x, LLVMBuildOr(bd, load_bytes(x, v32, V(dst), 0), high, ""), V(dst), 0);
         return NULL;
     }
     case QG_KBYTES_SUM_I8: {

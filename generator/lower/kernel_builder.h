@@ -89,14 +89,17 @@ typedef struct qg_kvector {
  * (qg_plan.out_ordered) and the value to test. */
 typedef enum qg_kbody { QG_KBODY_RESULT, QG_KBODY_GROUPED, QG_KBODY_ORDERED } qg_kbody;
 
-/* The block formats' byte work on one block's 32 codes (docs/semantics.md,
- * "Block formats"), its codes one byte each in a buffer. */
+/* The block formats' byte work on 32 codes of a block (docs/semantics.md,
+ * "Block formats"), its codes one byte each in a buffer; k is the call's
+ * shift where the op takes one. */
 typedef enum qg_kbytes {
     QG_KBYTES_PACK_NIBBLES,   /* dst[j] = src[j] & 15 | src[j + 16] << 4, j < 16 */
     QG_KBYTES_PACK_FIFTH,     /* dst's 4 bytes: bit 4 of src[j] as bit j, little-endian */
     QG_KBYTES_UNPACK_NIBBLES, /* dst[j] = src[j] & 15, dst[j + 16] = src[j] >> 4, j < 16 */
     QG_KBYTES_OR_FIFTH,       /* dst[j] |= (bit j of src's 4 bytes, little-endian) << 4 */
     QG_KBYTES_SUM_I8,         /* the sum of src's 32 int8 codes, an int32 (dst NULL) */
+    QG_KBYTES_NIBBLES,        /* dst[j] = src[j] >> k & 15, j < 32 (K-quants' rows) */
+    QG_KBYTES_OR_HIGH_PAIR,   /* dst[j] |= (src[j] >> k & 3) << 4, j < 32 (q6_K's high bits) */
 } qg_kbytes;
 
 typedef struct qg_kb qg_kb;
@@ -256,7 +259,7 @@ typedef struct qg_kb_ops {
      * the byte work `op` on one block's codes (an int32 for the sum, else
      * NULL). */
     qg_kv *(*buffer)(qg_kb *b, const char *name, unsigned bytes);
-    qg_kv *(*block_bytes)(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src);
+    qg_kv *(*block_bytes)(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src, int k);
     /* A span parameter of plan input `in` from its scalar (QG_IN_Z and
      * QG_IN_B int32, the others float). */
     qg_kv *(*param)(qg_kb *b, qg_plan_input in, qg_kv *scalar);

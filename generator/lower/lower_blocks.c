@@ -128,14 +128,14 @@ static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_blo
         qg_kv *qs = B->let(b, "qs", field(b, blk, l->qs));
         block_span(b, p, f, in, qs, d, id, NULL);
         if (f == QG_BLOCK_Q8_1) { /* s = sum of the codes times d */
-            qg_kv *sum = B->cast(b, QG_KT_F32, B->block_bytes(b, QG_KBYTES_SUM_I8, NULL, qs));
+            qg_kv *sum = B->cast(b, QG_KT_F32, B->block_bytes(b, QG_KBYTES_SUM_I8, NULL, qs, 0));
             B->store_f16(b, field(b, blk, l->m), B->bin(b, QG_KB_MUL, sum, d));
         }
     } else {
         block_span(b, p, f, in, codes, d, id, lo);
         if (l->qh >= 0)
-            B->block_bytes(b, QG_KBYTES_PACK_FIFTH, field(b, blk, l->qh), codes);
-        B->block_bytes(b, QG_KBYTES_PACK_NIBBLES, field(b, blk, l->qs), codes);
+            B->block_bytes(b, QG_KBYTES_PACK_FIFTH, field(b, blk, l->qh), codes, 0);
+        B->block_bytes(b, QG_KBYTES_PACK_NIBBLES, field(b, blk, l->qs), codes, 0);
     }
     B->loop_close(b);
 }
@@ -168,9 +168,9 @@ static void dequantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_b
             B->loop_continue(b);
             B->if_close(b);
         }
-        B->block_bytes(b, QG_KBYTES_UNPACK_NIBBLES, codes, field(b, blk, l->qs));
+        B->block_bytes(b, QG_KBYTES_UNPACK_NIBBLES, codes, field(b, blk, l->qs), 0);
         if (l->qh >= 0)
-            B->block_bytes(b, QG_KBYTES_OR_FIFTH, codes, field(b, blk, l->qh));
+            B->block_bytes(b, QG_KBYTES_OR_FIFTH, codes, field(b, blk, l->qh), 0);
         block_span(b, p, f, codes, out, d, NULL, m);
     }
     B->loop_close(b);

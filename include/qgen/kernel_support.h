@@ -164,48 +164,121 @@ static inline void qg_ks_store_f16(void *p, float v) {
     b[1] = (uint8_t)(h >> 8);
 }
 
-/* ggml's block formats, one block of 32 codes held a byte each: the
- * nibbles of codes j and j + 16 in byte j; the fifth bits as one
- * little-endian 32-bit field; the sum of int8 codes (docs/semantics.md,
- * "Block formats"). The loops are short and fixed, for the compiler to
- * vectorize; a null pointer does nothing (gives 0). */
+/* ggml's block formats, one block's codes held a byte each: the nibbles
+ * of codes j and j + 16 in byte j; the fifth bits as one little-endian
+ * 32-bit field; K-quants' nibble rows and q6_K's two high bits; the sum of
+ * int8 codes (docs/semantics.md, "Block formats"). GNU C's 16-byte vectors
+ * keep each step one register wide whatever the target: a compiler left
+ * to vectorize the byte loops itself scatters them into byte inserts, and
+ * the span that reads them back then waits on store forwarding. A null
+ * pointer does nothing (gives 0). Byte k of a 64-bit word is lane k: the
+ * targets are little-endian. */
+static inline uint64_t qg_ks_spread_bits(uint64_t bits8) { /* bit k -> 0x10 in byte k */
+    const uint64_t one_each = ((bits8 & 255u) * 0x0101010101010101ull) & 0x8040201008040201ull;
+    return ((one_each + 0x7F7F7F7F7F7F7F7Full) & 0x8080808080808080ull) >> 3;
+}
+static inline uint32_t qg_ks_gather_bits(uint64_t bytes8) { /* bit 4 of byte k -> bit k */
+    return (uint32_t)((((bytes8 >> 4) & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56);
+}
+#if defined(__GNUC__)
+typedef uint8_t qg_ks_b16 __attribute__((vector_size(16)));
+#define QG_KS_GET16(v, p, at) memcpy(&(v), (const uint8_t *)(p) + (at), 16)
+#define QG_KS_PUT16(p, at, v) memcpy((uint8_t *)(p) + (at), &(v), 16)
+#endif
 static inline void qg_ks_pack_nibbles(void *dst, const void *src) {
     if (!dst || !src)
         return;
+#if defined(__GNUC__)
+    qg_ks_b16 lo, hi;
+    QG_KS_GET16(lo, src, 0);
+    QG_KS_GET16(hi, src, 16);
+    lo = (lo & 15) | hi << 4;
+    QG_KS_PUT16(dst, 0, lo);
+#else
     const uint8_t *c = (const uint8_t *)src;
-    uint8_t *q = (uint8_t *)dst;
     for (int j = 0; j < 16; j++)
-        q[j] = (uint8_t)((c[j] & 15) | c[j + 16] << 4);
+        ((uint8_t *)dst)[j] = (uint8_t)((c[j] & 15) | c[j + 16] << 4);
+#endif
 }
 static inline void qg_ks_pack_fifth(void *dst, const void *src) {
     if (!dst || !src)
         return;
-    const uint8_t *c = (const uint8_t *)src;
     uint32_t bits = 0;
-    for (int j = 0; j < 32; j++)
-        bits |= (uint32_t)(c[j] >> 4 & 1u) << j;
-    uint8_t *q = (uint8_t *)dst;
+    for (int k = 0; k < 4; k++) {
+        uint64_t w;
+        memcpy(&w, (const uint8_t *)src + 8 * k, 8);
+        bits |= qg_ks_gather_bits(w) << 8 * k;
+    }
     for (int k = 0; k < 4; k++)
-        q[k] = (uint8_t)(bits >> 8 * k);
+        ((uint8_t *)dst)[k] = (uint8_t)(bits >> 8 * k);
+}
+/* dst[j] = src[j] >> k & 15 for j < 32 (K-quants' rows of 32 codes) */
+static inline void qg_ks_nibbles(void *dst, const void *src, int k) {
+    if (!dst || !src)
+        return;
+#if defined(__GNUC__)
+    for (size_t h = 0; h < 32; h += 16) {
+        qg_ks_b16 q;
+        QG_KS_GET16(q, src, h);
+        q = q >> (k & 7) & 15;
+        QG_KS_PUT16(dst, h, q);
+    }
+#else
+    for (int j = 0; j < 32; j++)
+        ((uint8_t *)dst)[j] = (uint8_t)(((const uint8_t *)src)[j] >> (k & 7) & 15);
+#endif
 }
 static inline void qg_ks_unpack_nibbles(void *dst, const void *src) {
     if (!dst || !src)
         return;
-    const uint8_t *q = (const uint8_t *)src;
-    uint8_t *c = (uint8_t *)dst;
+#if defined(__GNUC__)
+    qg_ks_b16 lo, hi;
+    QG_KS_GET16(lo, src, 0);
+    hi = lo >> 4;
+    lo &= 15;
+    QG_KS_PUT16(dst, 0, lo);
+    QG_KS_PUT16(dst, 16, hi);
+#else
     for (int j = 0; j < 16; j++) {
-        c[j] = q[j] & 15;
-        c[j + 16] = q[j] >> 4;
+        ((uint8_t *)dst)[j] = ((const uint8_t *)src)[j] & 15;
+        ((uint8_t *)dst)[j + 16] = ((const uint8_t *)src)[j] >> 4;
     }
+#endif
 }
 static inline void qg_ks_or_fifth(void *dst, const void *src) {
     if (!dst || !src)
         return;
     const uint8_t *q = (const uint8_t *)src;
-    const uint32_t bits = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
-    uint8_t *c = (uint8_t *)dst;
+    for (size_t h = 0; h < 32; h += 16) {
+        const uint64_t fifth[2] = {qg_ks_spread_bits(q[h / 8]), qg_ks_spread_bits(q[h / 8 + 1])};
+#if defined(__GNUC__)
+        qg_ks_b16 bits, c;
+        memcpy(&bits, fifth, 16);
+        QG_KS_GET16(c, dst, h);
+        c |= bits;
+        QG_KS_PUT16(dst, h, c);
+#else
+        for (int j = 0; j < 16; j++)
+            ((uint8_t *)dst)[h + j] |= (uint8_t)(fifth[j / 8] >> 8 * (j % 8));
+#endif
+    }
+}
+/* dst[j] |= (src[j] >> k & 3) << 4 for j < 32 (q6_K's high bits) */
+static inline void qg_ks_or_high_pair(void *dst, const void *src, int k) {
+    if (!dst || !src)
+        return;
+#if defined(__GNUC__)
+    for (size_t h = 0; h < 32; h += 16) {
+        qg_ks_b16 c, q;
+        QG_KS_GET16(c, dst, h);
+        QG_KS_GET16(q, src, h);
+        c |= (q >> (k & 7) & 3) << 4;
+        QG_KS_PUT16(dst, h, c);
+    }
+#else
     for (int j = 0; j < 32; j++)
-        c[j] = (uint8_t)(c[j] | (bits >> j & 1u) << 4);
+        ((uint8_t *)dst)[j] |= (uint8_t)((((const uint8_t *)src)[j] >> (k & 7) & 3) << 4);
+#endif
 }
 static inline int32_t qg_ks_sum_i8(const void *src) {
     if (!src)
