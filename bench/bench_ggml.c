@@ -19,6 +19,8 @@
 
 #include "qgen/blocks.h"
 #include "bench_q4_0.h"
+#include "bench_q4_K.h"
+#include "bench_q6_K.h"
 #include "bench_q8_0.h"
 #include "bench_timer.h"
 
@@ -37,24 +39,28 @@ typedef struct type_traits_cpu {
 typedef void (*kernel_fn)(const void *in, void *out, size_t n);
 
 /* The generated entry points of one bench spec, as kernel_fns. */
-#define KERNELS(spec)                                                                                                  \
-    static void spec##_q(const void *in, void *out, size_t n) { spec##_quantize(in, out, n, NULL); }                   \
+#define DEQUANTIZE(spec)                                                                                               \
     static void spec##_dq(const void *in, void *out, size_t n) { spec##_dequantize(in, out, n, NULL); }
+#define KERNELS(spec)                                                                                                  \
+    DEQUANTIZE(spec)                                                                                                   \
+    static void spec##_q(const void *in, void *out, size_t n) { spec##_quantize(in, out, n, NULL); }
 KERNELS(bench_q8_0)
 KERNELS(bench_q4_0)
+DEQUANTIZE(bench_q4_K)
+DEQUANTIZE(bench_q6_K)
 
 typedef struct format {
     const char *name;
     int ggml_type;
     qg_block_format qgen;
     bool quantize;          /* benchmarked from_float (the Q8_0 and Q4_0) */
-    kernel_fn generated[2]; /* quantize, dequantize; NULL: none generated yet */
+    kernel_fn generated[2]; /* quantize (NULL: the K-quants' searches run in the runtime), dequantize */
 } format;
 
 static const format formats[] = {{"q8_0", 8, QG_BLOCK_Q8_0, true, {bench_q8_0_q, bench_q8_0_dq}},
                                  {"q4_0", 2, QG_BLOCK_Q4_0, true, {bench_q4_0_q, bench_q4_0_dq}},
-                                 {"q4_K", 12, QG_BLOCK_Q4_K, false, {NULL, NULL}},
-                                 {"q6_K", 14, QG_BLOCK_Q6_K, false, {NULL, NULL}}};
+                                 {"q4_K", 12, QG_BLOCK_Q4_K, false, {NULL, bench_q4_K_dq}},
+                                 {"q6_K", 14, QG_BLOCK_Q6_K, false, {NULL, bench_q6_K_dq}}};
 
 static struct {
     row_fn fn;
@@ -156,7 +162,7 @@ int main(int argc, char **argv) {
             call.qf = fm->qgen;
             call.in = x;
             call.out = q;
-            const bool kernels = fm->generated[0] != NULL;
+            const bool kernels = fm->generated[0] != NULL, deq_kernels = fm->generated[1] != NULL;
             double quantize[5] = {0, 0, 0, 0, 0}, deq_kernel = 0;
             size_t differing[2] = {0, 0};
             if (fm->quantize) {
@@ -184,7 +190,7 @@ int main(int argc, char **argv) {
             call.in = q;
             call.out = y;
             const double deq_qgen = rate(run_qgen_dequantize);
-            if (kernels) {
+            if (deq_kernels) {
                 float *want = malloc(n * sizeof(float));
                 if (!want)
                     return 2;
@@ -205,6 +211,8 @@ int main(int argc, char **argv) {
             if (kernels)
                 printf("\"qgen_kernels_gelem_s\": {\"quantize\": %.4f, \"dequantize\": %.4f}, ", quantize[4],
                        deq_kernel);
+            else if (deq_kernels)
+                printf("\"qgen_kernels_gelem_s\": {\"dequantize\": %.4f}, ", deq_kernel);
             if (fm->quantize)
                 printf("\"quantize_gelem_s\": {\"qgen_reference\": %.4f, \"ggml_reference\": %.4f, \"ggml_%s\": %.4f, "
                        "\"ggml_haswell\": %.4f}, \"ggml_simd_bytes_differing_from_reference\": {\"%s\": %zu, "

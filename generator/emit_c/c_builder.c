@@ -190,9 +190,10 @@ static qg_kv *kb_elem_ptr(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i) {
 }
 
 static qg_kv *kb_index(qg_kb *b, qg_kt t, qg_kv *ptr, qg_kv *i, bool or_zero) {
+    /* the cast: a buffer's bytes read as t */
     if (or_zero)
-        return expr(b, t, 13, "%s ? %s[%s] : 0", ptr->s, ptr->s, i->s);
-    return expr(b, t, 0, "%s[%s]", ptr->s, i->s);
+        return expr(b, t, 13, "%s ? ((const %s *)(%s))[%s] : 0", ptr->s, c_type(b, t), ptr->s, i->s);
+    return expr(b, t, 0, "((const %s *)(%s))[%s]", c_type(b, t), ptr->s, i->s);
 }
 
 static qg_kvar *kb_var(qg_kb *b, const char *name, qg_kt t, qg_kv *init) {
@@ -283,7 +284,9 @@ static qg_kv *kb_block_bytes(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src, int
                                      [QG_KBYTES_UNPACK_NIBBLES] = "qg_ks_unpack_nibbles",
                                      [QG_KBYTES_OR_FIFTH] = "qg_ks_or_fifth",
                                      [QG_KBYTES_NIBBLES] = "qg_ks_nibbles",
-                                     [QG_KBYTES_OR_HIGH_PAIR] = "qg_ks_or_high_pair"};
+                                     [QG_KBYTES_OR_HIGH_PAIR] = "qg_ks_or_high_pair",
+                                     [QG_KBYTES_Q4K_SCALES] = "qg_ks_q4k_scales",
+                                     [QG_KBYTES_WIDEN_I8] = "qg_ks_widen_i8"};
     if (op == QG_KBYTES_SUM_I8)
         return expr(b, QG_KT_I32, 0, "qg_ks_sum_i8(%s)", src->s);
     if (op == QG_KBYTES_NIBBLES || op == QG_KBYTES_OR_HIGH_PAIR) {

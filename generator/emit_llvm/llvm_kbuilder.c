@@ -324,6 +324,37 @@ static void store_bytes(lx *x, LLVMValueRef v, LLVMValueRef p, unsigned offset) 
 static LLVMValueRef bytes_of(lx *x, unsigned n, unsigned v) {
     return lx_splat(x, LLVMConstInt(x->i8, v, 0), LLVMVectorType(x->i8, n));
 }
+/* 16 bytes, lane j four times from each of a, b, c, d */
+static LLVMValueRef bytes_by_four(lx *x, unsigned a, unsigned b, unsigned c, unsigned d) {
+    const unsigned v[4] = {a, b, c, d};
+    LLVMValueRef lane[16];
+    for (unsigned j = 0; j < 16; j++)
+        lane[j] = LLVMConstInt(x->i8, v[j / 4], 0);
+    return LLVMConstVector(lane, 16);
+}
+
+/* q4_K's scales (lanes 0-7) and mins (8-15) from bytes q[0..11]: lanes
+ * j < 4 of each half take q's low six bits, the others a nibble of
+ * q[8..11] below two high bits of q[0..7] */
+static LLVMValueRef q4k_scales(lx *x, LLVMValueRef q) {
+    LLVMBuilderRef bd = x->b;
+    static const unsigned low[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11};
+    static const unsigned top[16] = {0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 4, 5, 6, 7};
+    LLVMValueRef lo[16], hi[16];
+    for (unsigned j = 0; j < 16; j++) {
+        lo[j] = LLVMConstInt(x->i32, low[j], 0);
+        hi[j] = LLVMConstInt(x->i32, top[j], 0);
+    }
+    LLVMValueRef undef = LLVMGetUndef(LLVMTypeOf(q));
+    LLVMValueRef p = LLVMBuildShuffleVector(bd, q, undef, LLVMConstVector(lo, 16), "");
+    LLVMValueRef t = LLVMBuildShuffleVector(bd, q, undef, LLVMConstVector(hi, 16), "");
+    LLVMValueRef body =
+        LLVMBuildAnd(bd, LLVMBuildLShr(bd, p, bytes_by_four(x, 0, 0, 0, 4), ""), bytes_by_four(x, 63, 15, 63, 15), "");
+    LLVMValueRef high =
+        LLVMBuildAnd(bd, LLVMBuildShl(bd, LLVMBuildLShr(bd, t, bytes_of(x, 16, 6), ""), bytes_of(x, 16, 4), ""),
+                     bytes_by_four(x, 0, 0x30, 0, 0x30), "");
+    return LLVMBuildOr(bd, body, high, "");
+}
 
 /* The codes' byte work as vectors of 16 and 32 bytes, which every target
  * legalizes (the fifth bits: a compare's 32 lane bits as one i32). */
@@ -368,6 +399,15 @@ static qg_kv *kb_block_bytes(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src, int
                          bytes_of(x, 32, 3), "");
         LLVMValueRef high = LLVMBuildShl(bd, pair, bytes_of(x, 32, 4), "");
         store_bytes(x, LLVMBuildOr(bd, load_bytes(x, v32, V(dst), 0), high, ""), V(dst), 0);
+        return NULL;
+    }
+    case QG_KBYTES_Q4K_SCALES:
+    case QG_KBYTES_WIDEN_I8: {
+        LLVMTypeRef w = LLVMVectorType(x->i32, 16);
+        LLVMValueRef q = load_bytes(x, v16, s, 0);
+        LLVMValueRef wide =
+            op == QG_KBYTES_WIDEN_I8 ? LLVMBuildSExt(bd, q, w, "") : LLVMBuildZExt(bd, q4k_scales(x, q), w, "");
+        store_bytes(x, wide, V(dst), 0);
         return NULL;
     }
     case QG_KBYTES_SUM_I8: {

@@ -100,6 +100,8 @@ typedef enum qg_kbytes {
     QG_KBYTES_SUM_I8,         /* the sum of src's 32 int8 codes, an int32 (dst NULL) */
     QG_KBYTES_NIBBLES,        /* dst[j] = src[j] >> k & 15, j < 32 (K-quants' rows) */
     QG_KBYTES_OR_HIGH_PAIR,   /* dst[j] |= (src[j] >> k & 3) << 4, j < 32 (q6_K's high bits) */
+    QG_KBYTES_Q4K_SCALES,     /* q4_K's 12 bytes of 6-bit scales and mins to int32 dst[16] */
+    QG_KBYTES_WIDEN_I8,       /* int32 dst[j] = int8 src[j], j < 16 (q6_K's scales) */
 } qg_kbytes;
 
 typedef struct qg_kb qg_kb;

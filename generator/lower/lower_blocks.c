@@ -28,24 +28,24 @@ static qg_kv *or_(qg_kb *b, qg_kv *x, qg_kv *y) { return B->bin(b, QG_KB_OR, x, 
 
 static bool is_q8(qg_block_format f) { return f == QG_BLOCK_Q8_0 || f == QG_BLOCK_Q8_1; }
 
-/* The span over one block's 32 elements from `in` to `out`: q8's through
+/* The span over `len` codes of a block from `in` to `out`: q8's through
  * the lowering's span call (s = d, 1/s = id, z = 0); the others' with S d,
  * INV id, Z the codes' offset and LO the min or m (plan_blocks.c). */
-static void block_span(qg_kb *b, const qg_plan *p, qg_block_format f, qg_kv *in, qg_kv *out, qg_kv *d, qg_kv *id,
-                       qg_kv *lo) {
+static void block_span(qg_kb *b, const qg_plan *p, qg_block_format f, qg_kv *in, qg_kv *out, long long len, qg_kv *d,
+                       qg_kv *id, qg_kv *lo) {
     qg_kv *io[3] = {in, out, NULL}, *span = B->span_ref(b, "");
     if (is_q8(f)) {
-        qg_lower_call_span(b, p, span, io, size(b, 0), size(b, QK), d, id, B->imm(b, QG_KT_I32, 0), NULL);
+        qg_lower_call_span(b, p, span, io, size(b, 0), size(b, len), d, id, B->imm(b, QG_KT_I32, 0), NULL);
         return;
     }
-    const int offset = f == QG_BLOCK_Q4_0 ? 8 : f == QG_BLOCK_Q5_0 ? 16 : 0;
+    const int offset = f == QG_BLOCK_Q4_0 ? 8 : f == QG_BLOCK_Q5_0 ? 16 : f == QG_BLOCK_Q6_K ? 32 : 0;
     qg_kv *params[QG_IN_COUNT] = {0}, *args[5 + QG_IN_COUNT];
     qg_kv *v[QG_IN_COUNT] = {
         [QG_IN_S] = d, [QG_IN_INV] = id, [QG_IN_Z] = B->imm(b, QG_KT_I32, offset), [QG_IN_LO] = lo};
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         if (p->uses[k])
             params[k] = B->param(b, (qg_plan_input)k, v[k]);
-    B->call(b, span, NULL, NULL, args, qg_lower_span_args(b, p, io, size(b, 0), size(b, QK), params, args));
+    B->call(b, span, NULL, NULL, args, qg_lower_span_args(b, p, io, size(b, 0), size(b, len), params, args));
 }
 
 /* Returns where `cond` holds. */
@@ -58,9 +58,10 @@ static void refuse_if(qg_kb *b, qg_kv *cond) {
 /* The reference's row check (qg_block_quantize_ref): a row of whole
  * blocks and its tensors; otherwise nothing is written. Returns the block
  * count. */
-static qg_kv *row_check(qg_kb *b, qg_kv *in, qg_kv *out, qg_kv *n) {
-    qg_kv *nb = B->let(b, "nb", B->bin(b, QG_KB_DIV, n, size(b, QK)));
-    refuse_if(b, B->bin(b, QG_KB_NE, B->bin(b, QG_KB_MUL, nb, size(b, QK)), n));
+static qg_kv *row_check(qg_kb *b, qg_block_format f, qg_kv *in, qg_kv *out, qg_kv *n) {
+    const long long elems = (long long)qg_block_elems(f);
+    qg_kv *nb = B->let(b, "nb", B->bin(b, QG_KB_DIV, n, size(b, elems)));
+    refuse_if(b, B->bin(b, QG_KB_NE, B->bin(b, QG_KB_MUL, nb, size(b, elems)), n));
     qg_kv *null = B->imm(b, QG_KT_PTR, 0);
     qg_kv *missing = or_(b, B->bin(b, QG_KB_EQ, in, null), B->bin(b, QG_KB_EQ, out, null));
     refuse_if(b, and_(b, B->bin(b, QG_KB_NE, n, size(b, 0)), missing));
@@ -100,7 +101,7 @@ static qg_kv *scale_of(qg_kb *b, qg_block_format f, qg_kv *lo, qg_kv *hi, qg_kv 
 static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_block_layout *l) {
     qg_kv *x = B->arg(b, QG_ARG_F32_IN), *q = B->arg(b, QG_ARG_Q_OUT), *n = B->arg(b, QG_ARG_N);
     B->discard(b, B->arg(b, QG_ARG_QPARAMS));
-    qg_kv *nb = row_check(b, x, q, n);
+    qg_kv *nb = row_check(b, f, x, q, n);
     const long long bytes = (long long)qg_block_bytes(f);
     qg_kvar *mn = B->var(b, "mn", QG_KT_F32, B->fimm(b, 0.0f)), *mx = B->var(b, "mx", QG_KT_F32, B->fimm(b, 0.0f));
     qg_kv *codes = is_q8(f) ? NULL : B->buffer(b, "codes", QK);
@@ -126,13 +127,13 @@ static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_blo
         B->store_f16(b, field(b, blk, l->m), lo);
     if (is_q8(f)) {
         qg_kv *qs = B->let(b, "qs", field(b, blk, l->qs));
-        block_span(b, p, f, in, qs, d, id, NULL);
+        block_span(b, p, f, in, qs, QK, d, id, NULL);
         if (f == QG_BLOCK_Q8_1) { /* s = sum of the codes times d */
             qg_kv *sum = B->cast(b, QG_KT_F32, B->block_bytes(b, QG_KBYTES_SUM_I8, NULL, qs, 0));
             B->store_f16(b, field(b, blk, l->m), B->bin(b, QG_KB_MUL, sum, d));
         }
     } else {
-        block_span(b, p, f, in, codes, d, id, lo);
+        block_span(b, p, f, in, codes, QK, d, id, lo);
         if (l->qh >= 0)
             B->block_bytes(b, QG_KBYTES_PACK_FIFTH, field(b, blk, l->qh), codes, 0);
         B->block_bytes(b, QG_KBYTES_PACK_NIBBLES, field(b, blk, l->qs), codes, 0);
@@ -144,7 +145,7 @@ static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_blo
 static void dequantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_block_layout *l) {
     qg_kv *q = B->arg(b, QG_ARG_Q_IN), *y = B->arg(b, QG_ARG_F32_OUT), *n = B->arg(b, QG_ARG_N);
     B->discard(b, B->arg(b, QG_ARG_QPARAMS));
-    qg_kv *nb = row_check(b, q, y, n);
+    qg_kv *nb = row_check(b, f, q, y, n);
     const long long bytes = (long long)qg_block_bytes(f);
     qg_kv *codes = is_q8(f) ? NULL : B->buffer(b, "codes", QK);
     qg_kvar *i = B->var(b, "i", QG_KT_SIZE, size(b, 0));
@@ -153,7 +154,7 @@ static void dequantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_b
     qg_kv *out = B->byte_ptr(b, y, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, QK * 4)));
     qg_kv *d = B->let(b, "d", B->load_f16(b, field(b, blk, l->d)));
     if (is_q8(f)) {
-        block_span(b, p, f, field(b, blk, l->qs), out, d, NULL, NULL);
+        block_span(b, p, f, field(b, blk, l->qs), out, QK, d, NULL, NULL);
     } else {
         qg_kv *m =
             f == QG_BLOCK_Q4_1 || f == QG_BLOCK_Q5_1 ? B->let(b, "m", B->load_f16(b, field(b, blk, l->m))) : NULL;
@@ -171,12 +172,66 @@ static void dequantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_b
         B->block_bytes(b, QG_KBYTES_UNPACK_NIBBLES, codes, field(b, blk, l->qs), 0);
         if (l->qh >= 0)
             B->block_bytes(b, QG_KBYTES_OR_FIFTH, codes, field(b, blk, l->qh), 0);
-        block_span(b, p, f, codes, out, d, NULL, m);
+        block_span(b, p, f, codes, out, QK, d, NULL, m);
+    }
+    B->loop_close(b);
+}
+
+/* A K-quant's sub-block scale as a float: int32 entry j of `scales`
+ * times the block's fp16 factor (ggml's d * sc, in that order). */
+static qg_kv *sub_scale(qg_kb *b, qg_kv *factor, qg_kv *scales, int j) {
+    qg_kv *sc = B->cast(b, QG_KT_F32, B->index(b, QG_KT_I32, scales, size(b, j), false));
+    return B->bin(b, QG_KB_MUL, factor, sc);
+}
+
+/* The K-quants' 256 floats from their codes: q4_K's eight rows of 32
+ * nibbles (rows 2i and 2i + 1 the low and high nibbles of qs[32i..]) as
+ * fl(q * d*scale) - dmin*min; q6_K's two halves of 128, each four rows of
+ * 32 (ql's nibbles below two bits of qh), 16 codes to a scale, as
+ * float(q - 32) * fl(d*scale). */
+static void dequantize_k(qg_kb *b, const qg_plan *p, qg_block_format f) {
+    qg_kv *q = B->arg(b, QG_ARG_Q_IN), *y = B->arg(b, QG_ARG_F32_OUT), *n = B->arg(b, QG_ARG_N);
+    B->discard(b, B->arg(b, QG_ARG_QPARAMS));
+    qg_kv *nb = row_check(b, f, q, y, n);
+    const bool q4 = f == QG_BLOCK_Q4_K;
+    qg_kv *codes = B->buffer(b, "codes", QK), *scales = B->buffer(b, "scales", 64);
+    qg_kvar *i = B->var(b, "i", QG_KT_SIZE, size(b, 0));
+    B->loop_open(b, "blocks", i, QG_KTEST_LT, nb, size(b, 1));
+    qg_kv *blk =
+        B->let(b, "blk", B->byte_ptr(b, q, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, (long long)qg_block_bytes(f)))));
+    qg_kv *out = B->byte_ptr(b, y, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, 256 * 4)));
+    qg_kv *d = B->let(b, "d", B->load_f16(b, field(b, blk, q4 ? 0 : 208)));
+    if (q4) {
+        qg_kv *dmin = B->let(b, "dmin", B->load_f16(b, field(b, blk, 2)));
+        B->block_bytes(b, QG_KBYTES_Q4K_SCALES, scales, field(b, blk, 4), 0);
+        for (int j = 0; j < 8; j++) {
+            B->block_bytes(b, QG_KBYTES_NIBBLES, codes, field(b, blk, 16 + 32 * (j / 2)), 4 * (j % 2));
+            qg_kv *row = field(b, out, 32 * 4 * j);
+            block_span(b, p, f, codes, row, QK, sub_scale(b, d, scales, j), NULL, sub_scale(b, dmin, scales, 8 + j));
+        }
+    } else {
+        B->block_bytes(b, QG_KBYTES_WIDEN_I8, scales, field(b, blk, 192), 0);
+        for (int j = 0; j < 8; j++) { /* half j / 4, row j % 4 */
+            const int half = j / 4, row = j % 4;
+            B->block_bytes(b, QG_KBYTES_NIBBLES, codes, field(b, blk, 64 * half + 32 * (row % 2)), 4 * (row / 2));
+            B->block_bytes(b, QG_KBYTES_OR_HIGH_PAIR, codes, field(b, blk, 128 + 32 * half), 2 * row);
+            for (int t = 0; t < 2; t++) {
+                qg_kv *at = field(b, out, 4 * (128 * half + 32 * row + 16 * t));
+                block_span(b, p, f, field(b, codes, 16 * t), at, 16, sub_scale(b, d, scales, 8 * half + 2 * row + t),
+                           NULL, NULL);
+            }
+        }
     }
     B->loop_close(b);
 }
 
 void qg_lower_block_entry(qg_kb *b, const qg_plan *p, qg_block_format f) {
+    if (f == QG_BLOCK_Q4_K || f == QG_BLOCK_Q6_K) {
+        B->open_link(b, qg_op_info_of(p->op), "");
+        dequantize_k(b, p, f); /* their only generated op */
+        B->close_fn(b, NULL);
+        return;
+    }
     qg_block_layout l;
     qg_block_layout_of(f, &l); /* a generated format's (qg_plan_block_generated) */
     B->open_link(b, qg_op_info_of(p->op), "");

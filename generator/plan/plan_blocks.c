@@ -2,19 +2,33 @@
  * (docs/semantics.md, "Block formats"), the span a block's walk
  * (lower/lower_blocks.c) calls with the block's scalars: S = d, INV = its
  * 1/d as the format takes it, Z = the codes' offset (q4_0: 8, q5_0: 16),
- * LO = the block's min (quantize) or m (dequantize). Q8's codes are the
- * integer plan's (a per-tensor symmetric qint8 spec). */
+ * LO = the block's min (quantize) or m (dequantize). The K-quants'
+ * dequantize takes a sub-block's scalars: q4_K's S = d·scale and LO =
+ * dmin·min, q6_K's S = d·scale and Z = 32. Q8's codes are the integer
+ * plan's (a per-tensor symmetric qint8 spec). */
 #include <stdio.h>
 
 #include "plan_build.h"
 
 bool qg_plan_blocks(const qg_spec *sp, qg_kernel_op op, qg_plan *p) {
     const qg_block_format f = sp->block;
+    const size_t cap = sizeof p->formula;
+    if (op == QG_K_DEQUANTIZE && f == QG_BLOCK_Q4_K) { /* ggml's d1 * q - m1 */
+        int y = N(E2(MUL_F, N(E1(CVT_I2F, QG_IN_Q), "code_f"), QG_IN_S), "scaled");
+        p->out_y = N(E2(SUB_F, y, QG_IN_LO), "y");
+        snprintf(p->formula, cap, "y = fl(fl(float(q) * d*scale) - dmin*min)");
+        return true;
+    }
+    if (op == QG_K_DEQUANTIZE && f == QG_BLOCK_Q6_K) {
+        int d = N(E1(CVT_I2F, N(E2(SUB_I, QG_IN_Q, QG_IN_Z), "q_minus_offset")), "q_minus_offset_f");
+        p->out_y = N(E2(MUL_F, d, QG_IN_S), "y");
+        snprintf(p->formula, cap, "y = fl(float(q - 32) * fl(d * scale))");
+        return true;
+    }
     if (f != QG_BLOCK_Q4_0 && f != QG_BLOCK_Q4_1 && f != QG_BLOCK_Q5_0 && f != QG_BLOCK_Q5_1)
         return false;
     const bool with_min = f == QG_BLOCK_Q4_1 || f == QG_BLOCK_Q5_1;
     const int top = f == QG_BLOCK_Q4_0 || f == QG_BLOCK_Q4_1 ? 15 : 31;
-    const size_t cap = sizeof p->formula;
     if (op == QG_K_QUANTIZE) {
         /* ggml's (int8_t)(t + bias) truncates a value in [0, top + 1.5);
          * clamping to top first is the same and keeps the cast exact */

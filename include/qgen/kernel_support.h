@@ -280,6 +280,30 @@ static inline void qg_ks_or_high_pair(void *dst, const void *src, int k) {
         ((uint8_t *)dst)[j] |= (uint8_t)((((const uint8_t *)src)[j] >> (k & 7) & 3) << 4);
 #endif
 }
+/* q4_K's eight 6-bit scales and eight 6-bit mins, packed in 12 bytes, as
+ * int32 dst[0..7] and dst[8..15] */
+static inline void qg_ks_q4k_scales(void *dst, const void *src) {
+    if (!dst || !src)
+        return;
+    const uint8_t *q = (const uint8_t *)src;
+    int32_t v[16];
+    for (int j = 0; j < 4; j++) {
+        v[j] = q[j] & 63;
+        v[8 + j] = q[j + 4] & 63;
+        v[4 + j] = (q[j + 8] & 15) | (q[j] >> 6) << 4;
+        v[12 + j] = (q[j + 8] >> 4) | (q[j + 4] >> 6) << 4;
+    }
+    memcpy(dst, v, sizeof v);
+}
+/* q6_K's sixteen int8 scales as int32 */
+static inline void qg_ks_widen_i8(void *dst, const void *src) {
+    if (!dst || !src)
+        return;
+    int32_t v[16];
+    for (int j = 0; j < 16; j++)
+        v[j] = ((const int8_t *)src)[j];
+    memcpy(dst, v, sizeof v);
+}
 static inline int32_t qg_ks_sum_i8(const void *src) {
     if (!src)
         return 0;
