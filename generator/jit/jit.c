@@ -109,6 +109,7 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
         {"qg_mask_unpack_bits", (void (*)(void))qg_mask_unpack_bits},
         {"qg_block_quantize_ref", (void (*)(void))qg_block_quantize_ref},     /* a block with NaN or inf */
         {"qg_block_dequantize_ref", (void (*)(void))qg_block_dequantize_ref}, /* ... or NaN in d and m */
+        {"qg_block_fake_quant_ref", (void (*)(void))qg_block_fake_quant_ref}, /* fake_quant of such a block */
     };
     enum { SHARED = sizeof shared / sizeof shared[0], MAX = SHARED + 3 * QG_K_OP_COUNT };
     LLVMOrcCSymbolMapPair pairs[MAX];

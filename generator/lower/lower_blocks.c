@@ -28,24 +28,32 @@ static qg_kv *or_(qg_kb *b, qg_kv *x, qg_kv *y) { return B->bin(b, QG_KB_OR, x, 
 
 static bool is_q8(qg_block_format f) { return f == QG_BLOCK_Q8_0 || f == QG_BLOCK_Q8_1; }
 
-/* The span over `len` codes of a block from `in` to `out`: q8's through
- * the lowering's span call (s = d, 1/s = id, z = 0); the others' with S d,
- * INV id, Z the codes' offset and LO the min or m (plan_blocks.c). */
-static void block_span(qg_kb *b, const qg_plan *p, qg_block_format f, qg_kv *in, qg_kv *out, long long len, qg_kv *d,
-                       qg_kv *id, qg_kv *lo) {
-    qg_kv *io[3] = {in, out, NULL}, *span = B->span_ref(b, "");
+/* The span over `len` elements of a block from `in` to `out` (and a
+ * mask, with `base` added to all three): q8's through the lowering's span
+ * call (s = d, 1/s = id, z = 0); the others' with S d, INV id, Z the codes'
+ * offset, LO the min or m, HI fake_quant's m (plan_blocks.c). */
+static void span_at(qg_kb *b, const qg_plan *p, qg_block_format f, qg_kv *const io[3], qg_kv *base, long long len,
+                    qg_kv *d, qg_kv *id, qg_kv *lo, qg_kv *hi) {
+    qg_kv *span = B->span_ref(b, "");
     if (is_q8(f)) {
-        qg_lower_call_span(b, p, span, io, size(b, 0), size(b, len), d, id, B->imm(b, QG_KT_I32, 0), NULL);
+        qg_lower_call_span(b, p, span, io, base, size(b, len), d, id, B->imm(b, QG_KT_I32, 0), NULL);
         return;
     }
     const int offset = f == QG_BLOCK_Q4_0 ? 8 : f == QG_BLOCK_Q5_0 ? 16 : f == QG_BLOCK_Q6_K ? 32 : 0;
     qg_kv *params[QG_IN_COUNT] = {0}, *args[5 + QG_IN_COUNT];
     qg_kv *v[QG_IN_COUNT] = {
-        [QG_IN_S] = d, [QG_IN_INV] = id, [QG_IN_Z] = B->imm(b, QG_KT_I32, offset), [QG_IN_LO] = lo};
+        [QG_IN_S] = d, [QG_IN_INV] = id, [QG_IN_Z] = B->imm(b, QG_KT_I32, offset), [QG_IN_LO] = lo, [QG_IN_HI] = hi};
     for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
         if (p->uses[k])
             params[k] = B->param(b, (qg_plan_input)k, v[k]);
-    B->call(b, span, NULL, NULL, args, qg_lower_span_args(b, p, io, size(b, 0), size(b, len), params, args));
+    B->call(b, span, NULL, NULL, args, qg_lower_span_args(b, p, io, base, size(b, len), params, args));
+}
+
+/* ... from in to out alone */
+static void block_span(qg_kb *b, const qg_plan *p, qg_block_format f, qg_kv *in, qg_kv *out, long long len, qg_kv *d,
+                       qg_kv *id, qg_kv *lo) {
+    qg_kv *io[3] = {in, out, NULL};
+    span_at(b, p, f, io, size(b, 0), len, d, id, lo, NULL);
 }
 
 /* Returns where `cond` holds. */
@@ -98,6 +106,32 @@ static qg_kv *scale_of(qg_kb *b, qg_block_format f, qg_kv *lo, qg_kv *hi, qg_kv 
     return B->let(b, "d", B->bin(b, QG_KB_DIV, max, B->fimm(b, f == QG_BLOCK_Q4_0 ? -8.0f : -16.0f)));
 }
 
+/* A block's extremes and scale d; a block the fast path leaves to the
+ * reference (NaN, inf, the formats' odd cases) gets `ref`'s call instead,
+ * and the walk goes on with the next block. */
+typedef struct block_scalars {
+    qg_kv *lo, *hi, *d;
+} block_scalars;
+
+static block_scalars scalars_or_reference(qg_kb *b, qg_block_format f, qg_kv *in, qg_kvar *mn, qg_kvar *mx,
+                                          const char *ref, qg_kv **rargs, int nargs) {
+    const qg_kt i32 = QG_KT_I32;
+    qg_kv *margs[4] = {in, size(b, QK), B->var_addr(b, mn), B->var_addr(b, mx)};
+    qg_kv *ordered = B->let(b, "ordered", B->call(b, B->minmax_ref(b), NULL, &i32, margs, 4));
+    block_scalars s = {B->get(b, mn), B->get(b, mx), NULL};
+    qg_kv *odd;
+    s.d = scale_of(b, f, s.lo, s.hi, &odd);
+    qg_kv *bad = or_(b, B->bin(b, QG_KB_EQ, ordered, B->imm(b, QG_KT_I32, 0)),
+                     or_(b, lt(b, B->fimm(b, FLT_MAX), s.hi), lt(b, s.lo, B->fimm(b, -FLT_MAX))));
+    B->if_open(b, odd ? or_(b, bad, odd) : bad);
+    B->discard(b, B->call(b, NULL, ref, &i32, rargs, nargs));
+    B->loop_continue(b);
+    B->if_close(b);
+    return s;
+}
+
+static bool with_min(qg_block_format f) { return f == QG_BLOCK_Q4_1 || f == QG_BLOCK_Q5_1; }
+
 static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_block_layout *l) {
     qg_kv *x = B->arg(b, QG_ARG_F32_IN), *q = B->arg(b, QG_ARG_Q_OUT), *n = B->arg(b, QG_ARG_N);
     B->discard(b, B->arg(b, QG_ARG_QPARAMS));
@@ -109,22 +143,12 @@ static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_blo
     B->loop_open(b, "blocks", i, QG_KTEST_LT, nb, size(b, 1));
     qg_kv *blk = B->let(b, "blk", B->byte_ptr(b, q, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, bytes))));
     qg_kv *in = B->elem_ptr(b, QG_KT_F32, x, B->let(b, "at", B->bin(b, QG_KB_MUL, B->get(b, i), size(b, QK))));
-    const qg_kt i32 = QG_KT_I32;
-    qg_kv *margs[4] = {in, size(b, QK), B->var_addr(b, mn), B->var_addr(b, mx)};
-    qg_kv *ordered = B->let(b, "ordered", B->call(b, B->minmax_ref(b), NULL, &i32, margs, 4));
-    qg_kv *lo = B->get(b, mn), *hi = B->get(b, mx), *odd;
-    qg_kv *d = scale_of(b, f, lo, hi, &odd);
-    qg_kv *bad = or_(b, B->bin(b, QG_KB_EQ, ordered, B->imm(b, QG_KT_I32, 0)),
-                     or_(b, lt(b, B->fimm(b, FLT_MAX), hi), lt(b, lo, B->fimm(b, -FLT_MAX))));
-    B->if_open(b, odd ? or_(b, bad, odd) : bad);
     qg_kv *rargs[5] = {B->imm(b, QG_KT_I32, f), in, size(b, QK), blk, B->imm(b, QG_KT_PTR, 0)};
-    B->discard(b, B->call(b, NULL, "qg_block_quantize_ref", &i32, rargs, 5));
-    B->loop_continue(b);
-    B->if_close(b);
-    qg_kv *id = reciprocal(b, d);
+    const block_scalars s = scalars_or_reference(b, f, in, mn, mx, "qg_block_quantize_ref", rargs, 5);
+    qg_kv *d = s.d, *id = reciprocal(b, d);
     B->store_f16(b, field(b, blk, l->d), d);
-    if (f == QG_BLOCK_Q4_1 || f == QG_BLOCK_Q5_1)
-        B->store_f16(b, field(b, blk, l->m), lo);
+    if (with_min(f))
+        B->store_f16(b, field(b, blk, l->m), s.lo);
     if (is_q8(f)) {
         qg_kv *qs = B->let(b, "qs", field(b, blk, l->qs));
         block_span(b, p, f, in, qs, QK, d, id, NULL);
@@ -133,11 +157,53 @@ static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_blo
             B->store_f16(b, field(b, blk, l->m), B->bin(b, QG_KB_MUL, sum, d));
         }
     } else {
-        block_span(b, p, f, in, codes, QK, d, id, lo);
+        block_span(b, p, f, in, codes, QK, d, id, s.lo);
         if (l->qh >= 0)
             B->block_bytes(b, QG_KBYTES_PACK_FIFTH, field(b, blk, l->qh), codes, 0);
         B->block_bytes(b, QG_KBYTES_PACK_NIBBLES, field(b, blk, l->qs), codes, 0);
     }
+    B->loop_close(b);
+}
+
+/* v as the block stores it: rounded to fp16 and read back */
+static qg_kv *as_stored(qg_kb *b, qg_kv *half, const char *name, qg_kv *v) {
+    B->store_f16(b, half, v);
+    return B->let(b, name, B->load_f16(b, half));
+}
+
+/* y = the row quantized and decoded block by block: one span from x to y
+ * (and the mask) with the quantizer's d and 1/d and the decoder's stored d
+ * (and m); a block the reference takes is qg_block_fake_quant_ref's. */
+static void fake_quant(qg_kb *b, const qg_plan *p, qg_block_format f) {
+    qg_kv *x = B->arg(b, QG_ARG_F32_IN), *y = B->arg(b, QG_ARG_F32_OUT), *n = B->arg(b, QG_ARG_N);
+    qg_kv *mask = B->arg(b, QG_ARG_MASK_OUT);
+    B->discard(b, B->arg(b, QG_ARG_QPARAMS));
+    qg_kv *nb = row_check(b, f, x, y, n);
+    const bool packed = b->lp->mask_out == QG_MASK_BITS;
+    if (b->lp->clear_mask_first) { /* the spans set their bits */
+        B->if_open(b, B->nonnull(b, mask));
+        B->zero_bytes(b, mask, B->bin(b, QG_KB_DIV, B->bin(b, QG_KB_ADD, n, size(b, 7)), size(b, 8)));
+        B->if_close(b);
+    }
+    qg_kvar *mn = B->var(b, "mn", QG_KT_F32, B->fimm(b, 0.0f)), *mx = B->var(b, "mx", QG_KT_F32, B->fimm(b, 0.0f));
+    qg_kv *half = B->buffer(b, "half", 4);
+    qg_kvar *i = B->var(b, "i", QG_KT_SIZE, size(b, 0));
+    B->loop_open(b, "blocks", i, QG_KTEST_LT, nb, size(b, 1));
+    qg_kv *at = B->let(b, "at", B->bin(b, QG_KB_MUL, B->get(b, i), size(b, QK)));
+    qg_kv *in = B->elem_ptr(b, QG_KT_F32, x, at);
+    qg_kv *mask_at = B->byte_ptr(b, mask, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, packed ? QK / 8 : QK)));
+    qg_kv *rargs[7] = {B->imm(b, QG_KT_I32, f),
+                       in,
+                       B->byte_ptr(b, y, B->bin(b, QG_KB_MUL, at, size(b, 4))),
+                       /* writable */ B->select(b, B->nonnull(b, mask), mask_at, B->imm(b, QG_KT_PTR, 0)),
+                       B->imm(b, QG_KT_I32, packed),
+                       size(b, QK),
+                       B->imm(b, QG_KT_PTR, 0)};
+    const block_scalars s = scalars_or_reference(b, f, in, mn, mx, "qg_block_fake_quant_ref", rargs, 7);
+    qg_kv *id = reciprocal(b, s.d), *d16 = as_stored(b, half, "d16", s.d);
+    qg_kv *m16 = with_min(f) ? as_stored(b, half, "m16", s.lo) : NULL;
+    qg_kv *io[3] = {x, y, mask};
+    span_at(b, p, f, io, at, QK, d16, id, s.lo, m16);
     B->loop_close(b);
 }
 
@@ -156,8 +222,7 @@ static void dequantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_b
     if (is_q8(f)) {
         block_span(b, p, f, field(b, blk, l->qs), out, QK, d, NULL, NULL);
     } else {
-        qg_kv *m =
-            f == QG_BLOCK_Q4_1 || f == QG_BLOCK_Q5_1 ? B->let(b, "m", B->load_f16(b, field(b, blk, l->m))) : NULL;
+        qg_kv *m = with_min(f) ? B->let(b, "m", B->load_f16(b, field(b, blk, l->m))) : NULL;
         if (m) { /* q·d + m with both NaN: which payload wins depends on the
                     add's operand order, which LLVM may swap; the reference's */
             qg_kv *infinite = or_(b, lt(b, B->fimm(b, FLT_MAX), d), lt(b, d, B->fimm(b, -FLT_MAX)));
@@ -237,6 +302,8 @@ void qg_lower_block_entry(qg_kb *b, const qg_plan *p, qg_block_format f) {
     B->open_link(b, qg_op_info_of(p->op), "");
     if (p->op == QG_K_QUANTIZE)
         quantize(b, p, f, &l);
+    else if (p->op == QG_K_FAKE_QUANT)
+        fake_quant(b, p, f);
     else
         dequantize(b, p, f, &l);
     B->close_fn(b, NULL);

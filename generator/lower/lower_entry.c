@@ -263,7 +263,7 @@ qg_status qg_lower_kernels(qg_kb *b, const qg_spec *sp, qg_isa isa, unsigned ops
         if (block)
             qg_plan_block_elements(sp, &elements);
         const qg_spec *esp = block ? &elements : sp;
-        if (op == QG_K_OBSERVE || (block && op == QG_K_QUANTIZE))
+        if (op == QG_K_OBSERVE || (block && (op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT)))
             minmax_once(b, esp, isa, &minmax_done);
         qg_kernel_loops lp;
         qg_plan plan;

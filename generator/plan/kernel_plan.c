@@ -156,7 +156,8 @@ bool qg_plan_block_generated(const qg_spec *sp, qg_kernel_op op) {
                         f == QG_BLOCK_Q5_0 || f == QG_BLOCK_Q5_1;
     const bool k_quant = f == QG_BLOCK_Q4_K || f == QG_BLOCK_Q6_K; /* dequantize; quantize searches in the runtime */
     return sp->float_type == QG_FLOAT32 &&
-           ((format && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE)) || (k_quant && op == QG_K_DEQUANTIZE));
+           ((format && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE || op == QG_K_FAKE_QUANT)) ||
+            (k_quant && op == QG_K_DEQUANTIZE));
 }
 
 void qg_plan_block_elements(const qg_spec *sp, qg_spec *out) {
@@ -171,7 +172,7 @@ void qg_plan_block_elements(const qg_spec *sp, qg_spec *out) {
     out->rounding = QG_ROUND_HALF_AWAY;
     out->scale_op = QG_SCALE_MUL_INV;
     out->nan_policy = QG_NAN_ZERO_POINT;
-    out->compat_mask = false;
+    out->compat_mask = sp->compat_mask; /* fake_quant's mask, packed or bytes */
     out->observer.type = QG_OBS_MINMAX; /* the blocks' extremes are its reduction */
 }
 

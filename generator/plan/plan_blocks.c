@@ -29,7 +29,7 @@ bool qg_plan_blocks(const qg_spec *sp, qg_kernel_op op, qg_plan *p) {
         return false;
     const bool with_min = f == QG_BLOCK_Q4_1 || f == QG_BLOCK_Q5_1;
     const int top = f == QG_BLOCK_Q4_0 || f == QG_BLOCK_Q4_1 ? 15 : 31;
-    if (op == QG_K_QUANTIZE) {
+    if (op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT) {
         /* ggml's (int8_t)(t + bias) truncates a value in [0, top + 1.5);
          * clamping to top first is the same and keeps the cast exact */
         int t = with_min ? E2(MUL_F, N(E2(SUB_F, p->x, QG_IN_LO), "above_min"), QG_IN_INV) : E2(MUL_F, p->x, QG_IN_INV);
@@ -37,10 +37,28 @@ bool qg_plan_blocks(const qg_spec *sp, qg_kernel_op op, qg_plan *p) {
         int v = N(E2(ADD_F, N(t, "scaled"), N(K(bias), "bias")), "biased");
         if (f != QG_BLOCK_Q5_1) /* q5_1's value stays below 32 */
             v = N(E2(MIN_F, v, N(K((float)top), "top")), "below_top");
-        p->out_q = N(E1(CVT_F2I, N(E1(TRUNC, v), "truncated")), "code");
-        snprintf(p->formula, cap, "q = %strunc(fl(fl(%s * id) + %g))%s", f != QG_BLOCK_Q5_1 ? "min(" : "",
-                 with_min ? "fl(x - min)" : "x", (double)bias,
-                 f != QG_BLOCK_Q5_1 ? (top == 15 ? ", 15)" : ", 31)") : "");
+        const int code = N(E1(CVT_F2I, N(E1(TRUNC, v), "truncated")), "code");
+        const int n = snprintf(p->formula, cap, "q = %strunc(fl(fl(%s * id) + %g))%s", f != QG_BLOCK_Q5_1 ? "min(" : "",
+                               with_min ? "fl(x - min)" : "x", (double)bias,
+                               f != QG_BLOCK_Q5_1 ? (top == 15 ? ", 15)" : ", 31)") : "");
+        if (op == QG_K_QUANTIZE) {
+            p->out_q = code;
+            return true;
+        }
+        /* fake_quant: decoded as dequantize decodes the stored block, with
+         * S the fp16 d and HI the fp16 m; a block's values are finite here
+         * (the walk leaves the others to the reference) */
+        if (with_min)
+            p->out_y =
+                N(E2(ADD_F, N(E2(MUL_F, N(E1(CVT_I2F, code), "code_f"), QG_IN_S), "scaled_back"), QG_IN_HI), "y");
+        else
+            p->out_y =
+                N(E2(MUL_F, N(E1(CVT_I2F, N(E2(SUB_I, code, QG_IN_Z), "q_minus_offset")), "q_minus_offset_f"), QG_IN_S),
+                  "y");
+        p->out_mask = N(E1(ORDERED, p->x), "finite");
+        if (n > 0 && (size_t)n < cap)
+            snprintf(p->formula + n, cap - (size_t)n, "; y = %s",
+                     with_min ? "fl(fl(float(q) * d16) + m16)" : "fl(float(q - offset) * d16)");
         return true;
     }
     if (op == QG_K_DEQUANTIZE) {
