@@ -21,6 +21,7 @@
 #include "bench_q4_0.h"
 #include "bench_q4_K.h"
 #include "bench_q6_K.h"
+#include "bench_mxfp4.h"
 #include "bench_q8_0.h"
 #include "bench_timer.h"
 
@@ -48,6 +49,7 @@ KERNELS(bench_q8_0)
 KERNELS(bench_q4_0)
 DEQUANTIZE(bench_q4_K)
 DEQUANTIZE(bench_q6_K)
+DEQUANTIZE(bench_mxfp4)
 
 typedef struct format {
     const char *name;
@@ -60,7 +62,8 @@ typedef struct format {
 static const format formats[] = {{"q8_0", 8, QG_BLOCK_Q8_0, true, {bench_q8_0_q, bench_q8_0_dq}},
                                  {"q4_0", 2, QG_BLOCK_Q4_0, true, {bench_q4_0_q, bench_q4_0_dq}},
                                  {"q4_K", 12, QG_BLOCK_Q4_K, false, {NULL, bench_q4_K_dq}},
-                                 {"q6_K", 14, QG_BLOCK_Q6_K, false, {NULL, bench_q6_K_dq}}};
+                                 {"q6_K", 14, QG_BLOCK_Q6_K, false, {NULL, bench_q6_K_dq}},
+                                 {"mxfp4", 39, QG_BLOCK_MXFP4, false, {NULL, bench_mxfp4_dq}}};
 
 static struct {
     row_fn fn;

@@ -410,6 +410,26 @@ static qg_kv *kb_block_bytes(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src, int
         store_bytes(x, wide, V(dst), 0);
         return NULL;
     }
+    case QG_KBYTES_E2M1: { /* k, 2k - 4 or 4k - 16 by k = code & 7 (m3), negated by bit 3 */
+        LLVMValueRef c = load_bytes(x, v32, s, 0), m3 = LLVMBuildAnd(bd, c, bytes_of(x, 32, 7), "");
+        LLVMValueRef two = LLVMBuildAdd(bd, m3, m3, ""), four = LLVMBuildAdd(bd, two, two, "");
+        LLVMValueRef big = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntULT, m3, bytes_of(x, 32, 6), ""),
+                                           LLVMBuildSub(bd, two, bytes_of(x, 32, 4), ""),
+                                           LLVMBuildSub(bd, four, bytes_of(x, 32, 16), ""), "");
+        LLVMValueRef v = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntULT, m3, bytes_of(x, 32, 4), ""), m3, big, "");
+        LLVMValueRef neg =
+            LLVMBuildICmp(bd, LLVMIntNE, LLVMBuildAnd(bd, c, bytes_of(x, 32, 8), ""), LLVMConstNull(v32), "");
+        store_bytes(x, LLVMBuildSelect(bd, neg, LLVMBuildNeg(bd, v, ""), v, ""), V(dst), 0);
+        return NULL;
+    }
+    case QG_KBYTES_E8M0_HALF: {
+        LLVMValueRef e = LLVMBuildZExt(bd, load_bytes(x, x->i8, s, 0), x->i32, "");
+        LLVMValueRef sub = LLVMBuildShl(bd, LLVMConstInt(x->i32, 0x00200000u, 0), e, "");
+        LLVMValueRef normal =
+            LLVMBuildShl(bd, LLVMBuildSub(bd, e, LLVMConstInt(x->i32, 1, 0), ""), LLVMConstInt(x->i32, 23, 0), "");
+        LLVMValueRef low = LLVMBuildICmp(bd, LLVMIntULT, e, LLVMConstInt(x->i32, 2, 0), "");
+        return K(LLVMBuildBitCast(bd, LLVMBuildSelect(bd, low, sub, normal, ""), x->f32, ""));
+    }
     case QG_KBYTES_SUM_I8: {
         LLVMTypeRef w = LLVMVectorType(x->i32, 32);
         LLVMValueRef wide = LLVMBuildSExt(bd, load_bytes(x, v32, s, 0), w, "");

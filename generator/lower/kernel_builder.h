@@ -102,6 +102,8 @@ typedef enum qg_kbytes {
     QG_KBYTES_OR_HIGH_PAIR,   /* dst[j] |= (src[j] >> k & 3) << 4, j < 32 (q6_K's high bits) */
     QG_KBYTES_Q4K_SCALES,     /* q4_K's 12 bytes of 6-bit scales and mins to int32 dst[16] */
     QG_KBYTES_WIDEN_I8,       /* int32 dst[j] = int8 src[j], j < 16 (q6_K's scales) */
+    QG_KBYTES_E2M1,           /* int8 dst[j] = mxfp4's doubled value of code src[j] & 15, j < 32 */
+    QG_KBYTES_E8M0_HALF,      /* 2^(src[0] - 128), a float (dst NULL; mxfp4's d) */
 } qg_kbytes;
 
 typedef struct qg_kb qg_kb;

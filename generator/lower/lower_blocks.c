@@ -218,6 +218,16 @@ static void dequantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_b
     B->loop_open(b, "blocks", i, QG_KTEST_LT, nb, size(b, 1));
     qg_kv *blk = B->let(b, "blk", B->byte_ptr(b, q, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, bytes))));
     qg_kv *out = B->byte_ptr(b, y, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, QK * 4)));
+    if (f == QG_BLOCK_MXFP4) { /* E2M1 values times half the E8M0 scale */
+        qg_kv *d = B->let(b, "d", B->block_bytes(b, QG_KBYTES_E8M0_HALF, NULL, blk, 0));
+        B->block_bytes(b, QG_KBYTES_UNPACK_NIBBLES, codes, field(b, blk, l->qs), 0);
+        B->block_bytes(b, QG_KBYTES_E2M1, codes, codes, 0);
+        qg_kv *io[3] = {codes, out, NULL};
+        qg_lower_call_span(b, p, B->span_ref(b, ""), io, size(b, 0), size(b, QK), d, NULL, B->imm(b, QG_KT_I32, 0),
+                           NULL);
+        B->loop_close(b);
+        return;
+    }
     qg_kv *d = B->let(b, "d", B->load_f16(b, field(b, blk, l->d)));
     if (is_q8(f)) {
         block_span(b, p, f, field(b, blk, l->qs), out, QK, d, NULL, NULL);

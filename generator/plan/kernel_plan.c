@@ -157,12 +157,13 @@ bool qg_plan_block_generated(const qg_spec *sp, qg_kernel_op op) {
     const bool k_quant = f == QG_BLOCK_Q4_K || f == QG_BLOCK_Q6_K; /* dequantize; quantize searches in the runtime */
     return sp->float_type == QG_FLOAT32 &&
            ((format && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE || op == QG_K_FAKE_QUANT)) ||
-            (k_quant && op == QG_K_DEQUANTIZE));
+            ((k_quant || f == QG_BLOCK_MXFP4) && op == QG_K_DEQUANTIZE));
 }
 
 void qg_plan_block_elements(const qg_spec *sp, qg_spec *out) {
     *out = *sp;
-    const bool q8 = sp->block == QG_BLOCK_Q8_0 || sp->block == QG_BLOCK_Q8_1;
+    /* mxfp4's codes decode to int8 values before the span */
+    const bool q8 = sp->block == QG_BLOCK_Q8_0 || sp->block == QG_BLOCK_Q8_1 || sp->block == QG_BLOCK_MXFP4;
     out->dtype = q8 ? QG_QINT8 : QG_QUINT8; /* the other formats' codes: 0..31, a byte each before packing */
     out->quant_min = q8 ? -128 : 0;
     out->quant_max = q8 ? 127 : 255;

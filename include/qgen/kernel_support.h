@@ -304,6 +304,41 @@ static inline void qg_ks_widen_i8(void *dst, const void *src) {
         v[j] = ((const int8_t *)src)[j];
     memcpy(dst, v, sizeof v);
 }
+/* mxfp4's codes (src[j] & 15, j < 32) as their E2M1 values doubled, int8
+ * (0 1 2 3 4 6 8 12, negated for codes 8..15) */
+static inline void qg_ks_e2m1(void *dst, const void *src) {
+    static const int8_t doubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+    if (!dst || !src)
+        return;
+#if defined(__GNUC__)
+    (void)doubled; /* k, 2k - 4 or 4k - 16 by k = code & 7, negated by bit 3 */
+    for (size_t h = 0; h < 32; h += 16) {
+        qg_ks_b16 c, k, two, four, below4, below6, neg, v;
+        QG_KS_GET16(c, src, h);
+        k = c & 7;
+        two = k + k;
+        four = two + two;
+        below4 = (qg_ks_b16)(k < 4);
+        below6 = (qg_ks_b16)(k < 6);
+        v = (below4 & k) | (~below4 & ((below6 & (two - 4)) | (~below6 & (four - 16))));
+        neg = (qg_ks_b16)((c & 8) != 0);
+        v = (neg & -v) | (~neg & v);
+        QG_KS_PUT16(dst, h, v);
+    }
+#else
+    for (int j = 0; j < 32; j++)
+        ((int8_t *)dst)[j] = doubled[((const uint8_t *)src)[j] & 15];
+#endif
+}
+/* half of mxfp4's E8M0 scale byte e: 2^(e - 128), subnormal for e < 2 */
+static inline float qg_ks_e8m0_half(const void *src) {
+    if (!src)
+        return 0.0f;
+    const uint32_t e = *(const uint8_t *)src, bits = e < 2 ? 0x00200000u << e : (e - 1) << 23;
+    float d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
 static inline int32_t qg_ks_sum_i8(const void *src) {
     if (!src)
         return 0;
