@@ -66,6 +66,17 @@ else
   fail "plain-make: build"
 fi
 
+step "gguf-row: Q8_0 and Q4_K rows against ggml's reference"
+d=$work/gguf-row
+cp -r "$src/examples/gguf-row" "$d"
+if (cd "$d" && env -u PKG_CONFIG_PATH make PKG_CONFIG_PATH="$prefix/lib/pkgconfig" QGEN="$prefix/bin/qgen") >"$d.log" 2>&1; then
+  run_expect "every row equals ggml's reference" "$d/gguf_row" \
+    "$src/.deps/ggml/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64"
+else
+  tail -30 "$d.log"
+  fail "gguf-row: build"
+fi
+
 for backend in c llvm; do
   step "downstream-cmake, native, $backend backend"
   d=$work/downstream-$backend
