@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "block_internal.h"
+#include "qgen/kernel_support.h"
 
 enum { QK_K = 256, NEAREST_MAX = 4194303 };
 
@@ -96,17 +97,6 @@ static float search_scale_min(nearest_ctx *c, const float *x, const float *w, ui
     return scale;
 }
 
-/* Q4_K's sub-block j (0..7) 6-bit scale and min, as they are packed. */
-static void scale_min_of(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
-    if (j < 4) {
-        *d = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *d = (uint8_t)((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-        *m = (uint8_t)((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
-    }
-}
-
 /* Q4_K: d, dmin (fp16), scales[12], qs[128]. */
 static void quantize_q4_k(nearest_ctx *c, const float *x, uint8_t *b) {
     uint8_t L[QK_K], *sc = b + 4;
@@ -140,13 +130,13 @@ static void quantize_q4_k(nearest_ctx *c, const float *x, uint8_t *b) {
     }
     qg_block_put_f16(b, max_scale / 63.f);
     qg_block_put_f16(b + 2, max_min / 63.f);
+    int32_t sm[16]; /* the 6-bit scales and mins as packed */
+    qg_ks_q4k_scales(sm, sc);
     for (int j = 0; j < 8; ++j) {
-        uint8_t s, m;
-        scale_min_of(j, sc, &s, &m);
-        const float d = qg_block_get_f16(b) * s;
+        const float d = qg_block_get_f16(b) * (float)sm[j];
         if (!d)
             continue; /* the search's codes stay */
-        const float dm = qg_block_get_f16(b + 2) * m;
+        const float dm = qg_block_get_f16(b + 2) * (float)sm[8 + j];
         for (int i = 0; i < 32; ++i)
             L[32 * j + i] = (uint8_t)clamp_int(nearest(c, (x[32 * j + i] + dm) / d), 0, 15);
     }
@@ -258,12 +248,11 @@ void qg_kquant_dequantize_block(qg_block_format f, const uint8_t *b, float *y) {
     if (f == QG_BLOCK_Q4_K) {
         const float d = qg_block_get_f16(b), min = qg_block_get_f16(b + 2);
         const uint8_t *q = b + 16;
+        int32_t sm[16];
+        qg_ks_q4k_scales(sm, b + 4);
         for (int j = 0, is = 0; j < QK_K; j += 64, q += 32, is += 2) {
-            uint8_t s, m;
-            scale_min_of(is, b + 4, &s, &m);
-            const float d1 = d * s, m1 = min * m;
-            scale_min_of(is + 1, b + 4, &s, &m);
-            const float d2 = d * s, m2 = min * m;
+            const float d1 = d * (float)sm[is], m1 = min * (float)sm[8 + is];
+            const float d2 = d * (float)sm[is + 1], m2 = min * (float)sm[8 + is + 1];
             for (int l = 0; l < 32; ++l)
                 *y++ = d1 * (q[l] & 0xF) - m1;
             for (int l = 0; l < 32; ++l)

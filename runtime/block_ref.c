@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "qgen/blocks.h"
+#include "qgen/kernel_support.h"
 #include "arg_check.h"
 #include "block_internal.h"
 #include "rt_internal.h"
@@ -101,14 +102,6 @@ static uint8_t mxfp4_exponent(float amax) {
     return e < 0 ? 0 : (uint8_t)e;
 }
 
-/* ggml's GGML_E8M0_TO_FP32_HALF: 2^(e - 128). */
-static float mxfp4_half_scale(uint8_t e) {
-    const uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
-    float d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-}
-
 /* The code whose value times d is nearest x; the lowest code on a tie. */
 static uint8_t mxfp4_nearest(float x, float d) {
     int best = 0;
@@ -149,19 +142,6 @@ static block_range range_of(const float *x) {
 static float product(float a, float b) {
     const float p = a * b;
     return p != p ? 0.0f : p;
-}
-
-static void pack_nibbles(uint8_t *qs, const uint8_t *code) {
-    for (int j = 0; j < HALF; j++)
-        qs[j] = (uint8_t)(code[j] | code[j + HALF] << 4);
-}
-
-static void pack_fifth_bits(uint8_t *qh, const uint8_t *code) {
-    uint32_t bits = 0;
-    for (int j = 0; j < QK; j++)
-        bits |= (uint32_t)(code[j] >> 4 & 1u) << j;
-    for (int k = 0; k < 4; k++)
-        qh[k] = (uint8_t)(bits >> 8 * k);
 }
 
 static void quantize_block(const block_layout *l, const float *raw, uint8_t *b) {
@@ -212,7 +192,7 @@ static void quantize_block(const block_layout *l, const float *raw, uint8_t *b) 
     }
     case QG_BLOCK_MXFP4: {
         const uint8_t e = mxfp4_exponent(r.amax);
-        const float d = mxfp4_half_scale(e);
+        const float d = qg_ks_e8m0_half(&e);
         b[0] = e;
         for (int j = 0; j < QK; j++)
             code[j] = mxfp4_nearest(x[j], d);
@@ -220,12 +200,9 @@ static void quantize_block(const block_layout *l, const float *raw, uint8_t *b) 
     }
     default: return;
     }
-    if (l->qh >= 0) {
-        pack_fifth_bits(b + l->qh, code);
-        for (int j = 0; j < QK; j++)
-            code[j] &= 0x0F;
-    }
-    pack_nibbles(b + l->qs, code);
+    if (l->qh >= 0)
+        qg_ks_pack_fifth(b + l->qh, code);
+    qg_ks_pack_nibbles(b + l->qs, code); /* the low four bits of each code */
 }
 
 static void dequantize_block(const block_layout *l, const uint8_t *b, float *y) {
@@ -239,7 +216,7 @@ static void dequantize_block(const block_layout *l, const uint8_t *b, float *y) 
     if (l->qh >= 0)
         for (int k = 0; k < 4; k++)
             fifth |= (uint32_t)b[l->qh + k] << 8 * k;
-    const float d = l->format == QG_BLOCK_MXFP4 ? mxfp4_half_scale(b[0]) : qg_block_get_f16(b + l->d);
+    const float d = l->format == QG_BLOCK_MXFP4 ? qg_ks_e8m0_half(b) : qg_block_get_f16(b + l->d);
     const float m = l->m >= 0 ? qg_block_get_f16(b + l->m) : 0.0f;
     const int offset = l->format == QG_BLOCK_Q4_0 ? 8 : l->format == QG_BLOCK_Q5_0 ? 16 : 0;
     for (int j = 0; j < QK; j++) {

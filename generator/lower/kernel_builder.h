@@ -314,6 +314,13 @@ int qg_lower_span_args(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_kv *ba
  * channel's s, z and bias (inv: 1/s where NULL). */
 void qg_lower_call_span(qg_kb *b, const qg_plan *p, qg_kv *span, qg_kv *const io[3], qg_kv *base, qg_kv *len, qg_kv *s,
                         qg_kv *inv, qg_kv *z, qg_kv *bias);
+/* ... with each plan input's scalar given (the block formats' d, 1/d,
+ * offset, min and m); those the plan does not use may be NULL. */
+void qg_lower_call_span_with(qg_kb *b, const qg_plan *p, qg_kv *span, qg_kv *const io[3], qg_kv *base, qg_kv *len,
+                             qg_kv *const scalars[QG_IN_COUNT]);
+/* A packed mask output cleared at the entry where the loops say so (the
+ * spans then set its bits); nothing for a NULL mask. */
+void qg_lower_clear_packed_mask(qg_kb *b, qg_kv *mask, qg_kv *n);
 /* lower_entry.c: every kernel of `spec` on `isa` in `ops` (a bit set of
  * 1u << qg_kernel_op), in the op table's order. */
 qg_status qg_lower_kernels(qg_kb *b, const qg_spec *spec, qg_isa isa, unsigned ops, qg_error *err);

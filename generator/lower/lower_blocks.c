@@ -40,13 +40,9 @@ static void span_at(qg_kb *b, const qg_plan *p, qg_block_format f, qg_kv *const 
         return;
     }
     const int offset = f == QG_BLOCK_Q4_0 ? 8 : f == QG_BLOCK_Q5_0 ? 16 : f == QG_BLOCK_Q6_K ? 32 : 0;
-    qg_kv *params[QG_IN_COUNT] = {0}, *args[5 + QG_IN_COUNT];
-    qg_kv *v[QG_IN_COUNT] = {
+    qg_kv *const v[QG_IN_COUNT] = {
         [QG_IN_S] = d, [QG_IN_INV] = id, [QG_IN_Z] = B->imm(b, QG_KT_I32, offset), [QG_IN_LO] = lo, [QG_IN_HI] = hi};
-    for (int k = QG_IN_S; k < QG_IN_COUNT; k++)
-        if (p->uses[k])
-            params[k] = B->param(b, (qg_plan_input)k, v[k]);
-    B->call(b, span, NULL, NULL, args, qg_lower_span_args(b, p, io, base, size(b, len), params, args));
+    qg_lower_call_span_with(b, p, span, io, base, size(b, len), v);
 }
 
 /* ... from in to out alone */
@@ -180,11 +176,7 @@ static void fake_quant(qg_kb *b, const qg_plan *p, qg_block_format f) {
     B->discard(b, B->arg(b, QG_ARG_QPARAMS));
     qg_kv *nb = row_check(b, f, x, y, n);
     const bool packed = b->lp->mask_out == QG_MASK_BITS;
-    if (b->lp->clear_mask_first) { /* the spans set their bits */
-        B->if_open(b, B->nonnull(b, mask));
-        B->zero_bytes(b, mask, B->bin(b, QG_KB_DIV, B->bin(b, QG_KB_ADD, n, size(b, 7)), size(b, 8)));
-        B->if_close(b);
-    }
+    qg_lower_clear_packed_mask(b, mask, n);
     qg_kvar *mn = B->var(b, "mn", QG_KT_F32, B->fimm(b, 0.0f)), *mx = B->var(b, "mx", QG_KT_F32, B->fimm(b, 0.0f));
     qg_kv *half = B->buffer(b, "half", 4);
     qg_kvar *i = B->var(b, "i", QG_KT_SIZE, size(b, 0));

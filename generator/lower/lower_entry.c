@@ -32,21 +32,37 @@ static qg_kv *bound(qg_kb *b, long long q, qg_kv *z) {
     return B->cast(b, QG_KT_F32, B->bin(b, QG_KB_SUB, B->imm(b, QG_KT_I64, q), B->cast(b, QG_KT_I64, z)));
 }
 
+void qg_lower_call_span_with(qg_kb *b, const qg_plan *p, qg_kv *span, qg_kv *const io[3], qg_kv *base, qg_kv *len,
+                             qg_kv *const scalars[QG_IN_COUNT]) {
+    qg_kv *args[5 + QG_IN_COUNT], *params[QG_IN_COUNT] = {0};
+    for (int in = QG_IN_S; in < QG_IN_COUNT; in++)
+        if (p->uses[in])
+            params[in] = B->param(b, (qg_plan_input)in, scalars[in]);
+    B->call(b, span, NULL, NULL, args, qg_lower_span_args(b, p, io, base, len, params, args));
+}
+
 void qg_lower_call_span(qg_kb *b, const qg_plan *p, qg_kv *span, qg_kv *const io[3], qg_kv *base, qg_kv *len, qg_kv *s,
                         qg_kv *inv, qg_kv *z, qg_kv *bias) {
-    qg_kv *args[5 + QG_IN_COUNT], *params[QG_IN_COUNT] = {0};
-    for (int in = QG_IN_S; in < QG_IN_COUNT; in++) {
-        if (!p->uses[in])
-            continue;
-        qg_kv *v = in == QG_IN_S     ? s
-                   : in == QG_IN_INV ? (inv ? inv : B->bin(b, QG_KB_DIV, B->fimm(b, 1.0f), s))
-                   : in == QG_IN_LO  ? bound(b, b->lp->qmin, z)
-                   : in == QG_IN_HI  ? bound(b, b->lp->qmax, z)
-                   : in == QG_IN_Z   ? z
-                                     : bias;
-        params[in] = B->param(b, (qg_plan_input)in, v);
+    qg_kv *v[QG_IN_COUNT] = {0};
+    if (p->uses[QG_IN_S] || p->uses[QG_IN_INV]) {
+        v[QG_IN_S] = s;
+        v[QG_IN_INV] = inv ? inv : p->uses[QG_IN_INV] ? B->bin(b, QG_KB_DIV, B->fimm(b, 1.0f), s) : NULL;
     }
-    B->call(b, span, NULL, NULL, args, qg_lower_span_args(b, p, io, base, len, params, args));
+    if (p->uses[QG_IN_LO])
+        v[QG_IN_LO] = bound(b, b->lp->qmin, z);
+    if (p->uses[QG_IN_HI])
+        v[QG_IN_HI] = bound(b, b->lp->qmax, z);
+    v[QG_IN_Z] = z;
+    v[QG_IN_B] = bias;
+    qg_lower_call_span_with(b, p, span, io, base, len, v);
+}
+
+void qg_lower_clear_packed_mask(qg_kb *b, qg_kv *mask, qg_kv *n) {
+    if (!b->lp->clear_mask_first)
+        return;
+    B->if_open(b, B->nonnull(b, mask));
+    B->zero_bytes(b, mask, B->bin(b, QG_KB_DIV, B->bin(b, QG_KB_ADD, n, size(b, 7)), size(b, 8)));
+    B->if_close(b);
 }
 
 /* Runs of run_len elements from 0 to n; run r in channel r % C, counted
@@ -120,11 +136,7 @@ static void walk(qg_kb *b, const qg_plan *p) {
     qg_kv *n = B->arg(b, QG_ARG_N), *qp = B->arg(b, QG_ARG_QPARAMS);
     /* backward reads its mask; fake_quant's may be NULL */
     check_args(b, io, n, lp->params == QG_PARAMS_NONE ? NULL : qp, lp->mask_in != QG_MASK_NONE);
-    if (lp->clear_mask_first) {
-        B->if_open(b, B->nonnull(b, io[2]));
-        B->zero_bytes(b, io[2], B->bin(b, QG_KB_DIV, B->bin(b, QG_KB_ADD, n, size(b, 7)), size(b, 8)));
-        B->if_close(b);
-    }
+    qg_lower_clear_packed_mask(b, io[2], n);
     if (lp->params == QG_PARAMS_NONE) {
         qg_lower_call_span(b, p, B->span_ref(b, ""), io, size(b, 0), n, NULL, NULL, NULL, NULL);
         return;
