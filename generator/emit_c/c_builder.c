@@ -63,7 +63,8 @@ static void line(qg_kb *b, const char *fmt, ...) {
 }
 
 static const char *c_type(qg_kb *b, qg_kt t) {
-    static const char *const names[] = {"size_t", "int32_t", "int64_t", "float", "void *", "int"};
+    static const char *const names[] = {"size_t", "int32_t", "int64_t",  "float",    "void *",  "int",
+                                        NULL,     NULL,      "qg_ks_gf", "qg_ks_gi", "qg_ks_gi"};
     const qg_isa_spelling *is = cb(b)->e->is;
     return t == QG_KT_VF ? is->vf : t == QG_KT_VOK ? is->vm : names[t];
 }
@@ -140,18 +141,38 @@ static bool literal(const qg_kv *v, long long *out) {
     return v->prec == 0 && v->s[0] && *end == 0 && (v->t == QG_KT_SIZE || v->t == QG_KT_I32);
 }
 
+static bool is_group(const qg_kv *v) { return v->t >= QG_KT_GF; }
+
 static qg_kv *kb_bin(qg_kb *b, qg_kbin op, qg_kv *x, qg_kv *y) {
     long long l, r;
     if (op <= QG_KB_MUL && literal(x, &l) && literal(y, &r)) /* sums of the lowering's constants, folded */
         return expr(b, x->t, 0, "%lld", op == QG_KB_ADD ? l + r : op == QG_KB_SUB ? l - r : l * r);
     static const char *const spelled[] = {"+", "-", "*", "/", "==", "!=", "<", ">=", "&&", "||"};
     static const int prec[] = {4, 4, 3, 3, 7, 7, 6, 6, 11, 12};
-    const qg_kt t = op >= QG_KB_EQ ? QG_KT_BOOL : x->t;
+    const bool group = is_group(x) || is_group(y);
+    qg_kt t = op >= QG_KB_EQ ? QG_KT_BOOL : x->t;
+    if (group) /* GNU C takes a scalar operand in every lane; conditions are lanes of -1 and 0 */
+        t = op >= QG_KB_EQ ? QG_KT_GB : is_group(x) ? x->t : y->t;
+    if (group && op >= QG_KB_AND) /* operands in parentheses, as -Wparentheses asks of & and | */
+        return expr(b, t, op == QG_KB_AND ? 8 : 10, "%s%s%s %s %s%s%s", OPND(x, 2, false), op == QG_KB_AND ? "&" : "|",
+                    OPND(y, 2, true));
     const int bound = op == QG_KB_OR ? prec[QG_KB_AND] - 1 : prec[op]; /* && inside || in parentheses */
     return expr(b, t, prec[op], "%s%s%s %s %s%s%s", OPND(x, bound, false), spelled[op], OPND(y, bound, true));
 }
 
+/* A group operand: v itself, or a scalar taken in every lane. */
+static const char *lanes_of(qg_kb *b, qg_kv *v, bool f) {
+    if (is_group(v))
+        return v->s;
+    return expr(b, f ? QG_KT_GF : QG_KT_GI, 0, f ? "QG_KS_GSPLAT_F(%s)" : "QG_KS_GSPLAT_I(%s)", v->s)->s;
+}
+
 static qg_kv *kb_select(qg_kb *b, qg_kv *cond, qg_kv *x, qg_kv *y) {
+    if (is_group(cond)) {
+        const bool f = x->t == QG_KT_F32 || x->t == QG_KT_GF || y->t == QG_KT_GF;
+        return expr(b, f ? QG_KT_GF : QG_KT_GI, 0, "QG_KS_GSEL(%s, %s, %s, %s)", f ? "qg_ks_gf" : "qg_ks_gi", cond->s,
+                    lanes_of(b, x, f), lanes_of(b, y, f));
+    }
     return expr(b, x->t, 13, "%s%s%s ? %s%s%s : %s%s%s", OPND(cond, 13, true), OPND(x, 0, false), OPND(y, 13, false));
 }
 
@@ -261,7 +282,12 @@ static qg_kv *kb_call(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, q
 
 static void kb_zero_bytes(qg_kb *b, qg_kv *ptr, qg_kv *count) { line(b, "memset(%s, 0, %s);", ptr->s, count->s); }
 
-static void kb_store_at(qg_kb *b, qg_kv *ptr, qg_kv *v) { line(b, "*%s = %s;", ptr->s, v->s); }
+static void kb_store_at(qg_kb *b, qg_kv *ptr, qg_kv *v) {
+    if (ptr->t == QG_KT_PTR && strncmp(ptr->s, "(void *)", 8) == 0) /* a buffer's bytes written as v's type */
+        line(b, "*(%s *)%s = %s;", c_type(b, v->t), ptr->s, v->s);
+    else
+        line(b, "*%s = %s;", ptr->s, v->s);
+}
 
 static qg_kv *kb_byte_ptr(qg_kb *b, qg_kv *ptr, qg_kv *bytes) {
     return expr(b, QG_KT_PTR, 0, "(void *)((char *)%s%s%s + %s%s%s)", OPND(ptr, 0, false), OPND(bytes, 4, true));
@@ -271,7 +297,17 @@ static qg_kv *kb_var_addr(qg_kb *b, qg_kvar *v) { return expr(b, QG_KT_PTR, 0, "
 
 static qg_kv *kb_load_f16(qg_kb *b, qg_kv *ptr) { return expr(b, QG_KT_F32, 0, "qg_ks_load_f16(%s)", ptr->s); }
 
-static void kb_store_f16(qg_kb *b, qg_kv *ptr, qg_kv *v) { line(b, "qg_ks_store_f16(%s, %s);", ptr->s, v->s); }
+static void kb_store_f16(qg_kb *b, qg_kv *ptr, qg_kv *v) {
+    line(b, is_group(v) ? "QG_KS_GSTORE_F16(%s, %s);" : "qg_ks_store_f16(%s, %s);", ptr->s, v->s);
+}
+
+static qg_kv *kb_gload(qg_kb *b, qg_kt t, qg_kv *ptr) {
+    return expr(b, t, 0, "QG_KS_GLOAD(%s, %s)", c_type(b, t), ptr->s);
+}
+static void kb_gstore(qg_kb *b, qg_kv *ptr, qg_kv *v) { line(b, "QG_KS_GSTORE(%s, %s);", ptr->s, v->s); }
+static void kb_copy_bytes(qg_kb *b, qg_kv *dst, qg_kv *src, unsigned bytes) {
+    line(b, "memcpy(%s, %s, %u);", dst->s, src->s, bytes);
+}
 
 static qg_kv *kb_buffer(qg_kb *b, const char *name, unsigned bytes) {
     line(b, "_Alignas(32) uint8_t %s[%u];", name, bytes);
@@ -507,7 +543,7 @@ static void kb_column_close(qg_kb *b) { block_close(b); }
 
 /* ---- observe's reduction and vectors */
 
-static void kb_open_minmax(qg_kb *b, const qg_plan *widen, qg_kv *args[4]) {
+static void kb_open_minmax(qg_kb *b, const qg_plan *widen, qg_kv *args[4], bool block) {
     c_kb *c = cb(b);
     emitter *e = c->e;
     if (widen)
@@ -516,10 +552,13 @@ static void kb_open_minmax(qg_kb *b, const qg_plan *widen, qg_kv *args[4]) {
     c->depth = 1;
     c->nvars = 0;
     c->temps = 0;
-    qg_text_printf(e->t,
-                   "/* min and max of x[0..len), len >= 1; returns 0 when x holds a NaN. */\n"
-                   "static int %s_minmax_span(const %s *x, size_t len, float *mn, float *mx) {\n",
-                   e->name, widen ? "uint16_t" : "float");
+    qg_text_printf(e->t, "%s\nstatic %sint %s_minmax_span(const %s *x, size_t len, float *mn, float *mx) {\n",
+                   block ? "/* min and max of one block, x[0..32) (len is 32; q8: -amax and amax); returns 0\n"
+                           " * when x holds a NaN. */"
+                         : "/* min and max of x[0..len), len >= 1; returns 0 when x holds a NaN. */",
+                   block ? "inline " : "", e->name, widen ? "uint16_t" : "float");
+    if (block)
+        line(b, "(void)len;");
     if (e->scalable) /* whole registers; the part vector's loads take their own count */
         line(b, "const %s %s = %s;", e->is->strip_type, e->is->strip_name, e->is->strip_all);
     static const char *const names[4] = {"x", "len", "mn", "mx"};

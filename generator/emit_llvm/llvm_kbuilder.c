@@ -22,8 +22,26 @@ static LLVMTypeRef type_of(const lx *x, qg_kt t) {
     case QG_KT_BOOL: return x->i1;
     case QG_KT_VF: return x->vf;
     case QG_KT_VOK: return x->vi; /* all-ones int32 lanes: x86 compares' own form, no narrowing in loops */
+    case QG_KT_GF: return LLVMVectorType(x->f32, QG_KGROUP);
+    case QG_KT_GI: return LLVMVectorType(x->i32, QG_KGROUP);
+    case QG_KT_GB: return LLVMVectorType(x->i1, QG_KGROUP);
     }
     return x->i64;
+}
+
+/* A group's lanes of v: v, or a scalar taken in every lane of `like`'s
+ * length (no group: v). */
+static LLVMValueRef lanes_like(lx *x, LLVMValueRef v, LLVMValueRef like) {
+    LLVMTypeRef t = LLVMTypeOf(like);
+    if (LLVMGetTypeKind(t) != LLVMVectorTypeKind || LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMVectorTypeKind)
+        return v;
+    return lx_splat(x, v, LLVMVectorType(LLVMTypeOf(v), LLVMGetVectorSize(t)));
+}
+static bool is_float(LLVMValueRef v) {
+    LLVMTypeRef t = LLVMTypeOf(v);
+    if (LLVMGetTypeKind(t) == LLVMVectorTypeKind)
+        t = LLVMGetElementType(t);
+    return LLVMGetTypeKind(t) == LLVMFloatTypeKind;
 }
 
 static void kb_open_link(qg_kb *b, const qg_op_info *o, const char *infix) {
@@ -101,16 +119,17 @@ static void kb_op_end(qg_kb *b) { kb(b)->x->lp = NULL; }
 static qg_kv *kb_fimm(qg_kb *b, float v) { return K(lx_f32(kb(b)->x, v)); }
 
 static qg_kv *kb_bin(qg_kb *b, qg_kbin op, qg_kv *a, qg_kv *c) {
-    LLVMBuilderRef bd = kb(b)->x->b;
-    LLVMValueRef l = V(a), r = V(c);
+    lx *x = kb(b)->x;
+    LLVMBuilderRef bd = x->b;
+    LLVMValueRef l = lanes_like(x, V(a), V(c)), r = lanes_like(x, V(c), V(a));
     /* the lowering's float arithmetic is the run parameters' (s * w / s_out, 1 / s) */
     static const LLVMOpcode arith[2][4] = {{LLVMAdd, LLVMSub, LLVMMul, LLVMUDiv},
                                            {LLVMFAdd, LLVMFSub, LLVMFMul, LLVMFDiv}};
     static const LLVMIntPredicate compare[] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntUGE};
     if (op <= QG_KB_DIV)
-        return K(LLVMBuildBinOp(bd, arith[LLVMGetTypeKind(LLVMTypeOf(l)) == LLVMFloatTypeKind][op], l, r, ""));
+        return K(LLVMBuildBinOp(bd, arith[is_float(l)][op], l, r, ""));
     static const LLVMRealPredicate fcompare[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOGE};
-    if (op <= QG_KB_GE && LLVMGetTypeKind(LLVMTypeOf(l)) == LLVMFloatTypeKind)
+    if (op <= QG_KB_GE && is_float(l))
         return K(LLVMBuildFCmp(bd, fcompare[op - QG_KB_EQ], l, r, ""));
     if (op <= QG_KB_GE)
         return K(LLVMBuildICmp(bd, compare[op - QG_KB_EQ], l, r, ""));
@@ -118,7 +137,8 @@ static qg_kv *kb_bin(qg_kb *b, qg_kbin op, qg_kv *a, qg_kv *c) {
 }
 
 static qg_kv *kb_select(qg_kb *b, qg_kv *cond, qg_kv *a, qg_kv *c) {
-    return K(LLVMBuildSelect(kb(b)->x->b, V(cond), V(a), V(c), ""));
+    lx *x = kb(b)->x;
+    return K(LLVMBuildSelect(x->b, V(cond), lanes_like(x, V(a), V(cond)), lanes_like(x, V(c), V(cond)), ""));
 }
 
 static qg_kv *kb_cast(qg_kb *b, qg_kt t, qg_kv *v) {
@@ -290,19 +310,44 @@ static qg_kv *kb_load_f16(qg_kb *b, qg_kv *ptr) {
 static void kb_store_f16(qg_kb *b, qg_kv *ptr, qg_kv *v) {
     lx *x = kb(b)->x;
     LLVMBuilderRef bd = x->b;
-    LLVMValueRef u = LLVMBuildBitCast(bd, V(v), x->i32, "");
-    LLVMValueRef sign = LLVMBuildAnd(bd, LLVMBuildLShr(bd, u, u32(x, 16), ""), u32(x, 0x8000), "");
-    LLVMValueRef a = LLVMBuildAnd(bd, u, u32(x, 0x7FFFFFFF), "");
-    LLVMValueRef odd = LLVMBuildAnd(bd, LLVMBuildLShr(bd, a, u32(x, 13), ""), u32(x, 1), "");
-    LLVMValueRef normal = LLVMBuildAdd(bd, LLVMBuildSub(bd, a, u32(x, 0x38000000u - 0xFFFu), ""), odd, "");
-    normal = LLVMBuildLShr(bd, normal, u32(x, 13), "");
-    LLVMValueRef sum = LLVMBuildFAdd(bd, LLVMBuildBitCast(bd, a, x->f32, ""), lx_f32(x, 0.5f), "");
-    LLVMValueRef sub = LLVMBuildSub(bd, LLVMBuildBitCast(bd, sum, x->i32, ""), u32(x, 0x3F000000), "");
-    LLVMValueRef r = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntUGE, a, u32(x, 0x38800000), ""), normal, sub, "");
-    r = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntUGE, a, u32(x, 0x477FF000), ""), u32(x, 0x7C00), r, "");
-    r = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntUGT, a, u32(x, 0x7F800000), ""), u32(x, 0x7E00), r, "");
-    LLVMValueRef h = LLVMBuildTrunc(bd, LLVMBuildOr(bd, r, sign, ""), x->i16, "");
+    LLVMValueRef f = V(v);
+    const bool group = LLVMGetTypeKind(LLVMTypeOf(f)) == LLVMVectorTypeKind;
+#define C32(c) lanes_like(x, u32(x, c), f)
+    LLVMTypeRef i32 = group ? LLVMVectorType(x->i32, QG_KGROUP) : x->i32;
+    LLVMValueRef u = LLVMBuildBitCast(bd, f, i32, "");
+    LLVMValueRef sign = LLVMBuildAnd(bd, LLVMBuildLShr(bd, u, C32(16), ""), C32(0x8000), "");
+    LLVMValueRef a = LLVMBuildAnd(bd, u, C32(0x7FFFFFFF), "");
+    LLVMValueRef odd = LLVMBuildAnd(bd, LLVMBuildLShr(bd, a, C32(13), ""), C32(1), "");
+    LLVMValueRef normal = LLVMBuildAdd(bd, LLVMBuildSub(bd, a, C32(0x38000000u - 0xFFFu), ""), odd, "");
+    normal = LLVMBuildLShr(bd, normal, C32(13), "");
+    LLVMValueRef sum =
+        LLVMBuildFAdd(bd, LLVMBuildBitCast(bd, a, LLVMTypeOf(f), ""), lanes_like(x, lx_f32(x, 0.5f), f), "");
+    LLVMValueRef sub = LLVMBuildSub(bd, LLVMBuildBitCast(bd, sum, i32, ""), C32(0x3F000000), "");
+    LLVMValueRef r = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntUGE, a, C32(0x38800000), ""), normal, sub, "");
+    r = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntUGE, a, C32(0x477FF000), ""), C32(0x7C00), r, "");
+    r = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntUGT, a, C32(0x7F800000), ""), C32(0x7E00), r, "");
+#undef C32
+    LLVMTypeRef i16 = group ? LLVMVectorType(x->i16, QG_KGROUP) : x->i16;
+    LLVMValueRef h = LLVMBuildTrunc(bd, LLVMBuildOr(bd, r, sign, ""), i16, "");
     LLVMSetAlignment(LLVMBuildStore(bd, h, V(ptr)), 1);
+}
+static qg_kv *kb_gload(qg_kb *b, qg_kt t, qg_kv *ptr) {
+    lx *x = kb(b)->x;
+    LLVMValueRef ld = LLVMBuildLoad2(x->b, type_of(x, t), V(ptr), "");
+    LLVMSetAlignment(ld, 4);
+    return K(ld);
+}
+static void kb_gstore(qg_kb *b, qg_kv *ptr, qg_kv *v) {
+    lx *x = kb(b)->x;
+    LLVMValueRef g = V(v);
+    if (LLVMGetTypeKind(LLVMGetElementType(LLVMTypeOf(g))) == LLVMIntegerTypeKind &&
+        LLVMGetIntTypeWidth(LLVMGetElementType(LLVMTypeOf(g))) == 1) /* conditions as int32 -1 and 0 */
+        g = LLVMBuildSExt(x->b, g, type_of(x, QG_KT_GI), "");
+    LLVMSetAlignment(LLVMBuildStore(x->b, g, V(ptr)), 4);
+}
+static void kb_copy_bytes(qg_kb *b, qg_kv *dst, qg_kv *src, unsigned bytes) {
+    lx *x = kb(b)->x;
+    LLVMBuildMemCpy(x->b, V(dst), 1, V(src), 1, lx_isz(x, bytes));
 }
 static qg_kv *kb_buffer(qg_kb *b, const char *name, unsigned bytes) {
     (void)name;
@@ -480,7 +525,8 @@ static void kb_column_close(qg_kb *b) { (void)b; }
 
 /* ---- observe's reduction and vectors */
 
-static void kb_open_minmax(qg_kb *b, const qg_plan *widen, qg_kv *args[4]) {
+static void kb_open_minmax(qg_kb *b, const qg_plan *widen, qg_kv *args[4], bool block) {
+    (void)block; /* the lowering's body says it all */
     lx_kb *k = kb(b);
     lx *x = k->x;
     char name[QG_NAME_MAX + 64];
@@ -518,6 +564,7 @@ static qg_kv *kb_vop(qg_kb *b, qg_opcode op, qg_kv *a, qg_kv *c) {
     switch (op) {
     case QG_OP_MIN_F: return K(lx_min(x, V(a), V(c)));
     case QG_OP_MAX_F: return K(lx_max(x, V(a), V(c)));
+    case QG_OP_SUB_F: return K(LLVMBuildFSub(x->b, V(a), V(c), ""));
     case QG_OP_ORDERED: return K(LLVMBuildSExt(x->b, LLVMBuildFCmp(x->b, LLVMRealORD, V(a), V(a), ""), x->vi, ""));
     default: return K(LLVMBuildAnd(x->b, V(a), V(c), "")); /* QG_OP_AND_M */
     }

@@ -26,10 +26,26 @@ typedef struct qg_kvar qg_kvar;
 
 /* Types: size_t, int32_t, int64_t, float, pointer, a condition; a vector
  * of float lanes and one of lane conditions (QG_KT_VOK: the plan's
- * masks, as the ISA holds them). */
-typedef enum qg_kt { QG_KT_SIZE, QG_KT_I32, QG_KT_I64, QG_KT_F32, QG_KT_PTR, QG_KT_BOOL, QG_KT_VF, QG_KT_VOK } qg_kt;
+ * masks, as the ISA holds them); a group of QG_KGROUP floats, int32s or
+ * conditions (the block walks' scalars of QG_KGROUP blocks at once, in
+ * whatever registers the compiler picks for the ISA). */
+typedef enum qg_kt {
+    QG_KT_SIZE,
+    QG_KT_I32,
+    QG_KT_I64,
+    QG_KT_F32,
+    QG_KT_PTR,
+    QG_KT_BOOL,
+    QG_KT_VF,
+    QG_KT_VOK,
+    QG_KT_GF,
+    QG_KT_GI,
+    QG_KT_GB
+} qg_kt;
+enum { QG_KGROUP = 16 };
 
-/* Binary operations on scalars of one type (comparisons: unsigned for
+/* Binary operations on scalars of one type, or on groups (a scalar
+ * operand then taken in every lane; comparisons: unsigned for
  * sizes, ordered for floats but NE, a condition as their result). */
 typedef enum qg_kbin {
     QG_KB_ADD,
@@ -180,8 +196,9 @@ typedef struct qg_kb_ops {
     /* Opens static int NAME_minmax_span(const T *x, size_t len, float *mn,
      * float *mx), T float, or uint16_t codes that the `widen` plan
      * (qg_plan_observe_widening) turns into floats; args gets x, len, mn
-     * and mx. */
-    void (*open_minmax)(qg_kb *b, const qg_plan *widen, qg_kv *args[4]);
+     * and mx. `block`: a block format's, for one block of 32 (len 32),
+     * q8's giving mn = -amax and mx = amax. */
+    void (*open_minmax)(qg_kb *b, const qg_plan *widen, qg_kv *args[4], bool block);
     /* The open reduction's float values of x from element `at`: a whole
      * vector, or (count not NULL) its first `count` lanes with the others
      * repeating x[at], so that a min or max over all lanes is theirs. */
@@ -189,7 +206,7 @@ typedef struct qg_kb_ops {
 
     /* ---- vectors */
     qg_kv *(*vsplat)(qg_kb *b, qg_kv *f);
-    /* The plan's vector operation `op` (QG_OP_MIN_F, QG_OP_MAX_F,
+    /* The plan's vector operation `op` (QG_OP_MIN_F, QG_OP_MAX_F, QG_OP_SUB_F,
      * QG_OP_ORDERED of x alone, QG_OP_AND_M) as the ISA spells it. */
     qg_kv *(*vop)(qg_kb *b, qg_opcode op, qg_kv *x, qg_kv *y);
     /* Across lanes: QG_OP_MIN_F, QG_OP_MAX_F (a float); QG_OP_AND_M,
@@ -256,7 +273,8 @@ typedef struct qg_kb_ops {
     qg_kv *(*var_addr)(qg_kb *b, qg_kvar *v);
     /* A little-endian binary16 field at any address, as a float (exact),
      * and a float stored there rounded as qgen/kernel_support.h's
-     * qg_ks_f32_to_f16 rounds (ggml's block scales). */
+     * qg_ks_f32_to_f16 rounds (ggml's block scales); a group's store is
+     * QG_KGROUP halves. */
     qg_kv *(*load_f16)(qg_kb *b, qg_kv *ptr);
     void (*store_f16)(qg_kb *b, qg_kv *ptr, qg_kv *v);
     /* A function's stack buffer of `bytes` bytes (32-byte aligned), and
@@ -264,6 +282,11 @@ typedef struct qg_kb_ops {
      * NULL). */
     qg_kv *(*buffer)(qg_kb *b, const char *name, unsigned bytes);
     qg_kv *(*block_bytes)(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src, int k);
+    /* A group (QG_KT_GF or QG_KT_GI) from QG_KGROUP elements at ptr; one
+     * stored there (a QG_KT_GB as int32 -1 and 0); `bytes` bytes copied. */
+    qg_kv *(*gload)(qg_kb *b, qg_kt t, qg_kv *ptr);
+    void (*gstore)(qg_kb *b, qg_kv *ptr, qg_kv *v);
+    void (*copy_bytes)(qg_kb *b, qg_kv *dst, qg_kv *src, unsigned bytes);
     /* A span parameter of plan input `in` from its scalar (QG_IN_Z and
      * QG_IN_B int32, the others float). */
     qg_kv *(*param)(qg_kb *b, qg_plan_input in, qg_kv *scalar);
@@ -282,7 +305,7 @@ typedef struct qg_kb_ops {
     X(bin) X(select) X(cast) X(nonnull) X(discard) X(let) X(field) X(elem_ptr) X(index) \
     X(var) X(get) X(set) X(loop_open) X(loop_close) X(loop_continue) X(if_open) X(if_close) \
     X(call) X(zero_bytes) X(store_at) X(byte_ptr) X(var_addr) X(load_f16) X(store_f16) X(buffer) X(block_bytes) \
-    X(param)
+    X(gload) X(gstore) X(copy_bytes) X(param)
 /* clang-format on */
 #define QG_KB_BIND(call) .call = kb_##call,
 

@@ -128,23 +128,93 @@ static block_scalars scalars_or_reference(qg_kb *b, qg_block_format f, qg_kv *in
 
 static bool with_min(qg_block_format f) { return f == QG_BLOCK_Q4_1 || f == QG_BLOCK_Q5_1; }
 
+/* The group's buffers: per block its extremes and whether it is ordered
+ * (the walk's first pass), then d, 1/d, the fp16 fields and whether the
+ * reference takes it (the group's scales, computed QG_KGROUP lanes at
+ * once). */
+typedef struct group_bufs {
+    qg_kv *lo, *hi, *ok, *d, *id, *d16, *m16, *ref;
+} group_bufs;
+
+static group_bufs group_buffers(qg_kb *b, qg_block_format f) {
+    const unsigned F = 4 * QG_KGROUP, H = 2 * QG_KGROUP;
+    group_bufs g = {B->buffer(b, "g_lo", F),
+                    B->buffer(b, "g_hi", F),
+                    B->buffer(b, "g_ok", F),
+                    B->buffer(b, "g_d", F),
+                    B->buffer(b, "g_id", F),
+                    B->buffer(b, "g_d16", H),
+                    NULL,
+                    B->buffer(b, "g_ref", F)};
+    if (with_min(f))
+        g.m16 = B->buffer(b, "g_m16", H);
+    /* a short last group's lanes past its blocks are computed on too:
+     * defined values, never read back */
+    qg_kv *const all[3] = {g.lo, g.hi, g.ok};
+    for (int k = 0; k < 3; k++)
+        B->zero_bytes(b, all[k], size(b, F));
+    return g;
+}
+
+/* The group's scalars from its extremes, as the format takes them. */
+static void group_scales(qg_kb *b, qg_block_format f, const group_bufs *g) {
+    qg_kv *lo = B->let(b, "lo", B->gload(b, QG_KT_GF, g->lo)), *hi = B->let(b, "hi", B->gload(b, QG_KT_GF, g->hi));
+    qg_kv *odd;
+    qg_kv *d = scale_of(b, f, lo, hi, &odd);
+    qg_kv *unordered = B->bin(b, QG_KB_EQ, B->gload(b, QG_KT_GI, g->ok), B->imm(b, QG_KT_I32, 0));
+    qg_kv *bad = or_(b, unordered, or_(b, lt(b, B->fimm(b, FLT_MAX), hi), lt(b, lo, B->fimm(b, -FLT_MAX))));
+    B->gstore(b, g->ref, odd ? or_(b, bad, odd) : bad);
+    B->gstore(b, g->d, d);
+    B->gstore(b, g->id, reciprocal(b, d));
+    B->store_f16(b, g->d16, d);
+    if (g->m16)
+        B->store_f16(b, g->m16, lo);
+}
+
+/* Blocks QG_KGROUP at a time: each block's extremes, then the group's
+ * scales in one pass over lanes, then each block's fields and codes (or
+ * the reference's bytes). The scalar chain from a block's extremes to
+ * its 1/d and fp16 d no longer stands between one block's codes and the
+ * next's. */
 static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_block_layout *l) {
     qg_kv *x = B->arg(b, QG_ARG_F32_IN), *q = B->arg(b, QG_ARG_Q_OUT), *n = B->arg(b, QG_ARG_N);
     B->discard(b, B->arg(b, QG_ARG_QPARAMS));
     qg_kv *nb = row_check(b, f, x, q, n);
     const long long bytes = (long long)qg_block_bytes(f);
-    qg_kvar *mn = B->var(b, "mn", QG_KT_F32, B->fimm(b, 0.0f)), *mx = B->var(b, "mx", QG_KT_F32, B->fimm(b, 0.0f));
+    const group_bufs g = group_buffers(b, f);
     qg_kv *codes = is_q8(f) ? NULL : B->buffer(b, "codes", QK);
-    qg_kvar *i = B->var(b, "i", QG_KT_SIZE, size(b, 0));
-    B->loop_open(b, "blocks", i, QG_KTEST_LT, nb, size(b, 1));
-    qg_kv *blk = B->let(b, "blk", B->byte_ptr(b, q, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, bytes))));
-    qg_kv *in = B->elem_ptr(b, QG_KT_F32, x, B->let(b, "at", B->bin(b, QG_KB_MUL, B->get(b, i), size(b, QK))));
+    const qg_kt i32 = QG_KT_I32;
+    qg_kvar *i = B->var(b, "i", QG_KT_SIZE, size(b, 0)), *j = B->var(b, "j", QG_KT_SIZE, size(b, 0));
+    B->loop_open(b, "groups", i, QG_KTEST_LT, nb, size(b, QG_KGROUP));
+    qg_kv *left = B->let(b, "left", B->bin(b, QG_KB_SUB, nb, B->get(b, i)));
+    qg_kv *count = B->let(b, "count", B->select(b, lt(b, left, size(b, QG_KGROUP)), left, size(b, QG_KGROUP)));
+    B->set(b, j, size(b, 0));
+    B->loop_open(b, "extremes", j, QG_KTEST_LT, count, size(b, 1));
+    {
+        qg_kv *in = B->elem_ptr(b, QG_KT_F32, x,
+                                B->bin(b, QG_KB_MUL, B->bin(b, QG_KB_ADD, B->get(b, i), B->get(b, j)), size(b, QK)));
+        qg_kv *at4 = B->bin(b, QG_KB_MUL, B->get(b, j), size(b, 4));
+        qg_kv *margs[4] = {in, size(b, QK), B->byte_ptr(b, g.lo, at4), B->byte_ptr(b, g.hi, at4)};
+        B->store_at(b, B->byte_ptr(b, g.ok, at4), B->call(b, B->minmax_ref(b), NULL, &i32, margs, 4));
+    }
+    B->loop_close(b);
+    group_scales(b, f, &g);
+    B->set(b, j, size(b, 0));
+    B->loop_open(b, "codes", j, QG_KTEST_LT, count, size(b, 1));
+    qg_kv *at = B->let(b, "at", B->bin(b, QG_KB_ADD, B->get(b, i), B->get(b, j)));
+    qg_kv *blk = B->let(b, "blk", B->byte_ptr(b, q, B->bin(b, QG_KB_MUL, at, size(b, bytes))));
+    qg_kv *in = B->elem_ptr(b, QG_KT_F32, x, B->bin(b, QG_KB_MUL, at, size(b, QK)));
+    B->if_open(b, B->bin(b, QG_KB_NE, B->index(b, QG_KT_I32, g.ref, B->get(b, j), false), B->imm(b, QG_KT_I32, 0)));
     qg_kv *rargs[5] = {B->imm(b, QG_KT_I32, f), in, size(b, QK), blk, B->imm(b, QG_KT_PTR, 0)};
-    const block_scalars s = scalars_or_reference(b, f, in, mn, mx, "qg_block_quantize_ref", rargs, 5);
-    qg_kv *d = s.d, *id = reciprocal(b, d);
-    B->store_f16(b, field(b, blk, l->d), d);
+    B->discard(b, B->call(b, NULL, "qg_block_quantize_ref", &i32, rargs, 5));
+    B->loop_continue(b);
+    B->if_close(b);
+    qg_kv *d = B->index(b, QG_KT_F32, g.d, B->get(b, j), false); /* unnamed: q8_0 does not read it */
+    qg_kv *id = B->let(b, "blk_id", B->index(b, QG_KT_F32, g.id, B->get(b, j), false));
+    qg_kv *half_at = B->bin(b, QG_KB_MUL, B->get(b, j), size(b, 2));
+    B->copy_bytes(b, field(b, blk, l->d), B->byte_ptr(b, g.d16, half_at), 2);
     if (with_min(f))
-        B->store_f16(b, field(b, blk, l->m), s.lo);
+        B->copy_bytes(b, field(b, blk, l->m), B->byte_ptr(b, g.m16, half_at), 2);
     if (is_q8(f)) {
         qg_kv *qs = B->let(b, "qs", field(b, blk, l->qs));
         block_span(b, p, f, in, qs, QK, d, id, NULL);
@@ -153,11 +223,13 @@ static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_blo
             B->store_f16(b, field(b, blk, l->m), B->bin(b, QG_KB_MUL, sum, d));
         }
     } else {
-        block_span(b, p, f, in, codes, QK, d, id, s.lo);
+        qg_kv *lo = B->index(b, QG_KT_F32, g.lo, B->get(b, j), false); /* q4_1 and q5_1 read it */
+        block_span(b, p, f, in, codes, QK, d, id, lo);
         if (l->qh >= 0)
             B->block_bytes(b, QG_KBYTES_PACK_FIFTH, field(b, blk, l->qh), codes, 0);
         B->block_bytes(b, QG_KBYTES_PACK_NIBBLES, field(b, blk, l->qs), codes, 0);
     }
+    B->loop_close(b);
     B->loop_close(b);
 }
 

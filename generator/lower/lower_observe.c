@@ -5,6 +5,7 @@
  * part vector repeats its first element past the end (no lane outside x
  * is read, none changes a min or max). */
 #include <math.h>
+#include <stdio.h>
 
 #include "kernel_builder.h"
 
@@ -34,12 +35,50 @@ static qg_kv *tree(qg_kb *b, qg_opcode op, qg_kvar *const acc[], int n) {
     return v[0];
 }
 
+/* A block format's 32 values (its walk, lower_blocks.c, is the only
+ * caller): on a fixed-width ISA, straight-line vectors that seed the
+ * accumulators themselves; a q8 block needs only amax = max(hi, -lo),
+ * taken lane by lane before one reduction. */
+static void block_extremes(qg_kb *b, const qg_spec *spec, qg_kv *const a[4]) {
+    enum { QK = 32 };
+    const int L = b->lp->lanes, n = QK / L;
+    qg_kv *lo[QK], *hi[QK], *ok[QK];
+    for (int k = 0; k < n; k++) {
+        char name[8];
+        snprintf(name, sizeof name, "v%d", k);
+        lo[k] = hi[k] = B->let(b, name, B->values(b, a[0], B->imm(b, QG_KT_SIZE, (long long)k * L), NULL));
+        ok[k] = B->vop(b, QG_OP_ORDERED, lo[k], NULL);
+    }
+    for (int m = n; m > 1; m /= 2) /* n is a power of two */
+        for (int k = 0; k < m / 2; k++) {
+            lo[k] = B->vop(b, QG_OP_MIN_F, lo[2 * k], lo[2 * k + 1]);
+            hi[k] = B->vop(b, QG_OP_MAX_F, hi[2 * k], hi[2 * k + 1]);
+            ok[k] = B->vop(b, QG_OP_AND_M, ok[2 * k], ok[2 * k + 1]);
+        }
+    if (spec->block == QG_BLOCK_Q8_0 || spec->block == QG_BLOCK_Q8_1) {
+        qg_kv *neg = B->vop(b, QG_OP_SUB_F, B->vsplat(b, B->fimm(b, 0.0f)), B->let(b, "lo", lo[0]));
+        qg_kv *amax = B->let(b, "amax", B->reduce(b, QG_OP_MAX_F, B->vop(b, QG_OP_MAX_F, B->let(b, "hi", hi[0]), neg)));
+        B->store_at(b, a[2], B->bin(b, QG_KB_SUB, B->fimm(b, 0.0f), amax));
+        B->store_at(b, a[3], amax);
+    } else {
+        B->store_at(b, a[2], B->reduce(b, QG_OP_MIN_F, lo[0]));
+        B->store_at(b, a[3], B->reduce(b, QG_OP_MAX_F, hi[0]));
+    }
+    B->close_fn(b, B->select(b, B->reduce(b, QG_OP_AND_M, ok[0]), B->imm(b, QG_KT_I32, 1), B->imm(b, QG_KT_I32, 0)));
+}
+
 void qg_lower_minmax(qg_kb *b, const qg_spec *spec, qg_isa isa) {
     if (!qg_plan_observer_reduces(spec))
         return;
     qg_plan widening;
     qg_kv *a[4];
-    B->open_minmax(b, qg_plan_observe_widening(spec, isa, &widening) ? &widening : NULL, a);
+    const bool block =
+        spec->block != QG_BLOCK_NONE && b->lp->lanes >= 1 && b->lp->lanes <= 32 && 32 % b->lp->lanes == 0;
+    B->open_minmax(b, qg_plan_observe_widening(spec, isa, &widening) ? &widening : NULL, a, block);
+    if (block) {
+        block_extremes(b, spec, a);
+        return;
+    }
     const int U = b->lp->unroll < 1 ? 1 : b->lp->unroll > MAX_ACC ? MAX_ACC : b->lp->unroll;
     static const char *const names[3][MAX_ACC] = {
         {"lo", "lo1", "lo2", "lo3"}, {"hi", "hi1", "hi2", "hi3"}, {"ok", "ok1", "ok2", "ok3"}};

@@ -172,7 +172,7 @@ void qg_plan_block_elements(const qg_spec *sp, qg_spec *out) {
     out->group_size = 0;
     out->rounding = QG_ROUND_HALF_AWAY;
     out->scale_op = QG_SCALE_MUL_INV;
-    out->nan_policy = QG_NAN_ZERO_POINT;
+    out->nan_policy = QG_NAN_UNCHECKED; /* a block holding a NaN goes to the reference, whole */
     out->compat_mask = sp->compat_mask; /* fake_quant's mask, packed or bytes */
     out->observer.type = QG_OBS_MINMAX; /* the blocks' extremes are its reduction */
 }

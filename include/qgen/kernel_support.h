@@ -330,6 +330,49 @@ static inline void qg_ks_e2m1(void *dst, const void *src) {
         ((int8_t *)dst)[j] = doubled[((const uint8_t *)src)[j] & 15];
 #endif
 }
+/* The block walks' groups: the per-block scalars of 16 blocks at once
+ * (their extremes, d, 1/d, fp16 fields, which blocks go to the
+ * reference), as GNU C vectors of 16 lanes that each compiler maps onto
+ * its target's registers (docs/c-backend.md, "Block formats"). Macros,
+ * not functions: a 64-byte vector passed by value changes the ABI where
+ * the target lacks 64-byte registers. Conditions are int32 lanes, -1 or 0;
+ * a cast between two of the types keeps the bits. */
+#if defined(__GNUC__)
+typedef float qg_ks_gf __attribute__((vector_size(64)));
+typedef int32_t qg_ks_gi __attribute__((vector_size(64)));
+typedef uint32_t qg_ks_gu __attribute__((vector_size(64)));
+typedef uint16_t qg_ks_gh __attribute__((vector_size(32)));
+#define QG_KS_GSPLAT_F(v) ((qg_ks_gf){(v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v)})
+#define QG_KS_GSPLAT_I(v) ((qg_ks_gi){(v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v)})
+#define QG_KS_GLOAD(T, p)                                                                                              \
+    __extension__({                                                                                                    \
+        T qg_ld_;                                                                                                      \
+        memcpy(&qg_ld_, (p), sizeof qg_ld_);                                                                           \
+        qg_ld_;                                                                                                        \
+    })
+#define QG_KS_GSTORE(p, v)                                                                                             \
+    __extension__({                                                                                                    \
+        __typeof__(v) qg_st_ = (v);                                                                                    \
+        memcpy((p), &qg_st_, sizeof qg_st_);                                                                           \
+    })
+#define QG_KS_GSEL(T, c, x, y) ((T)(((c) & (qg_ks_gi)(x)) | (~(c) & (qg_ks_gi)(y))))
+/* qg_ks_f32_to_f16 on 16 lanes, the same bits, stored as 16 halves:
+ * normals rounded half to even on the 13 bits dropped; below 2^-14 the
+ * float sum |v| + 0.5 rounds v to a multiple of 2^-24 (nearest-even, as
+ * IEEE adds), whose count is the subnormal code (the smallest normal's
+ * after a carry); from 65520 on, inf; a NaN, 0x7E00 with its sign. */
+#define QG_KS_GSTORE_F16(p, v)                                                                                         \
+    __extension__({                                                                                                    \
+        const qg_ks_gu u_ = (qg_ks_gu)(v), a_ = u_ & 0x7FFFFFFFu;                                                      \
+        const qg_ks_gu normal_ = (a_ - (0x38000000u - 0xFFFu) + ((a_ >> 13) & 1u)) >> 13;                              \
+        const qg_ks_gu sub_ = (qg_ks_gu)((qg_ks_gf)a_ + 0.5f) - 0x3F000000u;                                           \
+        qg_ks_gu r_ = (qg_ks_gu)QG_KS_GSEL(qg_ks_gi, (qg_ks_gi)(a_ >= 0x38800000u), normal_, sub_);                    \
+        r_ = (qg_ks_gu)QG_KS_GSEL(qg_ks_gi, (qg_ks_gi)(a_ >= 0x477FF000u), QG_KS_GSPLAT_I(0x7C00), r_);                \
+        r_ = (qg_ks_gu)QG_KS_GSEL(qg_ks_gi, (qg_ks_gi)(a_ > 0x7F800000u), QG_KS_GSPLAT_I(0x7E00), r_);                 \
+        const qg_ks_gh h_ = __builtin_convertvector(r_ | ((u_ >> 16) & 0x8000u), qg_ks_gh);                            \
+        memcpy((p), &h_, sizeof h_);                                                                                   \
+    })
+#endif
 /* half of mxfp4's E8M0 scale byte e: 2^(e - 128), subnormal for e < 2 */
 static inline float qg_ks_e8m0_half(const void *src) {
     if (!src)

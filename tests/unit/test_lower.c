@@ -162,8 +162,8 @@ static qg_kv *t_elem_ptr(qg_kb *b, qg_kt t, qg_kv *p, qg_kv *i) {
     return value(b);
 }
 
-static void t_open_minmax(qg_kb *b, const qg_plan *widen, qg_kv *args[4]) {
-    rec(b, widen ? "minmax span, widened" : "minmax span");
+static void t_open_minmax(qg_kb *b, const qg_plan *widen, qg_kv *args[4], bool block) {
+    rec(b, widen ? "minmax span, widened" : block ? "minmax span, one block" : "minmax span");
     for (int k = 0; k < 4; k++)
         args[k] = value(b);
 }
