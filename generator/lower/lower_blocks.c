@@ -1,15 +1,17 @@
 /* ggml's 32-element block formats (docs/semantics.md, "Block formats"),
- * lowered once for both backends: the walk over a row's blocks. Each
- * block's scale (and min) comes from the block's extremes (observe's
- * min/max reduction) and is stored as fp16 beside its codes; the codes are
- * the span of the format's element arithmetic (qg_plan_block_elements,
- * plan_blocks.c) with the block's scalars as its parameters, written in
- * place (q8) or to a buffer that is then packed into nibbles and fifth
- * bits. A block the fast path does not define as ggml does goes to the
- * runtime's reference, one block at a time: a NaN or an infinity in it,
- * q4_0's and q5_0's extremes of equal magnitude and both signs (ggml takes
- * the first), q4_1's and q5_1's minimum zero (its sign is the first zero's)
- * or a range that overflows. */
+ * lowered once for both backends: the walk over a row's blocks. Quantize
+ * and fake_quant take the blocks QG_KGROUP at a time: each block's
+ * extremes (observe's reduction, one block's), then the group's scales
+ * (d and m from the extremes, 1/d, the fp16 fields, which blocks the
+ * reference takes) on group values, lane k block k; then each block's
+ * codes, the span of the format's element arithmetic
+ * (qg_plan_block_elements, plan_blocks.c) with its scalars as parameters,
+ * written in place (q8) or to a buffer packed into nibbles and fifth bits.
+ * A block the fast path does not define as ggml does goes to the runtime's
+ * reference, one block at a time: a NaN or an infinity in it, q4_0's and
+ * q5_0's extremes of equal magnitude and both signs (ggml takes the
+ * first), q4_1's and q5_1's minimum zero (its sign is the first zero's) or
+ * a range that overflows. */
 #include <float.h>
 
 #include "kernel_builder.h"
@@ -102,30 +104,6 @@ static qg_kv *scale_of(qg_kb *b, qg_block_format f, qg_kv *lo, qg_kv *hi, qg_kv 
     return B->let(b, "d", B->bin(b, QG_KB_DIV, max, B->fimm(b, f == QG_BLOCK_Q4_0 ? -8.0f : -16.0f)));
 }
 
-/* A block's extremes and scale d; a block the fast path leaves to the
- * reference (NaN, inf, the formats' odd cases) gets `ref`'s call instead,
- * and the walk goes on with the next block. */
-typedef struct block_scalars {
-    qg_kv *lo, *hi, *d;
-} block_scalars;
-
-static block_scalars scalars_or_reference(qg_kb *b, qg_block_format f, qg_kv *in, qg_kvar *mn, qg_kvar *mx,
-                                          const char *ref, qg_kv **rargs, int nargs) {
-    const qg_kt i32 = QG_KT_I32;
-    qg_kv *margs[4] = {in, size(b, QK), B->var_addr(b, mn), B->var_addr(b, mx)};
-    qg_kv *ordered = B->let(b, "ordered", B->call(b, B->minmax_ref(b), NULL, &i32, margs, 4));
-    block_scalars s = {B->get(b, mn), B->get(b, mx), NULL};
-    qg_kv *odd;
-    s.d = scale_of(b, f, s.lo, s.hi, &odd);
-    qg_kv *bad = or_(b, B->bin(b, QG_KB_EQ, ordered, B->imm(b, QG_KT_I32, 0)),
-                     or_(b, lt(b, B->fimm(b, FLT_MAX), s.hi), lt(b, s.lo, B->fimm(b, -FLT_MAX))));
-    B->if_open(b, odd ? or_(b, bad, odd) : bad);
-    B->discard(b, B->call(b, NULL, ref, &i32, rargs, nargs));
-    B->loop_continue(b);
-    B->if_close(b);
-    return s;
-}
-
 static bool with_min(qg_block_format f) { return f == QG_BLOCK_Q4_1 || f == QG_BLOCK_Q5_1; }
 
 /* The group's buffers: per block its extremes and whether it is ordered
@@ -171,50 +149,69 @@ static void group_scales(qg_kb *b, qg_block_format f, const group_bufs *g) {
         B->store_f16(b, g->m16, lo);
 }
 
-/* Blocks QG_KGROUP at a time: each block's extremes, then the group's
- * scales in one pass over lanes, then each block's fields and codes (or
- * the reference's bytes). The scalar chain from a block's extremes to
- * its 1/d and fp16 d no longer stands between one block's codes and the
- * next's. */
-static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_block_layout *l) {
-    qg_kv *x = B->arg(b, QG_ARG_F32_IN), *q = B->arg(b, QG_ARG_Q_OUT), *n = B->arg(b, QG_ARG_N);
-    B->discard(b, B->arg(b, QG_ARG_QPARAMS));
-    qg_kv *nb = row_check(b, f, x, q, n);
-    const long long bytes = (long long)qg_block_bytes(f);
-    const group_bufs g = group_buffers(b, f);
-    qg_kv *codes = is_q8(f) ? NULL : B->buffer(b, "codes", QK);
+/* Opens the walk over a row's nb blocks QG_KGROUP at a time: each
+ * block's extremes, then the group's scales in one pass over its lanes
+ * (the scalar chain from a block's extremes to its 1/d and fp16 d then no
+ * longer stands between one block's codes and the next's); returns with
+ * the loop over the group's blocks open (close_groups closes it), the
+ * block's index in the row. */
+static qg_kv *open_groups(qg_kb *b, qg_block_format f, qg_kv *x, qg_kv *nb, const group_bufs *g, qg_kvar *j) {
     const qg_kt i32 = QG_KT_I32;
-    qg_kvar *i = B->var(b, "i", QG_KT_SIZE, size(b, 0)), *j = B->var(b, "j", QG_KT_SIZE, size(b, 0));
+    qg_kvar *i = B->var(b, "i", QG_KT_SIZE, size(b, 0));
     B->loop_open(b, "groups", i, QG_KTEST_LT, nb, size(b, QG_KGROUP));
     qg_kv *left = B->let(b, "left", B->bin(b, QG_KB_SUB, nb, B->get(b, i)));
     qg_kv *count = B->let(b, "count", B->select(b, lt(b, left, size(b, QG_KGROUP)), left, size(b, QG_KGROUP)));
     B->set(b, j, size(b, 0));
     B->loop_open(b, "extremes", j, QG_KTEST_LT, count, size(b, 1));
-    {
-        qg_kv *in = B->elem_ptr(b, QG_KT_F32, x,
-                                B->bin(b, QG_KB_MUL, B->bin(b, QG_KB_ADD, B->get(b, i), B->get(b, j)), size(b, QK)));
-        qg_kv *at4 = B->bin(b, QG_KB_MUL, B->get(b, j), size(b, 4));
-        qg_kv *margs[4] = {in, size(b, QK), B->byte_ptr(b, g.lo, at4), B->byte_ptr(b, g.hi, at4)};
-        B->store_at(b, B->byte_ptr(b, g.ok, at4), B->call(b, B->minmax_ref(b), NULL, &i32, margs, 4));
-    }
+    qg_kv *in = B->elem_ptr(b, QG_KT_F32, x,
+                            B->bin(b, QG_KB_MUL, B->bin(b, QG_KB_ADD, B->get(b, i), B->get(b, j)), size(b, QK)));
+    qg_kv *at4 = B->bin(b, QG_KB_MUL, B->get(b, j), size(b, 4));
+    qg_kv *margs[4] = {in, size(b, QK), B->byte_ptr(b, g->lo, at4), B->byte_ptr(b, g->hi, at4)};
+    B->store_at(b, B->byte_ptr(b, g->ok, at4), B->call(b, B->minmax_ref(b), NULL, &i32, margs, 4));
     B->loop_close(b);
-    group_scales(b, f, &g);
+    group_scales(b, f, g);
     B->set(b, j, size(b, 0));
     B->loop_open(b, "codes", j, QG_KTEST_LT, count, size(b, 1));
-    qg_kv *at = B->let(b, "at", B->bin(b, QG_KB_ADD, B->get(b, i), B->get(b, j)));
-    qg_kv *blk = B->let(b, "blk", B->byte_ptr(b, q, B->bin(b, QG_KB_MUL, at, size(b, bytes))));
-    qg_kv *in = B->elem_ptr(b, QG_KT_F32, x, B->bin(b, QG_KB_MUL, at, size(b, QK)));
-    B->if_open(b, B->bin(b, QG_KB_NE, B->index(b, QG_KT_I32, g.ref, B->get(b, j), false), B->imm(b, QG_KT_I32, 0)));
-    qg_kv *rargs[5] = {B->imm(b, QG_KT_I32, f), in, size(b, QK), blk, B->imm(b, QG_KT_PTR, 0)};
-    B->discard(b, B->call(b, NULL, "qg_block_quantize_ref", &i32, rargs, 5));
+    return B->let(b, "at", B->bin(b, QG_KB_ADD, B->get(b, i), B->get(b, j)));
+}
+
+static void close_groups(qg_kb *b) {
+    B->loop_close(b);
+    B->loop_close(b);
+}
+
+/* The reference's call `ref` for a block the group's scales flag, and
+ * the walk's next block. */
+static void reference_if_flagged(qg_kb *b, const group_bufs *g, qg_kvar *j, const char *ref, qg_kv **args, int n) {
+    const qg_kt i32 = QG_KT_I32;
+    B->if_open(b, B->bin(b, QG_KB_NE, B->index(b, QG_KT_I32, g->ref, B->get(b, j), false), B->imm(b, QG_KT_I32, 0)));
+    B->discard(b, B->call(b, NULL, ref, &i32, args, n));
     B->loop_continue(b);
     B->if_close(b);
-    qg_kv *d = B->index(b, QG_KT_F32, g.d, B->get(b, j), false); /* unnamed: q8_0 does not read it */
-    qg_kv *id = B->let(b, "blk_id", B->index(b, QG_KT_F32, g.id, B->get(b, j), false));
-    qg_kv *half_at = B->bin(b, QG_KB_MUL, B->get(b, j), size(b, 2));
-    B->copy_bytes(b, field(b, blk, l->d), B->byte_ptr(b, g.d16, half_at), 2);
+}
+
+/* A group buffer's float of block j, unnamed (a span may not read it). */
+static qg_kv *of_block(qg_kb *b, qg_kv *buf, qg_kvar *j) { return B->index(b, QG_KT_F32, buf, B->get(b, j), false); }
+static qg_kv *half_of_block(qg_kb *b, qg_kv *buf, qg_kvar *j) {
+    return B->byte_ptr(b, buf, B->bin(b, QG_KB_MUL, B->get(b, j), size(b, 2)));
+}
+
+static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_block_layout *l) {
+    qg_kv *x = B->arg(b, QG_ARG_F32_IN), *q = B->arg(b, QG_ARG_Q_OUT), *n = B->arg(b, QG_ARG_N);
+    B->discard(b, B->arg(b, QG_ARG_QPARAMS));
+    qg_kv *nb = row_check(b, f, x, q, n);
+    const group_bufs g = group_buffers(b, f);
+    qg_kv *codes = is_q8(f) ? NULL : B->buffer(b, "codes", QK);
+    qg_kvar *j = B->var(b, "j", QG_KT_SIZE, size(b, 0));
+    qg_kv *at = open_groups(b, f, x, nb, &g, j);
+    qg_kv *blk = B->let(b, "blk", B->byte_ptr(b, q, B->bin(b, QG_KB_MUL, at, size(b, (long long)qg_block_bytes(f)))));
+    qg_kv *in = B->elem_ptr(b, QG_KT_F32, x, B->bin(b, QG_KB_MUL, at, size(b, QK)));
+    qg_kv *rargs[5] = {B->imm(b, QG_KT_I32, f), in, size(b, QK), blk, B->imm(b, QG_KT_PTR, 0)};
+    reference_if_flagged(b, &g, j, "qg_block_quantize_ref", rargs, 5);
+    qg_kv *d = of_block(b, g.d, j), *id = B->let(b, "blk_id", of_block(b, g.id, j));
+    B->copy_bytes(b, field(b, blk, l->d), half_of_block(b, g.d16, j), 2);
     if (with_min(f))
-        B->copy_bytes(b, field(b, blk, l->m), B->byte_ptr(b, g.m16, half_at), 2);
+        B->copy_bytes(b, field(b, blk, l->m), half_of_block(b, g.m16, j), 2);
     if (is_q8(f)) {
         qg_kv *qs = B->let(b, "qs", field(b, blk, l->qs));
         block_span(b, p, f, in, qs, QK, d, id, NULL);
@@ -223,25 +220,18 @@ static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_blo
             B->store_f16(b, field(b, blk, l->m), B->bin(b, QG_KB_MUL, sum, d));
         }
     } else {
-        qg_kv *lo = B->index(b, QG_KT_F32, g.lo, B->get(b, j), false); /* q4_1 and q5_1 read it */
-        block_span(b, p, f, in, codes, QK, d, id, lo);
+        block_span(b, p, f, in, codes, QK, d, id, of_block(b, g.lo, j)); /* the min: q4_1's and q5_1's */
         if (l->qh >= 0)
             B->block_bytes(b, QG_KBYTES_PACK_FIFTH, field(b, blk, l->qh), codes, 0);
         B->block_bytes(b, QG_KBYTES_PACK_NIBBLES, field(b, blk, l->qs), codes, 0);
     }
-    B->loop_close(b);
-    B->loop_close(b);
-}
-
-/* v as the block stores it: rounded to fp16 and read back */
-static qg_kv *as_stored(qg_kb *b, qg_kv *half, const char *name, qg_kv *v) {
-    B->store_f16(b, half, v);
-    return B->let(b, name, B->load_f16(b, half));
+    close_groups(b);
 }
 
 /* y = the row quantized and decoded block by block: one span from x to y
- * (and the mask) with the quantizer's d and 1/d and the decoder's stored d
- * (and m); a block the reference takes is qg_block_fake_quant_ref's. */
+ * (and the mask) with the quantizer's d and 1/d and the decoder's d (and
+ * m) as the block stores them, rounded to fp16 and read back; a block the
+ * reference takes is qg_block_fake_quant_ref's. */
 static void fake_quant(qg_kb *b, const qg_plan *p, qg_block_format f) {
     qg_kv *x = B->arg(b, QG_ARG_F32_IN), *y = B->arg(b, QG_ARG_F32_OUT), *n = B->arg(b, QG_ARG_N);
     qg_kv *mask = B->arg(b, QG_ARG_MASK_OUT);
@@ -249,26 +239,24 @@ static void fake_quant(qg_kb *b, const qg_plan *p, qg_block_format f) {
     qg_kv *nb = row_check(b, f, x, y, n);
     const bool packed = b->lp->mask_out == QG_MASK_BITS;
     qg_lower_clear_packed_mask(b, mask, n);
-    qg_kvar *mn = B->var(b, "mn", QG_KT_F32, B->fimm(b, 0.0f)), *mx = B->var(b, "mx", QG_KT_F32, B->fimm(b, 0.0f));
-    qg_kv *half = B->buffer(b, "half", 4);
-    qg_kvar *i = B->var(b, "i", QG_KT_SIZE, size(b, 0));
-    B->loop_open(b, "blocks", i, QG_KTEST_LT, nb, size(b, 1));
-    qg_kv *at = B->let(b, "at", B->bin(b, QG_KB_MUL, B->get(b, i), size(b, QK)));
-    qg_kv *in = B->elem_ptr(b, QG_KT_F32, x, at);
-    qg_kv *mask_at = B->byte_ptr(b, mask, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, packed ? QK / 8 : QK)));
+    const group_bufs g = group_buffers(b, f);
+    qg_kvar *j = B->var(b, "j", QG_KT_SIZE, size(b, 0));
+    qg_kv *blk = open_groups(b, f, x, nb, &g, j);
+    qg_kv *at = B->let(b, "first", B->bin(b, QG_KB_MUL, blk, size(b, QK)));
+    qg_kv *mask_at = B->byte_ptr(b, mask, B->bin(b, QG_KB_MUL, blk, size(b, packed ? QK / 8 : QK)));
     qg_kv *rargs[7] = {B->imm(b, QG_KT_I32, f),
-                       in,
+                       B->elem_ptr(b, QG_KT_F32, x, at),
                        B->byte_ptr(b, y, B->bin(b, QG_KB_MUL, at, size(b, 4))),
                        /* writable */ B->select(b, B->nonnull(b, mask), mask_at, B->imm(b, QG_KT_PTR, 0)),
                        B->imm(b, QG_KT_I32, packed),
                        size(b, QK),
                        B->imm(b, QG_KT_PTR, 0)};
-    const block_scalars s = scalars_or_reference(b, f, in, mn, mx, "qg_block_fake_quant_ref", rargs, 7);
-    qg_kv *id = reciprocal(b, s.d), *d16 = as_stored(b, half, "d16", s.d);
-    qg_kv *m16 = with_min(f) ? as_stored(b, half, "m16", s.lo) : NULL;
+    reference_if_flagged(b, &g, j, "qg_block_fake_quant_ref", rargs, 7);
+    qg_kv *d16 = B->let(b, "d16", B->load_f16(b, half_of_block(b, g.d16, j)));
+    qg_kv *m16 = with_min(f) ? B->let(b, "m16", B->load_f16(b, half_of_block(b, g.m16, j))) : NULL;
     qg_kv *io[3] = {x, y, mask};
-    span_at(b, p, f, io, at, QK, d16, id, s.lo, m16);
-    B->loop_close(b);
+    span_at(b, p, f, io, at, QK, d16, B->let(b, "blk_id", of_block(b, g.id, j)), of_block(b, g.lo, j), m16);
+    close_groups(b);
 }
 
 /* y from the block's codes and its fp16 d (and m) as stored. */
