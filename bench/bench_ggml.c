@@ -2,9 +2,9 @@
  * libggml-cpu-<level>.so: the level ggml's loader picks for this CPU, its
  * highest ggml_backend_score, and the haswell (AVX2) one) and its
  * dequantizers (libggml-base.so's to_float) against qgen's: the generated
- * kernels where they exist (q8_0's and q4_0's quantize and dequantize,
- * through the dispatchers of bench/specs/bench_q8_0.json and
- * bench_q4_0.json: this CPU's best ISA; their
+ * kernels where they exist (quantize and dequantize of q8_0, q4_0 and
+ * mxfp4, the K-quants' dequantize, through the dispatchers of
+ * bench/specs/bench_<fmt>.json: this CPU's best ISA; their
  * bytes and floats must equal the reference's, or the run fails), and the
  * runtime's reference (qg_block_*_ref, scalar C) for every format. Also
  * counts the bytes where ggml's SIMD quantizers differ from ggml's own
@@ -49,13 +49,13 @@ KERNELS(bench_q8_0)
 KERNELS(bench_q4_0)
 DEQUANTIZE(bench_q4_K)
 DEQUANTIZE(bench_q6_K)
-DEQUANTIZE(bench_mxfp4)
+KERNELS(bench_mxfp4)
 
 typedef struct format {
     const char *name;
     int ggml_type;
     qg_block_format qgen;
-    bool quantize;          /* benchmarked from_float (the Q8_0 and Q4_0) */
+    bool quantize;          /* benchmarked from_float (the Q8_0 and Q4_0, and mxfp4's) */
     kernel_fn generated[2]; /* quantize (NULL: the K-quants' searches run in the runtime), dequantize */
 } format;
 
@@ -63,7 +63,7 @@ static const format formats[] = {{"q8_0", 8, QG_BLOCK_Q8_0, true, {bench_q8_0_q,
                                  {"q4_0", 2, QG_BLOCK_Q4_0, true, {bench_q4_0_q, bench_q4_0_dq}},
                                  {"q4_K", 12, QG_BLOCK_Q4_K, false, {NULL, bench_q4_K_dq}},
                                  {"q6_K", 14, QG_BLOCK_Q6_K, false, {NULL, bench_q6_K_dq}},
-                                 {"mxfp4", 39, QG_BLOCK_MXFP4, false, {NULL, bench_mxfp4_dq}}};
+                                 {"mxfp4", 39, QG_BLOCK_MXFP4, true, {bench_mxfp4_q, bench_mxfp4_dq}}};
 
 static struct {
     row_fn fn;

@@ -102,6 +102,13 @@ static uint8_t mxfp4_exponent(float amax) {
     return e < 0 ? 0 : (uint8_t)e;
 }
 
+float qg_block_mxfp4_scale(float amax, uint8_t *e) {
+    const uint8_t byte = mxfp4_exponent(amax);
+    if (e)
+        *e = byte;
+    return qg_ks_e8m0_half(&byte);
+}
+
 /* The code whose value times d is nearest x; the lowest code on a tie. */
 static uint8_t mxfp4_nearest(float x, float d) {
     int best = 0;
@@ -191,9 +198,7 @@ static void quantize_block(const block_layout *l, const float *raw, uint8_t *b) 
         break;
     }
     case QG_BLOCK_MXFP4: {
-        const uint8_t e = mxfp4_exponent(r.amax);
-        const float d = qg_ks_e8m0_half(&e);
-        b[0] = e;
+        const float d = qg_block_mxfp4_scale(r.amax, b);
         for (int j = 0; j < QK; j++)
             code[j] = mxfp4_nearest(x[j], d);
         break;

@@ -553,7 +553,7 @@ static void kb_open_minmax(qg_kb *b, const qg_plan *widen, qg_kv *args[4], bool 
     c->nvars = 0;
     c->temps = 0;
     qg_text_printf(e->t, "%s\nstatic %sint %s_minmax_span(const %s *x, size_t len, float *mn, float *mx) {\n",
-                   block ? "/* min and max of one block, x[0..32) (len is 32; q8: -amax and amax); returns 0\n"
+                   block ? "/* min and max of one block, x[0..32) (len is 32; q8, mxfp4: -amax and amax); returns 0\n"
                            " * when x holds a NaN. */"
                          : "/* min and max of x[0..len), len >= 1; returns 0 when x holds a NaN. */",
                    block ? "inline " : "", e->name, widen ? "uint16_t" : "float");

@@ -110,6 +110,7 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
         {"qg_block_quantize_ref", (void (*)(void))qg_block_quantize_ref},     /* a block with NaN or inf */
         {"qg_block_dequantize_ref", (void (*)(void))qg_block_dequantize_ref}, /* ... or NaN in d and m */
         {"qg_block_fake_quant_ref", (void (*)(void))qg_block_fake_quant_ref}, /* fake_quant of such a block */
+        {"qg_block_mxfp4_scale", (void (*)(void))qg_block_mxfp4_scale},       /* mxfp4's exponent, by log2f */
     };
     enum { SHARED = sizeof shared / sizeof shared[0], MAX = SHARED + 3 * QG_K_OP_COUNT };
     LLVMOrcCSymbolMapPair pairs[MAX];

@@ -197,7 +197,7 @@ typedef struct qg_kb_ops {
      * float *mx), T float, or uint16_t codes that the `widen` plan
      * (qg_plan_observe_widening) turns into floats; args gets x, len, mn
      * and mx. `block`: a block format's, for one block of 32 (len 32),
-     * q8's giving mn = -amax and mx = amax. */
+     * q8's and mxfp4's giving mn = -amax and mx = amax. */
     void (*open_minmax)(qg_kb *b, const qg_plan *widen, qg_kv *args[4], bool block);
     /* The open reduction's float values of x from element `at`: a whole
      * vector, or (count not NULL) its first `count` lanes with the others

@@ -116,14 +116,13 @@ typedef struct group_bufs {
 
 static group_bufs group_buffers(qg_kb *b, qg_block_format f) {
     const unsigned F = 4 * QG_KGROUP, H = 2 * QG_KGROUP;
-    group_bufs g = {B->buffer(b, "g_lo", F),
-                    B->buffer(b, "g_hi", F),
-                    B->buffer(b, "g_ok", F),
-                    B->buffer(b, "g_d", F),
-                    B->buffer(b, "g_id", F),
-                    B->buffer(b, "g_d16", H),
-                    NULL,
+    group_bufs g = {B->buffer(b, "g_lo", F), B->buffer(b, "g_hi", F), B->buffer(b, "g_ok", F), NULL, NULL, NULL, NULL,
                     B->buffer(b, "g_ref", F)};
+    g.d = B->buffer(b, "g_d", F); /* mxfp4: amax, its scale the runtime's, block by block */
+    if (f != QG_BLOCK_MXFP4) {
+        g.id = B->buffer(b, "g_id", F);
+        g.d16 = B->buffer(b, "g_d16", H);
+    }
     if (with_min(f))
         g.m16 = B->buffer(b, "g_m16", H);
     /* a short last group's lanes past its blocks are computed on too:
@@ -137,10 +136,16 @@ static group_bufs group_buffers(qg_kb *b, qg_block_format f) {
 /* The group's scalars from its extremes, as the format takes them. */
 static void group_scales(qg_kb *b, qg_block_format f, const group_bufs *g) {
     qg_kv *lo = B->let(b, "lo", B->gload(b, QG_KT_GF, g->lo)), *hi = B->let(b, "hi", B->gload(b, QG_KT_GF, g->hi));
-    qg_kv *odd;
-    qg_kv *d = scale_of(b, f, lo, hi, &odd);
     qg_kv *unordered = B->bin(b, QG_KB_EQ, B->gload(b, QG_KT_GI, g->ok), B->imm(b, QG_KT_I32, 0));
     qg_kv *bad = or_(b, unordered, or_(b, lt(b, B->fimm(b, FLT_MAX), hi), lt(b, lo, B->fimm(b, -FLT_MAX))));
+    if (f == QG_BLOCK_MXFP4) {
+        qg_kv *neg = B->let(b, "neg", B->bin(b, QG_KB_SUB, B->fimm(b, 0.0f), lo));
+        B->gstore(b, g->d, B->select(b, lt(b, neg, hi), hi, neg));
+        B->gstore(b, g->ref, bad);
+        return;
+    }
+    qg_kv *odd;
+    qg_kv *d = scale_of(b, f, lo, hi, &odd);
     B->gstore(b, g->ref, odd ? or_(b, bad, odd) : bad);
     B->gstore(b, g->d, d);
     B->gstore(b, g->id, reciprocal(b, d));
@@ -208,6 +213,15 @@ static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_blo
     qg_kv *in = B->elem_ptr(b, QG_KT_F32, x, B->bin(b, QG_KB_MUL, at, size(b, QK)));
     qg_kv *rargs[5] = {B->imm(b, QG_KT_I32, f), in, size(b, QK), blk, B->imm(b, QG_KT_PTR, 0)};
     reference_if_flagged(b, &g, j, "qg_block_quantize_ref", rargs, 5);
+    if (f == QG_BLOCK_MXFP4) { /* the E8M0 byte and d from amax, then the codes' nibbles */
+        const qg_kt f32 = QG_KT_F32;
+        qg_kv *sargs[2] = {of_block(b, g.d, j), blk};
+        qg_kv *d = B->let(b, "blk_d", B->call(b, NULL, "qg_block_mxfp4_scale", &f32, sargs, 2));
+        block_span(b, p, f, in, codes, QK, d, NULL, NULL);
+        B->block_bytes(b, QG_KBYTES_PACK_NIBBLES, field(b, blk, l->qs), codes, 0);
+        close_groups(b);
+        return;
+    }
     qg_kv *d = of_block(b, g.d, j), *id = B->let(b, "blk_id", of_block(b, g.id, j));
     B->copy_bytes(b, field(b, blk, l->d), half_of_block(b, g.d16, j), 2);
     if (with_min(f))
@@ -252,9 +266,17 @@ static void fake_quant(qg_kb *b, const qg_plan *p, qg_block_format f) {
                        size(b, QK),
                        B->imm(b, QG_KT_PTR, 0)};
     reference_if_flagged(b, &g, j, "qg_block_fake_quant_ref", rargs, 7);
+    qg_kv *io[3] = {x, y, mask};
+    if (f == QG_BLOCK_MXFP4) { /* d from amax as quantize takes it */
+        const qg_kt f32 = QG_KT_F32;
+        qg_kv *sargs[2] = {of_block(b, g.d, j), B->imm(b, QG_KT_PTR, 0)};
+        qg_kv *d = B->let(b, "blk_d", B->call(b, NULL, "qg_block_mxfp4_scale", &f32, sargs, 2));
+        span_at(b, p, f, io, at, QK, d, NULL, NULL, NULL);
+        close_groups(b);
+        return;
+    }
     qg_kv *d16 = B->let(b, "d16", B->load_f16(b, half_of_block(b, g.d16, j)));
     qg_kv *m16 = with_min(f) ? B->let(b, "m16", B->load_f16(b, half_of_block(b, g.m16, j))) : NULL;
-    qg_kv *io[3] = {x, y, mask};
     span_at(b, p, f, io, at, QK, d16, B->let(b, "blk_id", of_block(b, g.id, j)), of_block(b, g.lo, j), m16);
     close_groups(b);
 }

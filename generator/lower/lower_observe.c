@@ -37,7 +37,7 @@ static qg_kv *tree(qg_kb *b, qg_opcode op, qg_kvar *const acc[], int n) {
 
 /* A block format's 32 values (its walk, lower_blocks.c, is the only
  * caller): on a fixed-width ISA, straight-line vectors that seed the
- * accumulators themselves; a q8 block needs only amax = max(hi, -lo),
+ * accumulators themselves; a q8 or mxfp4 block needs only amax = max(hi, -lo),
  * taken lane by lane before one reduction. */
 static void block_extremes(qg_kb *b, const qg_spec *spec, qg_kv *const a[4]) {
     enum { QK = 32 };
@@ -55,7 +55,7 @@ static void block_extremes(qg_kb *b, const qg_spec *spec, qg_kv *const a[4]) {
             hi[k] = B->vop(b, QG_OP_MAX_F, hi[2 * k], hi[2 * k + 1]);
             ok[k] = B->vop(b, QG_OP_AND_M, ok[2 * k], ok[2 * k + 1]);
         }
-    if (spec->block == QG_BLOCK_Q8_0 || spec->block == QG_BLOCK_Q8_1) {
+    if (spec->block == QG_BLOCK_Q8_0 || spec->block == QG_BLOCK_Q8_1 || spec->block == QG_BLOCK_MXFP4) {
         qg_kv *neg = B->vop(b, QG_OP_SUB_F, B->vsplat(b, B->fimm(b, 0.0f)), B->let(b, "lo", lo[0]));
         qg_kv *amax = B->let(b, "amax", B->reduce(b, QG_OP_MAX_F, B->vop(b, QG_OP_MAX_F, B->let(b, "hi", hi[0]), neg)));
         B->store_at(b, a[2], B->bin(b, QG_KB_SUB, B->fimm(b, 0.0f), amax));

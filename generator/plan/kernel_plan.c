@@ -157,7 +157,8 @@ bool qg_plan_block_generated(const qg_spec *sp, qg_kernel_op op) {
     const bool k_quant = f == QG_BLOCK_Q4_K || f == QG_BLOCK_Q6_K; /* dequantize; quantize searches in the runtime */
     return sp->float_type == QG_FLOAT32 &&
            ((format && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE || op == QG_K_FAKE_QUANT)) ||
-            ((k_quant || f == QG_BLOCK_MXFP4) && op == QG_K_DEQUANTIZE));
+            ((k_quant || f == QG_BLOCK_MXFP4) && op == QG_K_DEQUANTIZE) ||
+            (f == QG_BLOCK_MXFP4 && (op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT)));
 }
 
 void qg_plan_block_elements(const qg_spec *sp, qg_spec *out) {

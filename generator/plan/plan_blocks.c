@@ -25,6 +25,43 @@ bool qg_plan_blocks(const qg_spec *sp, qg_kernel_op op, qg_plan *p) {
         snprintf(p->formula, cap, "y = fl(float(q - 32) * fl(d * scale))");
         return true;
     }
+    if ((op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT) && f == QG_BLOCK_MXFP4) {
+        /* the reference's nearest of 16 values, lowest code on a tie: near
+         * a value the errors are exact (Sterbenz), so the code of |x| is
+         * the count of midpoints mu*d it exceeds, and a negative x's
+         * nonzero code is 8 above it (docs/semantics.md) */
+        static const float mu[7] = {0.5f, 1.5f, 2.5f, 3.5f, 5.0f, 7.0f, 10.0f};
+        const int one = N(K(1.0f), "one"), zero = N(K(0.0f), "zero");
+        const int a = N(E2(COPYSIGN, p->x, one), "magnitude");
+        int count = -1, first = -1;
+        for (int j = 0; j < 7; j++) {
+            const int below = N(E2(CMP_LE, a, N(E2(MUL_F, N(K(mu[j]), "midpoint"), QG_IN_S), "midpoint_d")), "below");
+            const int step = N(SEL(below, zero, one), "past");
+            count = j ? N(E2(ADD_F, count, step), "count") : step;
+            if (!j)
+                first = below;
+        }
+        const int nonnegative = N(E2(CMP_GE, p->x, zero), "nonnegative");
+        if (op == QG_K_QUANTIZE) {
+            const int negative = N(SEL(nonnegative, zero, SEL(first, zero, N(K(8.0f), "eight"))), "sign_code");
+            p->out_q = N(E1(CVT_F2I, N(E2(ADD_F, count, negative), "code_f")), "code");
+            snprintf(p->formula, cap,
+                     "q = #{mu in 0.5, 1.5, 2.5, 3.5, 5, 7, 10: |x| > mu * d} (+ 8 where x < 0 and q > 0)");
+            return true;
+        }
+        /* the doubled E2M1 value of the count k: k to 4, then 6, 8, 12;
+         * negative for a negative x (k = 0 then gives +0, code 0's) */
+        const int k = count, two_k = N(E2(ADD_F, k, k), "two_k");
+        const int upper = N(SEL(N(E2(CMP_GE, k, N(K(7.0f), "seven")), "top"), N(K(12.0f), "twelve"),
+                                N(E2(SUB_F, two_k, N(K(4.0f), "four")), "two_k_minus_4")),
+                            "upper_value");
+        const int v = N(SEL(N(E2(CMP_LE, k, N(K(4.0f), "four")), "small"), k, upper), "value");
+        const int signed_v = N(SEL(nonnegative, v, N(E2(SUB_F, zero, v), "negated")), "signed_value");
+        p->out_y = N(E2(MUL_F, signed_v, QG_IN_S), "y");
+        p->out_mask = N(E1(ORDERED, p->x), "finite");
+        snprintf(p->formula, cap, "y = fl(v[q] * d), q as quantize takes it");
+        return true;
+    }
     if (f != QG_BLOCK_Q4_0 && f != QG_BLOCK_Q4_1 && f != QG_BLOCK_Q5_0 && f != QG_BLOCK_Q5_1)
         return false;
     const bool with_min = f == QG_BLOCK_Q4_1 || f == QG_BLOCK_Q5_1;

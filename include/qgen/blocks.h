@@ -44,6 +44,13 @@ bool qg_block_layout_of(qg_block_format f, qg_block_layout *out);
  * not take every finite row, naming the first block they cannot take. */
 qg_status qg_block_quantize_ref(qg_block_format f, const float *x, size_t n, uint8_t *q, qg_error *err);
 
+/* mxfp4's scale for a block whose largest |x| is amax (finite): the E8M0
+ * byte in *e (may be NULL) and d = 2^(e - 128), ggml's scale halved as the
+ * doubled table of codes is (docs/semantics.md, "Block formats"). The
+ * generated quantize calls it, so the exponent is log2f's, as the
+ * reference's. */
+float qg_block_mxfp4_scale(float amax, uint8_t *e);
+
 /* Decodes one row of n elements from its blocks. */
 qg_status qg_block_dequantize_ref(qg_block_format f, const uint8_t *q, size_t n, float *y, qg_error *err);
 
