@@ -147,6 +147,39 @@ static void test_narrowing_is_nearest_even(void) {
 #endif
 }
 
+/* The block walks' 16-lane fp16 store (QG_KS_GSTORE_F16, the group
+ * scales' d and m) against the one-value converter: every fp16 tie and its
+ * neighbours, the subnormal and overflow edges, and random bit patterns
+ * (NaN and inf among them), in every lane. */
+enum { QG_KGROUP_LANES = 16 };
+static void test_group_f16_store_equals_scalar(void) {
+    enum { CASES = 1 << 18 };
+    static uint32_t in[CASES];
+    size_t m = 0;
+    for (uint32_t h = 0; h < 0x7C00 && m + 10 <= CASES; h += 3) { /* a tie sits 2^12 above a code's float bits */
+        const uint32_t tie = u_of(qg_f16_to_float((uint16_t)h)) + 0x1000u;
+        for (uint32_t d = 0; d < 5; d++) {
+            in[m++] = tie - 2 + d;
+            in[m++] = (tie - 2 + d) | 0x80000000u;
+        }
+    }
+    const uint32_t edges[] = {0x33000000u, 0x33000001u, 0x387FFFFFu, 0x38800000u, 0x477FEFFFu,
+                              0x477FF000u, 0x7F800000u, 0x7F800001u, 0x7FC00000u, 0xFFC00001u};
+    for (size_t k = 0; k < sizeof edges / sizeof edges[0]; k++)
+        in[m++] = edges[k];
+    while (m < CASES)
+        in[m++] = next32();
+    unsigned bad = 0;
+    for (size_t at = 0; at + QG_KGROUP_LANES <= CASES; at += QG_KGROUP_LANES) {
+        uint16_t got[QG_KGROUP_LANES];
+        const qg_ks_gf v = QG_KS_GLOAD(qg_ks_gf, in + at);
+        QG_KS_GSTORE_F16(got, v);
+        for (int j = 0; j < QG_KGROUP_LANES; j++)
+            bad += got[j] != qg_ks_f32_to_f16(f_of(in[at + (size_t)j]));
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 /* The array loops (vector code where the CPU has it: AVX2 and F16C on x86)
  * against the one-value functions: every code widened, and ties, their
  * neighbours, specials and random floats narrowed, at every offset into a
@@ -395,6 +428,7 @@ int main(void) {
         {"every code widens exactly and narrows back", test_every_code_round_trips},
         {"narrowing is nearest-even (ties, overflow, subnormals)", test_narrowing_is_nearest_even},
         {"array loops equal the one-value functions", test_array_loops_equal_scalar},
+        {"the block walks' 16-lane fp16 store equals the scalar one", test_group_f16_store_equals_scalar},
         {"drivers: pieces, one copy, element by element", test_drivers_on_every_path},
         {"observe driver", test_observe_driver},
         {"per-group and 4-bit drivers out of memory", test_group_and_4bit_drivers_out_of_memory},
