@@ -290,6 +290,9 @@ static void kb_store_at(qg_kb *b, qg_kv *ptr, qg_kv *v) {
 }
 
 static qg_kv *kb_byte_ptr(qg_kb *b, qg_kv *ptr, qg_kv *bytes) {
+    const char *p = ptr->s;
+    if (!strncmp(p, "(void *)", 8) && strspn(p + 8, "abcdefghijklmnopqrstuvwxyz_0123456789") == strlen(p + 8))
+        return expr(b, QG_KT_PTR, 0, "(void *)((char *)%s + %s%s%s)", p + 8, OPND(bytes, 4, true)); /* a buffer */
     return expr(b, QG_KT_PTR, 0, "(void *)((char *)%s%s%s + %s%s%s)", OPND(ptr, 0, false), OPND(bytes, 4, true));
 }
 

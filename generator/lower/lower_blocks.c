@@ -136,8 +136,9 @@ static group_bufs group_buffers(qg_kb *b, qg_block_format f) {
 /* The group's scalars from its extremes, as the format takes them. */
 static void group_scales(qg_kb *b, qg_block_format f, const group_bufs *g) {
     qg_kv *lo = B->let(b, "lo", B->gload(b, QG_KT_GF, g->lo)), *hi = B->let(b, "hi", B->gload(b, QG_KT_GF, g->hi));
-    qg_kv *unordered = B->bin(b, QG_KB_EQ, B->gload(b, QG_KT_GI, g->ok), B->imm(b, QG_KT_I32, 0));
-    qg_kv *bad = or_(b, unordered, or_(b, lt(b, B->fimm(b, FLT_MAX), hi), lt(b, lo, B->fimm(b, -FLT_MAX))));
+    qg_kv *ok = B->let(b, "ok", B->gload(b, QG_KT_GI, g->ok));
+    qg_kv *infinite = B->let(b, "infinite", or_(b, lt(b, B->fimm(b, FLT_MAX), hi), lt(b, lo, B->fimm(b, -FLT_MAX))));
+    qg_kv *bad = B->let(b, "bad", or_(b, B->bin(b, QG_KB_EQ, ok, B->imm(b, QG_KT_I32, 0)), infinite));
     if (f == QG_BLOCK_MXFP4) {
         qg_kv *neg = B->let(b, "neg", B->bin(b, QG_KB_SUB, B->fimm(b, 0.0f), lo));
         B->gstore(b, g->d, B->select(b, lt(b, neg, hi), hi, neg));
@@ -146,7 +147,7 @@ static void group_scales(qg_kb *b, qg_block_format f, const group_bufs *g) {
     }
     qg_kv *odd;
     qg_kv *d = scale_of(b, f, lo, hi, &odd);
-    B->gstore(b, g->ref, odd ? or_(b, bad, odd) : bad);
+    B->gstore(b, g->ref, odd ? B->let(b, "to_reference", or_(b, bad, B->let(b, "odd", odd))) : bad);
     B->gstore(b, g->d, d);
     B->gstore(b, g->id, reciprocal(b, d));
     B->store_f16(b, g->d16, d);
@@ -170,9 +171,10 @@ static qg_kv *open_groups(qg_kb *b, qg_block_format f, qg_kv *x, qg_kv *nb, cons
     B->loop_open(b, "extremes", j, QG_KTEST_LT, count, size(b, 1));
     qg_kv *in = B->elem_ptr(b, QG_KT_F32, x,
                             B->bin(b, QG_KB_MUL, B->bin(b, QG_KB_ADD, B->get(b, i), B->get(b, j)), size(b, QK)));
-    qg_kv *at4 = B->bin(b, QG_KB_MUL, B->get(b, j), size(b, 4));
+    qg_kv *at4 = B->let(b, "lane", B->bin(b, QG_KB_MUL, B->get(b, j), size(b, 4)));
     qg_kv *margs[4] = {in, size(b, QK), B->byte_ptr(b, g->lo, at4), B->byte_ptr(b, g->hi, at4)};
-    B->store_at(b, B->byte_ptr(b, g->ok, at4), B->call(b, B->minmax_ref(b), NULL, &i32, margs, 4));
+    qg_kv *ok = B->let(b, "ordered", B->call(b, B->minmax_ref(b), NULL, &i32, margs, 4));
+    B->store_at(b, B->byte_ptr(b, g->ok, at4), ok);
     B->loop_close(b);
     group_scales(b, f, g);
     B->set(b, j, size(b, 0));
