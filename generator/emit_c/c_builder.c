@@ -282,17 +282,11 @@ static qg_kv *kb_call(qg_kb *b, qg_kv *fn, const char *name, const qg_kt *ret, q
 
 static void kb_zero_bytes(qg_kb *b, qg_kv *ptr, qg_kv *count) { line(b, "memset(%s, 0, %s);", ptr->s, count->s); }
 
-static void kb_store_at(qg_kb *b, qg_kv *ptr, qg_kv *v) {
-    if (ptr->t == QG_KT_PTR && strncmp(ptr->s, "(void *)", 8) == 0) /* a buffer's bytes written as v's type */
-        line(b, "*(%s *)%s = %s;", c_type(b, v->t), ptr->s, v->s);
-    else
-        line(b, "*%s = %s;", ptr->s, v->s);
-}
+/* v's type written at ptr, whatever ptr points to (a result argument, a
+ * buffer's bytes) */
+static void kb_store_at(qg_kb *b, qg_kv *ptr, qg_kv *v) { line(b, "*(%s *)%s = %s;", c_type(b, v->t), ptr->s, v->s); }
 
 static qg_kv *kb_byte_ptr(qg_kb *b, qg_kv *ptr, qg_kv *bytes) {
-    const char *p = ptr->s;
-    if (!strncmp(p, "(void *)", 8) && strspn(p + 8, "abcdefghijklmnopqrstuvwxyz_0123456789") == strlen(p + 8))
-        return expr(b, QG_KT_PTR, 0, "(void *)((char *)%s + %s%s%s)", p + 8, OPND(bytes, 4, true)); /* a buffer */
     return expr(b, QG_KT_PTR, 0, "(void *)((char *)%s%s%s + %s%s%s)", OPND(ptr, 0, false), OPND(bytes, 4, true));
 }
 
@@ -313,8 +307,10 @@ static void kb_copy_bytes(qg_kb *b, qg_kv *dst, qg_kv *src, unsigned bytes) {
 }
 
 static qg_kv *kb_buffer(qg_kb *b, const char *name, unsigned bytes) {
-    line(b, "_Alignas(32) uint8_t %s[%u];", name, bytes);
-    return expr(b, QG_KT_PTR, 0, "(void *)%s", name); /* the span's code type, whatever its sign */
+    /* named as a void pointer: the span's code type, whatever its sign */
+    line(b, "_Alignas(32) uint8_t %s_bytes[%u];", name, bytes);
+    line(b, "void *const %s = %s_bytes;", name, name);
+    return expr(b, QG_KT_PTR, 0, "%s", name);
 }
 
 static qg_kv *kb_block_bytes(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src, int k) {

@@ -93,9 +93,9 @@ static qg_kv *scale_of(qg_kb *b, qg_block_format f, qg_kv *lo, qg_kv *hi, qg_kv 
         return B->let(b, "d", B->bin(b, QG_KB_DIV, range, B->fimm(b, f == QG_BLOCK_Q4_1 ? 15.0f : 31.0f)));
     }
     qg_kv *neg = B->let(b, "neg", B->bin(b, QG_KB_SUB, zero, lo));
-    if (is_q8(f)) { /* d = amax / 127, +0 for a zero block */
+    if (is_q8(f) || f == QG_BLOCK_MXFP4) { /* d = amax / 127, +0 for a zero block; mxfp4's is the runtime's */
         qg_kv *amax = B->let(b, "amax", B->select(b, lt(b, neg, hi), hi, neg));
-        return B->let(b, "d", B->bin(b, QG_KB_DIV, amax, B->fimm(b, 127.0f)));
+        return f == QG_BLOCK_MXFP4 ? amax : B->let(b, "d", B->bin(b, QG_KB_DIV, amax, B->fimm(b, 127.0f)));
     }
     /* d = max / -8 (q5_0: -16), max the signed value of largest magnitude;
      * +0.0 makes a zero block's max ggml's +0 */
@@ -139,16 +139,12 @@ static void group_scales(qg_kb *b, qg_block_format f, const group_bufs *g) {
     qg_kv *ok = B->let(b, "ok", B->gload(b, QG_KT_GI, g->ok));
     qg_kv *infinite = B->let(b, "infinite", or_(b, lt(b, B->fimm(b, FLT_MAX), hi), lt(b, lo, B->fimm(b, -FLT_MAX))));
     qg_kv *bad = B->let(b, "bad", or_(b, B->bin(b, QG_KB_EQ, ok, B->imm(b, QG_KT_I32, 0)), infinite));
-    if (f == QG_BLOCK_MXFP4) {
-        qg_kv *neg = B->let(b, "neg", B->bin(b, QG_KB_SUB, B->fimm(b, 0.0f), lo));
-        B->gstore(b, g->d, B->select(b, lt(b, neg, hi), hi, neg));
-        B->gstore(b, g->ref, bad);
-        return;
-    }
     qg_kv *odd;
     qg_kv *d = scale_of(b, f, lo, hi, &odd);
     B->gstore(b, g->ref, odd ? B->let(b, "to_reference", or_(b, bad, B->let(b, "odd", odd))) : bad);
     B->gstore(b, g->d, d);
+    if (!g->id) /* mxfp4: d holds amax, the runtime's scale comes from it block by block */
+        return;
     B->gstore(b, g->id, reciprocal(b, d));
     B->store_f16(b, g->d16, d);
     if (g->m16)
