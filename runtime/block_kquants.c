@@ -4,6 +4,7 @@
  * float operation is ggml's reference's, in its order, FMA contraction
  * off. Where a code's value is beyond what ggml's nearest_int takes, the
  * block is refused instead of written. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -97,9 +98,12 @@ static float search_scale_min(nearest_ctx *c, const float *x, const float *w, ui
     return scale;
 }
 
-/* Q4_K: d, dmin (fp16), scales[12], qs[128]. */
-static void quantize_q4_k(nearest_ctx *c, const float *x, uint8_t *b) {
-    uint8_t L[QK_K], *sc = b + 4;
+/* Q4_K: d, dmin (fp16), scales[12], qs[128]. The search's part: the
+ * block's fields but qs (b zeroed before), the search's codes in L and
+ * each sub-block's final scale and min, sub[j] = fp16(d)·sc and
+ * sub[8 + j] = fp16(dmin)·m (ggml's order). */
+static void search_q4_k(nearest_ctx *c, const float *x, uint8_t *b, uint8_t *L, float *sub) {
+    uint8_t *sc = b + 4;
     float w[32], mins[8], scales[8], max_scale = 0, max_min = 0;
     for (int j = 0; j < 8; ++j) {
         float sum_x2 = 0;
@@ -133,13 +137,23 @@ static void quantize_q4_k(nearest_ctx *c, const float *x, uint8_t *b) {
     int32_t sm[16]; /* the 6-bit scales and mins as packed */
     qg_ks_q4k_scales(sm, sc);
     for (int j = 0; j < 8; ++j) {
-        const float d = qg_block_get_f16(b) * (float)sm[j];
+        sub[j] = qg_block_get_f16(b) * (float)sm[j];
+        sub[8 + j] = qg_block_get_f16(b + 2) * (float)sm[8 + j];
+    }
+}
+
+/* The element loop: a sub-block whose scale is 0 keeps the search's codes. */
+static void codes_q4_k(nearest_ctx *c, const float *x, const float *sub, uint8_t *L) {
+    for (int j = 0; j < 8; ++j) {
+        const float d = sub[j], dm = sub[8 + j];
         if (!d)
-            continue; /* the search's codes stay */
-        const float dm = qg_block_get_f16(b + 2) * (float)sm[8 + j];
+            continue;
         for (int i = 0; i < 32; ++i)
             L[32 * j + i] = (uint8_t)clamp_int(nearest(c, (x[32 * j + i] + dm) / d), 0, 15);
     }
+}
+
+static void pack_q4_k(const uint8_t *L, uint8_t *b) {
     uint8_t *q = b + 16;
     for (int j = 0; j < QK_K; j += 64, q += 32)
         for (int l = 0; l < 32; ++l)
@@ -192,14 +206,14 @@ static float search_scale(nearest_ctx *c, const float *x, int8_t *L) {
     return scale;
 }
 
-/* Q6_K: ql[128], qh[64], scales[16] (int8), d (fp16). */
-static void quantize_q6_k(nearest_ctx *c, const float *x, uint8_t *b) {
-    int8_t L[QK_K];
+/* Q6_K: ql[128], qh[64], scales[16] (int8), d (fp16). The search's part:
+ * the block zeroed but d and the scales, the search's codes (l + 32) in L
+ * and each sub-block's final scale sub[j] = fp16(d)·sc[j]. */
+static void search_q6_k(nearest_ctx *c, const float *x, uint8_t *b, uint8_t *L, float *sub) {
     float scales[16], max_scale = 0, max_abs_scale = 0;
-    uint8_t *ql = b, *qh = b + 128;
     int8_t *sc = (int8_t *)(b + 192);
     for (int ib = 0; ib < 16; ++ib) {
-        scales[ib] = search_scale(c, x + 16 * ib, L + 16 * ib);
+        scales[ib] = search_scale(c, x + 16 * ib, (int8_t *)L + 16 * ib);
         if (fabsf(scales[ib]) > max_abs_scale) {
             max_abs_scale = fabsf(scales[ib]);
             max_scale = scales[ib];
@@ -208,6 +222,7 @@ static void quantize_q6_k(nearest_ctx *c, const float *x, uint8_t *b) {
     memset(b, 0, 210);
     if (max_abs_scale < 1e-15f) {
         qg_block_put_f16(b + 208, 0.f);
+        memset(sub, 0, 16 * sizeof sub[0]);
         return;
     }
     const float iscale = -128.f / max_scale;
@@ -216,13 +231,22 @@ static void quantize_q6_k(nearest_ctx *c, const float *x, uint8_t *b) {
         const int s = nearest(c, iscale * scales[ib]);
         sc[ib] = (int8_t)(s < 127 ? s : 127);
     }
+    for (int j = 0; j < 16; ++j)
+        sub[j] = qg_block_get_f16(b + 208) * sc[j];
+}
+
+static void codes_q6_k(nearest_ctx *c, const float *x, const float *sub, uint8_t *L) {
     for (int j = 0; j < 16; ++j) {
-        const float d = qg_block_get_f16(b + 208) * sc[j];
+        const float d = sub[j];
         if (!d)
             continue;
         for (int i = 0; i < 16; ++i)
-            L[16 * j + i] = (int8_t)(clamp_int(nearest(c, x[16 * j + i] / d), -32, 31) + 32);
+            L[16 * j + i] = (uint8_t)(clamp_int(nearest(c, x[16 * j + i] / d), -32, 31) + 32);
     }
+}
+
+static void pack_q6_k(const uint8_t *L, uint8_t *b) {
+    uint8_t *ql = b, *qh = b + 128;
     for (int j = 0; j < QK_K; j += 128, ql += 64, qh += 32)
         for (int l = 0; l < 32; ++l) {
             const int q1 = L[j + l], q2 = L[j + l + 32], q3 = L[j + l + 64], q4 = L[j + l + 96];
@@ -232,16 +256,65 @@ static void quantize_q6_k(nearest_ctx *c, const float *x, uint8_t *b) {
         }
 }
 
+/* The search of either format (b zeroed first: q4_K's scales are or-ed in). */
+static void search(nearest_ctx *c, qg_block_format f, const float *x, uint8_t *b, uint8_t *L, float *sub) {
+    memset(b, 0, qg_block_bytes(f));
+    if (f == QG_BLOCK_Q4_K)
+        search_q4_k(c, x, b, L, sub);
+    else
+        search_q6_k(c, x, b, L, sub);
+}
+
 bool qg_kquant_quantize_block(qg_block_format f, const float *x, uint8_t *b, float *bad) {
     nearest_ctx c = {true, 0.0f};
+    uint8_t L[QK_K];
+    float sub[16];
+    search(&c, f, x, b, L, sub);
     if (f == QG_BLOCK_Q4_K) {
-        memset(b, 0, 144);
-        quantize_q4_k(&c, x, b);
+        codes_q4_k(&c, x, sub, L);
+        pack_q4_k(L, b);
     } else {
-        quantize_q6_k(&c, x, b);
+        codes_q6_k(&c, x, sub, L);
+        pack_q6_k(L, b);
     }
     *bad = c.bad;
     return c.ok;
+}
+
+/* 1 where nearest_int cannot take a value of the element loop (they are
+ * monotonic in x, d being positive or negative, so a sub-block's extremes
+ * bound them), else 2 where a sub-block's scale is 0, else 0. */
+static int element_loop_takes(qg_block_format f, const float *x, const float *sub) {
+    const bool q4 = f == QG_BLOCK_Q4_K;
+    const int rows = q4 ? 8 : 16, len = q4 ? 32 : 16;
+    int kept = 0;
+    for (int j = 0; j < rows; j++) {
+        const float d = sub[j], dm = q4 ? sub[8 + j] : 0.0f;
+        if (!d) {
+            kept = 2;
+            continue;
+        }
+        float lo = x[len * j], hi = lo;
+        for (int i = 1; i < len; i++) {
+            lo = fminf(lo, x[len * j + i]);
+            hi = fmaxf(hi, x[len * j + i]);
+        }
+        const float a = q4 ? (lo + dm) / d : lo / d, z = q4 ? (hi + dm) / d : hi / d;
+        if (!(fabsf(a) <= (float)NEAREST_MAX && fabsf(z) <= (float)NEAREST_MAX))
+            return 1;
+    }
+    return kept;
+}
+
+int qg_block_kquant_search(qg_block_format f, const float *x, uint8_t *b, uint8_t *codes, float *sub) {
+    if ((f != QG_BLOCK_Q4_K && f != QG_BLOCK_Q6_K) || !x || !b || !codes || !sub)
+        return 1;
+    for (int i = 0; i < QK_K; i++)
+        if (!(fabsf(x[i]) <= FLT_MAX))
+            return 1; /* read finite by the reference */
+    nearest_ctx c = {true, 0.0f};
+    search(&c, f, x, b, codes, sub);
+    return c.ok ? element_loop_takes(f, x, sub) : 1;
 }
 
 void qg_kquant_dequantize_block(qg_block_format f, const uint8_t *b, float *y) {

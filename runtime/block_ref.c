@@ -207,7 +207,7 @@ static void quantize_block(const block_layout *l, const float *raw, uint8_t *b) 
     }
     if (l->qh >= 0)
         qg_ks_pack_fifth(b + l->qh, code);
-    qg_ks_pack_nibbles(b + l->qs, code); /* the low four bits of each code */
+    qg_ks_pack_nibbles(b + l->qs, code, 16); /* the low four bits of each code */
 }
 
 static void dequantize_block(const block_layout *l, const uint8_t *b, float *y) {

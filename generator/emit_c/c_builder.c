@@ -322,12 +322,13 @@ static qg_kv *kb_block_bytes(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src, int
                                      [QG_KBYTES_OR_HIGH_PAIR] = "qg_ks_or_high_pair",
                                      [QG_KBYTES_Q4K_SCALES] = "qg_ks_q4k_scales",
                                      [QG_KBYTES_WIDEN_I8] = "qg_ks_widen_i8",
-                                     [QG_KBYTES_E2M1] = "qg_ks_e2m1"};
+                                     [QG_KBYTES_E2M1] = "qg_ks_e2m1",
+                                     [QG_KBYTES_PACK_HIGH_PAIRS] = "qg_ks_pack_high_pairs"};
     if (op == QG_KBYTES_E8M0_HALF)
         return expr(b, QG_KT_F32, 0, "qg_ks_e8m0_half(%s)", src->s);
     if (op == QG_KBYTES_SUM_I8)
         return expr(b, QG_KT_I32, 0, "qg_ks_sum_i8(%s)", src->s);
-    if (op == QG_KBYTES_NIBBLES || op == QG_KBYTES_OR_HIGH_PAIR) {
+    if (op == QG_KBYTES_NIBBLES || op == QG_KBYTES_OR_HIGH_PAIR || op == QG_KBYTES_PACK_NIBBLES) {
         line(b, "%s(%s, %s, %d);", fn[op], dst->s, src->s, k);
         return NULL;
     }

@@ -410,9 +410,20 @@ static qg_kv *kb_block_bytes(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src, int
     LLVMValueRef s = V(src);
     switch (op) {
     case QG_KBYTES_PACK_NIBBLES: {
-        LLVMValueRef lo = LLVMBuildAnd(bd, load_bytes(x, v16, s, 0), bytes_of(x, 16, 15), "");
-        LLVMValueRef hi = LLVMBuildShl(bd, load_bytes(x, v16, s, 16), bytes_of(x, 16, 4), "");
+        LLVMTypeRef vk = LLVMVectorType(x->i8, (unsigned)k);
+        LLVMValueRef lo = LLVMBuildAnd(bd, load_bytes(x, vk, s, 0), bytes_of(x, (unsigned)k, 15), "");
+        LLVMValueRef hi = LLVMBuildShl(bd, load_bytes(x, vk, s, (unsigned)k), bytes_of(x, (unsigned)k, 4), "");
         store_bytes(x, LLVMBuildOr(bd, lo, hi, ""), V(dst), 0);
+        return NULL;
+    }
+    case QG_KBYTES_PACK_HIGH_PAIRS: {
+        LLVMValueRef acc = LLVMConstNull(v32);
+        for (unsigned t = 0; t < 4; t++) {
+            LLVMValueRef pair = LLVMBuildAnd(
+                bd, LLVMBuildLShr(bd, load_bytes(x, v32, s, 32 * t), bytes_of(x, 32, 4), ""), bytes_of(x, 32, 3), "");
+            acc = LLVMBuildOr(bd, acc, LLVMBuildShl(bd, pair, bytes_of(x, 32, 2 * t), ""), "");
+        }
+        store_bytes(x, acc, V(dst), 0);
         return NULL;
     }
     case QG_KBYTES_PACK_FIFTH: {

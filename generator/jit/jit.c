@@ -111,6 +111,7 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
         {"qg_block_dequantize_ref", (void (*)(void))qg_block_dequantize_ref}, /* ... or NaN in d and m */
         {"qg_block_fake_quant_ref", (void (*)(void))qg_block_fake_quant_ref}, /* fake_quant of such a block */
         {"qg_block_mxfp4_scale", (void (*)(void))qg_block_mxfp4_scale},       /* mxfp4's exponent, by log2f */
+        {"qg_block_kquant_search", (void (*)(void))qg_block_kquant_search},   /* the K-quants' scale search */
     };
     enum { SHARED = sizeof shared / sizeof shared[0], MAX = SHARED + 3 * QG_K_OP_COUNT };
     LLVMOrcCSymbolMapPair pairs[MAX];

@@ -109,17 +109,18 @@ typedef enum qg_kbody { QG_KBODY_RESULT, QG_KBODY_GROUPED, QG_KBODY_ORDERED } qg
  * "Block formats"), its codes one byte each in a buffer; k is the call's
  * shift where the op takes one. */
 typedef enum qg_kbytes {
-    QG_KBYTES_PACK_NIBBLES,   /* dst[j] = src[j] & 15 | src[j + 16] << 4, j < 16 */
-    QG_KBYTES_PACK_FIFTH,     /* dst's 4 bytes: bit 4 of src[j] as bit j, little-endian */
-    QG_KBYTES_UNPACK_NIBBLES, /* dst[j] = src[j] & 15, dst[j + 16] = src[j] >> 4, j < 16 */
-    QG_KBYTES_OR_FIFTH,       /* dst[j] |= (bit j of src's 4 bytes, little-endian) << 4 */
-    QG_KBYTES_SUM_I8,         /* the sum of src's 32 int8 codes, an int32 (dst NULL) */
-    QG_KBYTES_NIBBLES,        /* dst[j] = src[j] >> k & 15, j < 32 (K-quants' rows) */
-    QG_KBYTES_OR_HIGH_PAIR,   /* dst[j] |= (src[j] >> k & 3) << 4, j < 32 (q6_K's high bits) */
-    QG_KBYTES_Q4K_SCALES,     /* q4_K's 12 bytes of 6-bit scales and mins to int32 dst[16] */
-    QG_KBYTES_WIDEN_I8,       /* int32 dst[j] = int8 src[j], j < 16 (q6_K's scales) */
-    QG_KBYTES_E2M1,           /* int8 dst[j] = mxfp4's doubled value of code src[j] & 15, j < 32 */
-    QG_KBYTES_E8M0_HALF,      /* 2^(src[0] - 128), a float (dst NULL; mxfp4's d) */
+    QG_KBYTES_PACK_NIBBLES,    /* dst[j] = src[j] & 15 | src[j + k] << 4, j < k (16, 32 or 64) */
+    QG_KBYTES_PACK_FIFTH,      /* dst's 4 bytes: bit 4 of src[j] as bit j, little-endian */
+    QG_KBYTES_UNPACK_NIBBLES,  /* dst[j] = src[j] & 15, dst[j + 16] = src[j] >> 4, j < 16 */
+    QG_KBYTES_OR_FIFTH,        /* dst[j] |= (bit j of src's 4 bytes, little-endian) << 4 */
+    QG_KBYTES_SUM_I8,          /* the sum of src's 32 int8 codes, an int32 (dst NULL) */
+    QG_KBYTES_NIBBLES,         /* dst[j] = src[j] >> k & 15, j < 32 (K-quants' rows) */
+    QG_KBYTES_OR_HIGH_PAIR,    /* dst[j] |= (src[j] >> k & 3) << 4, j < 32 (q6_K's high bits) */
+    QG_KBYTES_Q4K_SCALES,      /* q4_K's 12 bytes of 6-bit scales and mins to int32 dst[16] */
+    QG_KBYTES_WIDEN_I8,        /* int32 dst[j] = int8 src[j], j < 16 (q6_K's scales) */
+    QG_KBYTES_E2M1,            /* int8 dst[j] = mxfp4's doubled value of code src[j] & 15, j < 32 */
+    QG_KBYTES_E8M0_HALF,       /* 2^(src[0] - 128), a float (dst NULL; mxfp4's d) */
+    QG_KBYTES_PACK_HIGH_PAIRS, /* dst[j] = sum over t < 4 of (src[j + 32t] >> 4 & 3) << 2t, j < 32 */
 } qg_kbytes;
 
 typedef struct qg_kb qg_kb;

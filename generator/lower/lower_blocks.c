@@ -216,7 +216,7 @@ static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_blo
         qg_kv *sargs[2] = {of_block(b, g.d, j), blk};
         qg_kv *d = B->let(b, "blk_d", B->call(b, NULL, "qg_block_mxfp4_scale", &f32, sargs, 2));
         block_span(b, p, f, in, codes, QK, d, NULL, NULL);
-        B->block_bytes(b, QG_KBYTES_PACK_NIBBLES, field(b, blk, l->qs), codes, 0);
+        B->block_bytes(b, QG_KBYTES_PACK_NIBBLES, field(b, blk, l->qs), codes, QK / 2);
         close_groups(b);
         return;
     }
@@ -235,7 +235,7 @@ static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_blo
         block_span(b, p, f, in, codes, QK, d, id, of_block(b, g.lo, j)); /* the min: q4_1's and q5_1's */
         if (l->qh >= 0)
             B->block_bytes(b, QG_KBYTES_PACK_FIFTH, field(b, blk, l->qh), codes, 0);
-        B->block_bytes(b, QG_KBYTES_PACK_NIBBLES, field(b, blk, l->qs), codes, 0);
+        B->block_bytes(b, QG_KBYTES_PACK_NIBBLES, field(b, blk, l->qs), codes, QK / 2);
     }
     close_groups(b);
 }
@@ -372,10 +372,90 @@ static void dequantize_k(qg_kb *b, const qg_plan *p, qg_block_format f) {
     B->loop_close(b);
 }
 
+/* The K-quants' quantize and fake_quant: the runtime's search writes a
+ * block's fields and its sub-blocks' final scales (qg_block_kquant_search);
+ * the element loop here takes every sub-block whose scale is not 0.
+ * Quantize writes its codes over the search's and packs them: q4_K's rows
+ * 2i and 2i + 1 into the nibbles of qs[32i..], q6_K's halves of 128 into
+ * ql's nibbles and qh's bit pairs. fake_quant decodes them in the same
+ * span, and leaves a block with a sub-block of scale 0 (whose codes are the
+ * search's) to the reference. So does either op a block the search hands
+ * back, and where the reference refuses it the row ends there, as the
+ * reference's does. */
+static void quantize_k(qg_kb *b, const qg_plan *p, qg_block_format f) {
+    const qg_kt i32 = QG_KT_I32;
+    const bool fq = p->op == QG_K_FAKE_QUANT, q4 = f == QG_BLOCK_Q4_K, packed = b->lp->mask_out == QG_MASK_BITS;
+    qg_kv *x = B->arg(b, QG_ARG_F32_IN), *out = B->arg(b, fq ? QG_ARG_F32_OUT : QG_ARG_Q_OUT);
+    qg_kv *n = B->arg(b, QG_ARG_N), *mask = fq ? B->arg(b, QG_ARG_MASK_OUT) : NULL;
+    B->discard(b, B->arg(b, QG_ARG_QPARAMS));
+    qg_kv *nb = row_check(b, f, x, out, n);
+    if (fq)
+        qg_lower_clear_packed_mask(b, mask, n);
+    const int rows = q4 ? 8 : 16, len = q4 ? 32 : 16;
+    const long long bytes = (long long)qg_block_bytes(f);
+    qg_kv *codes = B->buffer(b, "codes", 256), *sub = B->buffer(b, "sub", 4 * 16);
+    qg_kv *fields = fq ? B->buffer(b, "fields", (unsigned)bytes) : NULL;
+    qg_kvar *i = B->var(b, "i", QG_KT_SIZE, size(b, 0));
+    B->loop_open(b, "blocks", i, QG_KTEST_LT, nb, size(b, 1));
+    qg_kv *first = B->let(b, "first", B->bin(b, QG_KB_MUL, B->get(b, i), size(b, 256)));
+    qg_kv *in = B->elem_ptr(b, QG_KT_F32, x, first);
+    qg_kv *blk =
+        fq ? fields : B->let(b, "blk", B->byte_ptr(b, out, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, bytes))));
+    qg_kv *sargs[5] = {B->imm(b, QG_KT_I32, f), in, blk, codes, sub};
+    qg_kv *searched = B->let(b, "searched", B->call(b, NULL, "qg_block_kquant_search", &i32, sargs, 5));
+    /* quantize: 2 (a sub-block keeps the search's codes) is the element loop's */
+    B->if_open(b, fq ? B->bin(b, QG_KB_NE, searched, B->imm(b, QG_KT_I32, 0))
+                     : B->bin(b, QG_KB_EQ, searched, B->imm(b, QG_KT_I32, 1)));
+    qg_kv *ref;
+    if (fq) {
+        qg_kv *mask_at = B->byte_ptr(b, mask, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, packed ? 32 : 256)));
+        qg_kv *rargs[7] = {B->imm(b, QG_KT_I32, f),
+                           in,
+                           B->byte_ptr(b, out, B->bin(b, QG_KB_MUL, first, size(b, 4))),
+                           B->select(b, B->nonnull(b, mask), mask_at, B->imm(b, QG_KT_PTR, 0)),
+                           B->imm(b, QG_KT_I32, packed),
+                           size(b, 256),
+                           B->imm(b, QG_KT_PTR, 0)};
+        ref = B->call(b, NULL, "qg_block_fake_quant_ref", &i32, rargs, 7);
+    } else {
+        qg_kv *rargs[5] = {B->imm(b, QG_KT_I32, f), in, size(b, 256), blk, B->imm(b, QG_KT_PTR, 0)};
+        ref = B->call(b, NULL, "qg_block_quantize_ref", &i32, rargs, 5);
+    }
+    refuse_if(b, B->bin(b, QG_KB_NE, ref, B->imm(b, QG_KT_I32, 0)));
+    B->loop_continue(b);
+    B->if_close(b);
+    qg_kvar *j = B->var(b, "j", QG_KT_SIZE, size(b, 0));
+    B->loop_open(b, "rows", j, QG_KTEST_LT, size(b, rows), size(b, 1));
+    qg_kv *d = B->let(b, "d", B->index(b, QG_KT_F32, sub, B->get(b, j), false));
+    B->if_open(b, B->bin(b, QG_KB_NE, d, B->fimm(b, 0.0f)));
+    qg_kv *dm = q4 ? B->index(b, QG_KT_F32, sub, B->bin(b, QG_KB_ADD, B->get(b, j), size(b, 8)), false) : NULL;
+    qg_kv *at = B->let(b, "at", B->bin(b, QG_KB_MUL, B->get(b, j), size(b, len)));
+    if (fq) {
+        qg_kv *io[3] = {x, out, mask};
+        span_at(b, p, f, io, B->bin(b, QG_KB_ADD, first, at), len, d, NULL, dm, NULL);
+    } else {
+        block_span(b, p, f, B->elem_ptr(b, QG_KT_F32, in, at), B->byte_ptr(b, codes, at), len, d, NULL, dm);
+    }
+    B->if_close(b);
+    B->loop_close(b);
+    for (int h = 0; !fq && h < (q4 ? 4 : 2); h++) {
+        if (q4) {
+            B->block_bytes(b, QG_KBYTES_PACK_NIBBLES, field(b, blk, 16 + 32 * h), field(b, codes, 64 * h), 32);
+            continue;
+        }
+        B->block_bytes(b, QG_KBYTES_PACK_NIBBLES, field(b, blk, 64 * h), field(b, codes, 128 * h), 64);
+        B->block_bytes(b, QG_KBYTES_PACK_HIGH_PAIRS, field(b, blk, 128 + 32 * h), field(b, codes, 128 * h), 0);
+    }
+    B->loop_close(b);
+}
+
 void qg_lower_block_entry(qg_kb *b, const qg_plan *p, qg_block_format f) {
     if (f == QG_BLOCK_Q4_K || f == QG_BLOCK_Q6_K) {
         B->open_link(b, qg_op_info_of(p->op), "");
-        dequantize_k(b, p, f); /* their only generated op */
+        if (p->op == QG_K_QUANTIZE || p->op == QG_K_FAKE_QUANT)
+            quantize_k(b, p, f);
+        else
+            dequantize_k(b, p, f);
         B->close_fn(b, NULL);
         return;
     }

@@ -154,10 +154,11 @@ bool qg_plan_block_generated(const qg_spec *sp, qg_kernel_op op) {
     const qg_block_format f = sp->block;
     const bool format = f == QG_BLOCK_Q8_0 || f == QG_BLOCK_Q8_1 || f == QG_BLOCK_Q4_0 || f == QG_BLOCK_Q4_1 ||
                         f == QG_BLOCK_Q5_0 || f == QG_BLOCK_Q5_1;
-    const bool k_quant = f == QG_BLOCK_Q4_K || f == QG_BLOCK_Q6_K; /* dequantize; quantize searches in the runtime */
+    const bool k_quant = f == QG_BLOCK_Q4_K || f == QG_BLOCK_Q6_K; /* quantize's search is the runtime's */
     return sp->float_type == QG_FLOAT32 &&
            ((format && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE || op == QG_K_FAKE_QUANT)) ||
             ((k_quant || f == QG_BLOCK_MXFP4) && op == QG_K_DEQUANTIZE) ||
+            (k_quant && (op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT)) ||
             (f == QG_BLOCK_MXFP4 && (op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT)));
 }
 

@@ -25,6 +25,36 @@ bool qg_plan_blocks(const qg_spec *sp, qg_kernel_op op, qg_plan *p) {
         snprintf(p->formula, cap, "y = fl(float(q - 32) * fl(d * scale))");
         return true;
     }
+    if ((op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT) && (f == QG_BLOCK_Q4_K || f == QG_BLOCK_Q6_K)) {
+        /* the element loop after the runtime's search: ggml's nearest_int
+         * is round-half-even on the values the search lets through
+         * (|v| <= 4194303), clamped; q4_K's v = (x + dm) / d, codes 0..15,
+         * q6_K's v = x / d, codes -32..31 stored 32 above. fake_quant
+         * decodes them as dequantize does, S being the stored d·sc (and LO
+         * dmin·m) that dequantize computes */
+        const bool q4 = f == QG_BLOCK_Q4_K;
+        const int above = q4 ? N(E2(ADD_F, p->x, QG_IN_LO), "plus_min") : p->x;
+        const int r = N(E1(ROUND_EVEN, N(E2(DIV_F, above, QG_IN_S), "scaled")), "nearest");
+        const int c = N(E2(MIN_F, N(E2(MAX_F, r, N(K(q4 ? 0.0f : -32.0f), "lowest")), "above_lowest"),
+                           N(K(q4 ? 15.0f : 31.0f), "top")),
+                        "clamped");
+        const char *quantized = q4 ? "q = clamp(rne(fl(fl(x + dmin*min) / d*scale)), 0, 15)"
+                                   : "q = clamp(rne(fl(x / d*scale)), -32, 31) + 32";
+        if (op == QG_K_QUANTIZE) {
+            p->out_q = N(E1(CVT_F2I, q4 ? c : N(E2(ADD_F, c, N(K(32.0f), "offset")), "code_f")), "code");
+            snprintf(p->formula, cap, "%s", quantized);
+            return true;
+        }
+        /* + 0.0: a code of 0 is +0, as ggml's integer code converts, not the
+         * -0 that rounding a small negative value gives */
+        const int code = N(E2(ADD_F, c, N(K(0.0f), "zero")), "code_f");
+        const int scaled_back = N(E2(MUL_F, code, QG_IN_S), q4 ? "scaled_back" : "y");
+        p->out_y = q4 ? N(E2(SUB_F, scaled_back, QG_IN_LO), "y") : scaled_back;
+        p->out_mask = N(E1(ORDERED, p->x), "finite");
+        snprintf(p->formula, cap, "%s; y = %s", quantized,
+                 q4 ? "fl(fl(float(q) * d*scale) - dmin*min)" : "fl(float(q - 32) * d*scale)");
+        return true;
+    }
     if ((op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT) && f == QG_BLOCK_MXFP4) {
         /* the reference's nearest of 16 values, lowest code on a tie: near
          * a value the errors are exact (Sterbenz), so the code of |x| is

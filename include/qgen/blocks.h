@@ -51,6 +51,18 @@ qg_status qg_block_quantize_ref(qg_block_format f, const float *x, size_t n, uin
  * reference's. */
 float qg_block_mxfp4_scale(float amax, uint8_t *e);
 
+/* The K-quants' scale search for one block of 256 (q4_K, q6_K), the part
+ * of quantize the generated kernels leave to the runtime: writes the
+ * block's fields but its codes into b, the search's codes (0..15; q6_K's
+ * l + 32) into codes[256] and each sub-block's final scale into sub: q4_K's
+ * d·sc in sub[0..7] and dmin·m in sub[8..15], q6_K's d·sc in sub[0..15].
+ * A sub-block whose scale is 0 keeps the search's codes. Returns 0 when
+ * the element loop may take the block, 2 when it may but a sub-block's
+ * scale is 0 (its codes are the search's), and 1 for a block to hand to
+ * qg_block_quantize_ref (a NaN or an infinity in it, or a value beyond
+ * ggml's nearest_int). */
+int qg_block_kquant_search(qg_block_format f, const float *x, uint8_t *b, uint8_t *codes, float *sub);
+
 /* Decodes one row of n elements from its blocks. */
 qg_status qg_block_dequantize_ref(qg_block_format f, const uint8_t *q, size_t n, float *y, qg_error *err);
 

@@ -185,20 +185,47 @@ typedef uint8_t qg_ks_b16 __attribute__((vector_size(16)));
 #define QG_KS_GET16(v, p, at) memcpy(&(v), (const uint8_t *)(p) + (at), 16)
 #define QG_KS_PUT16(p, at, v) memcpy((uint8_t *)(p) + (at), &(v), 16)
 #endif
-static inline void qg_ks_pack_nibbles(void *dst, const void *src) {
+/* dst[j] = src[j] & 15 | src[j + k] << 4 for j < k (k = 16, 32 or 64: the
+ * 32-element formats' pairs, q4_K's and q6_K's) */
+static inline void qg_ks_pack_nibbles(void *dst, const void *src, int k) {
     if (!dst || !src)
         return;
+    for (int h = 0; h < (k & 112); h += 16) {
 #if defined(__GNUC__)
-    qg_ks_b16 lo, hi;
-    QG_KS_GET16(lo, src, 0);
-    QG_KS_GET16(hi, src, 16);
-    lo = (lo & 15) | hi << 4;
-    QG_KS_PUT16(dst, 0, lo);
+        qg_ks_b16 lo, hi;
+        QG_KS_GET16(lo, src, h);
+        QG_KS_GET16(hi, src, h + k);
+        lo = (lo & 15) | hi << 4;
+        QG_KS_PUT16(dst, h, lo);
 #else
-    const uint8_t *c = (const uint8_t *)src;
-    for (int j = 0; j < 16; j++)
-        ((uint8_t *)dst)[j] = (uint8_t)((c[j] & 15) | c[j + 16] << 4);
+        const uint8_t *c = (const uint8_t *)src;
+        for (int j = h; j < h + 16; j++)
+            ((uint8_t *)dst)[j] = (uint8_t)((c[j] & 15) | c[j + k] << 4);
 #endif
+    }
+}
+/* dst[j] = bits 4-5 of src[j + 32t] at bits 2t, t < 4, for j < 32 (q6_K's
+ * high bits, as qg_ks_or_high_pair reads them) */
+static inline void qg_ks_pack_high_pairs(void *dst, const void *src) {
+    if (!dst || !src)
+        return;
+    for (int h = 0; h < 32; h += 16) {
+#if defined(__GNUC__)
+        qg_ks_b16 acc = {0}, c;
+        for (int t = 0; t < 4; t++) {
+            QG_KS_GET16(c, src, h + 32 * t);
+            acc |= (c >> 4 & 3) << (2 * t);
+        }
+        QG_KS_PUT16(dst, h, acc);
+#else
+        for (int j = h; j < h + 16; j++) {
+            unsigned v = 0;
+            for (int t = 0; t < 4; t++)
+                v |= (((const uint8_t *)src)[j + 32 * t] >> 4 & 3u) << (2 * t);
+            ((uint8_t *)dst)[j] = (uint8_t)v;
+        }
+#endif
+    }
 }
 static inline void qg_ks_pack_fifth(void *dst, const void *src) {
     if (!dst || !src)
