@@ -23,9 +23,9 @@ typedef enum op_kind { OP_QUANTIZE, OP_DEQUANTIZE, OP_FAKE_QUANT, OP_BACKWARD } 
 typedef struct job {
     const qg_spec *sp;
     op_kind op;
-    qg_quantize_fn quantize;
-    qg_dequantize_fn dequantize;
-    qg_fake_quant_fn fake_quant;
+    qg_quantize_link_fn quantize;
+    qg_dequantize_link_fn dequantize;
+    qg_fake_quant_link_fn fake_quant;
     qg_backward_fn backward;
     const uint16_t *in; /* x or dy */
     uint16_t *out;      /* y or dx */
@@ -36,7 +36,9 @@ typedef struct job {
     const qg_qparams *qp;
 } job;
 
-static size_t byte_offset(const job *j, size_t at) { return qg_q_bytes(j->sp->dtype, at); }
+static size_t byte_offset(const job *j, size_t at) {
+    return j->sp->block != QG_BLOCK_NONE ? qg_block_row_bytes(j->sp->block, at) : qg_q_bytes(j->sp->dtype, at);
+}
 
 static size_t mask_offset(const job *j, size_t at) { return j->sp->compat_mask ? at / 8 : at; }
 
@@ -142,7 +144,29 @@ static void run_channel_runs(const job *j, size_t n) {
     }
 }
 
+/* Block formats (docs/semantics.md, "Block formats"): pieces of whole
+ * blocks through the stack buffers, no qparams; a row that is not whole
+ * blocks is refused whole, as the float32 op refuses it. A K-quant row the
+ * float32 op refuses ends its piece; that piece's y past the refusal reads
+ * +0 (the buffer cleared first), the same on every run. */
+static void run_blocks(const job *j, size_t n) {
+    const size_t E = qg_block_elems(j->sp->block);
+    if (!E || n % E)
+        return;
+    float fin[CHUNK], fout[CHUNK];
+    for (size_t at = 0; at < n; at += CHUNK) {
+        const size_t len = n - at < CHUNK ? n - at : CHUNK;
+        if (j->op == OP_FAKE_QUANT && E > 32)
+            memset(fout, 0, len * sizeof fout[0]);
+        run_piece(j, at, len, j->qp, fin, fout);
+    }
+}
+
 static void run(const job *j, size_t n) {
+    if (j->sp->block != QG_BLOCK_NONE && j->op != OP_BACKWARD) {
+        run_blocks(j, n);
+        return;
+    }
     size_t per_period;
     const size_t P = qg_param_period(j->sp, j->qp, &per_period);
     size_t unit = P;
@@ -166,23 +190,26 @@ static void run(const job *j, size_t n) {
     free(buf);
 }
 
-void qg_ftype_quantize(const qg_spec *sp, qg_quantize_fn f32, const uint16_t *x, void *q, size_t n,
+/* Block specs take no qparams. */
+static bool has_qparams(const qg_spec *sp, const qg_qparams *qp) { return qp || sp->block != QG_BLOCK_NONE; }
+
+void qg_ftype_quantize(const qg_spec *sp, qg_quantize_link_fn f32, const uint16_t *x, void *q, size_t n,
                        const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(sp && qp && ((x && q) || n == 0));
+    QG_NEED_OR_RETURN(sp && has_qparams(sp, qp) && ((x && q) || n == 0));
     const job j = {.sp = sp, .op = OP_QUANTIZE, .quantize = f32, .in = x, .q_out = q, .qp = qp};
     run(&j, n);
 }
 
-void qg_ftype_dequantize(const qg_spec *sp, qg_dequantize_fn f32, const void *q, uint16_t *y, size_t n,
+void qg_ftype_dequantize(const qg_spec *sp, qg_dequantize_link_fn f32, const void *q, uint16_t *y, size_t n,
                          const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(sp && qp && ((y && q) || n == 0));
+    QG_NEED_OR_RETURN(sp && has_qparams(sp, qp) && ((y && q) || n == 0));
     const job j = {.sp = sp, .op = OP_DEQUANTIZE, .dequantize = f32, .q_in = q, .out = y, .qp = qp};
     run(&j, n);
 }
 
-void qg_ftype_fake_quant(const qg_spec *sp, qg_fake_quant_fn f32, const uint16_t *x, uint16_t *y, uint8_t *mask,
+void qg_ftype_fake_quant(const qg_spec *sp, qg_fake_quant_link_fn f32, const uint16_t *x, uint16_t *y, uint8_t *mask,
                          size_t n, const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(sp && qp && ((x && y) || n == 0));
+    QG_NEED_OR_RETURN(sp && has_qparams(sp, qp) && ((x && y) || n == 0));
     const job j = {.sp = sp, .op = OP_FAKE_QUANT, .fake_quant = f32, .in = x, .out = y, .mask_out = mask, .qp = qp};
     run(&j, n);
 }

@@ -353,7 +353,7 @@ qg_status qg_lower_kernels(qg_kb *b, const qg_spec *spec, qg_isa isa, unsigned o
  * runtime's drivers around it), requantize's entry, a by-reference entry. */
 void qg_lower_entry(qg_kb *b, const qg_plan *p);
 void qg_lower_requantize_entry(qg_kb *b, const qg_plan *p);
-void qg_lower_by_reference(qg_kb *b, qg_kernel_op op);
+void qg_lower_by_reference(qg_kb *b, const qg_spec *sp, qg_kernel_op op);
 void qg_lower_forwarders(qg_kb *b, const qg_op_info *o, const qg_entry_chain *ch);
 /* lower_rows.c: whether the op walks channels-last rows, those rows, and
  * the entry's branch to them (inner == 1): the runtime's parameter table

@@ -450,18 +450,22 @@ static void quantize_k(qg_kb *b, const qg_plan *p, qg_block_format f) {
 }
 
 void qg_lower_block_entry(qg_kb *b, const qg_plan *p, qg_block_format f) {
+    const qg_op_info *o = qg_op_info_of(p->op);
+    qg_entry_chain ch; /* 16-bit rows: the walk is the ftype driver's float32 one */
+    qg_entry_chain_of(b->lp, &ch);
     if (f == QG_BLOCK_Q4_K || f == QG_BLOCK_Q6_K) {
-        B->open_link(b, qg_op_info_of(p->op), "");
+        B->open_link(b, o, ch.walk);
         if (p->op == QG_K_QUANTIZE || p->op == QG_K_FAKE_QUANT)
             quantize_k(b, p, f);
         else
             dequantize_k(b, p, f);
         B->close_fn(b, NULL);
+        qg_lower_forwarders(b, o, &ch);
         return;
     }
     qg_block_layout l;
     qg_block_layout_of(f, &l); /* a generated format's (qg_plan_block_generated) */
-    B->open_link(b, qg_op_info_of(p->op), "");
+    B->open_link(b, o, ch.walk);
     if (p->op == QG_K_QUANTIZE)
         quantize(b, p, f, &l);
     else if (p->op == QG_K_FAKE_QUANT)
@@ -469,4 +473,5 @@ void qg_lower_block_entry(qg_kb *b, const qg_plan *p, qg_block_format f) {
     else
         dequantize(b, p, f, &l);
     B->close_fn(b, NULL);
+    qg_lower_forwarders(b, o, &ch);
 }

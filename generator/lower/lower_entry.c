@@ -201,18 +201,28 @@ void qg_lower_requantize_entry(qg_kb *b, const qg_plan *p) {
     B->close_fn(b, NULL);
 }
 
-void qg_lower_by_reference(qg_kb *b, qg_kernel_op op) {
+void qg_lower_by_reference(qg_kb *b, const qg_spec *sp, qg_kernel_op op) {
     const qg_op_info *o = qg_op_info_of(op);
-    forward(b, o, "", o->reference, NULL);
+    const char *ftype = qg_op_driver(o, "ftype"); /* 16-bit rows of a block spec: widened around the reference */
+    if (sp->block != QG_BLOCK_NONE && sp->float_type != QG_FLOAT32 && ftype)
+        forward(b, o, "", ftype, B->imm(b, QG_KT_PTR, 0));
+    else
+        forward(b, o, "", o->reference, NULL);
 }
+
+static bool sixteen_bit_blocks(const qg_spec *sp) { return sp->block != QG_BLOCK_NONE && sp->float_type != QG_FLOAT32; }
 
 void qg_lower_observe_entry(qg_kb *b, const qg_spec *spec) {
     const qg_op_info *o = qg_op_info_of(QG_K_OBSERVE);
     qg_entry_chain ch;
     qg_entry_chain_of(b->lp, &ch);
     B->open_link(b, o, ch.walk);
-    const bool reduces = qg_plan_observer_reduces(spec);
-    if (!reduces) {
+    /* a block spec's min/max span is its blocks' float32 one: 16-bit rows
+     * take the reference's scan */
+    const bool reduces = qg_plan_observer_reduces(spec) && !sixteen_bit_blocks(spec);
+    if (sixteen_bit_blocks(spec)) {
+        B->comment(b, "16-bit rows of a block format: the runtime's min/max scan");
+    } else if (!reduces) {
         char text[96];
         snprintf(text, sizeof text, "%s observers keep no min/max to vectorize",
                  qg_observer_type_name(spec->observer.type));
@@ -266,7 +276,7 @@ qg_status qg_lower_kernels(qg_kb *b, const qg_spec *sp, qg_isa isa, unsigned ops
         B->section(b, qg_kernel_op_name(op));
         if (qg_plan_by_reference(sp, op)) {
             B->comment(b, by_reference_reason(sp, op));
-            qg_lower_by_reference(b, op);
+            qg_lower_by_reference(b, sp, op);
             continue;
         }
         /* a block format's ops run the span of its blocks' elements */
@@ -275,12 +285,16 @@ qg_status qg_lower_kernels(qg_kb *b, const qg_spec *sp, qg_isa isa, unsigned ops
         if (block)
             qg_plan_block_elements(sp, &elements);
         const qg_spec *esp = block ? &elements : sp;
-        if (op == QG_K_OBSERVE || (block && (op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT)))
+        /* the 32-element formats' walks take their blocks' extremes from it */
+        const bool k_quant = sp->block == QG_BLOCK_Q4_K || sp->block == QG_BLOCK_Q6_K;
+        if ((op == QG_K_OBSERVE && !sixteen_bit_blocks(sp)) ||
+            (block && !k_quant && (op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT)))
             minmax_once(b, esp, isa, &minmax_done);
         qg_kernel_loops lp;
         qg_plan plan;
         qg_kernel_loops_of(esp, isa, op, &lp);
         lp.align_head = lp.align_head && !block; /* a block's 32 elements stay one span */
+        lp.ftype_driver = block && sixteen_bit_blocks(sp);
         b->lp = &lp;
         if (op != QG_K_OBSERVE && (st = qg_plan_build_for(esp, isa, op, &plan, err)))
             break;

@@ -126,10 +126,10 @@ qg_dtype qg_kernel_dtype(const qg_spec *sp) {
  * link is the entry. */
 void qg_entry_chain_of(const qg_kernel_loops *lp, qg_entry_chain *out) {
     memset(out, 0, sizeof *out);
-    static const char *const infix[] = {"_blocks", "_bytes"}, *const driver[] = {"group", "pack4"};
-    const bool on[] = {lp->group_driver, lp->pack4};
-    int wraps[2], count = 0;
-    for (int k = 0; k < 2; k++)
+    static const char *const infix[] = {"_blocks", "_bytes", "_f32"}, *const driver[] = {"group", "pack4", "ftype"};
+    const bool on[] = {lp->group_driver, lp->pack4, lp->ftype_driver};
+    int wraps[3], count = 0;
+    for (int k = 0; k < 3; k++)
         if (on[k])
             wraps[count++] = k;
     out->walk = count ? infix[wraps[0]] : "";

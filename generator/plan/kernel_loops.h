@@ -51,6 +51,10 @@ typedef struct qg_kernel_loops {
     /* 4-bit dtypes' quantize/dequantize: the kernel works on one byte per
      * element ("bytes"), the entry forwards to qg_pack4_<op> with it. */
     bool pack4;
+    /* Block specs with 16-bit float tensors: the walk is a static "f32"
+     * function on float32 rows, and the entry forwards to qg_ftype_<op>,
+     * which widens and narrows around it. */
+    bool ftype_driver;
     /* The float tensors' type as the kernel and the drivers around it read
      * and write them: a 16-bit one is converted inside the plan
      * (qg_plan_io). */
@@ -94,10 +98,10 @@ qg_dtype qg_kernel_dtype(const qg_spec *spec);
  * the walk's, and the driver forwarders' in the order they wrap it. */
 typedef struct qg_entry_chain {
     const char *walk;      /* "" or the infix of the driver wrapping it */
-    int forwarders;        /* 0 to 2 */
-    const char *name[2];   /* the forwarder's own infix ("" is the entry) */
-    const char *driver[2]; /* "group" or "pack4": the runtime's qg_<driver>_<stem> */
-    const char *inner[2];  /* the infix of the function it hands on */
+    int forwarders;        /* 0 to 3 */
+    const char *name[3];   /* the forwarder's own infix ("" is the entry) */
+    const char *driver[3]; /* "group", "pack4" or "ftype": the runtime's qg_<driver>_<stem> */
+    const char *inner[3];  /* the infix of the function it hands on */
 } qg_entry_chain;
 void qg_entry_chain_of(const qg_kernel_loops *lp, qg_entry_chain *out);
 

@@ -17,7 +17,8 @@ static const qg_op_info ops[QG_K_OP_COUNT] = {
                        "qg_ref_quantize",
                        QG_IN_X,
                        "quantize",
-                       {CALLEE(qg_ref_quantize), CALLEE(qg_group_quantize), CALLEE(qg_pack4_quantize)}},
+                       {CALLEE(qg_ref_quantize), CALLEE(qg_group_quantize), CALLEE(qg_pack4_quantize),
+                        CALLEE(qg_ftype_quantize)}},
     [QG_K_DEQUANTIZE] = {QG_K_DEQUANTIZE,
                          "dequantize",
                          false,
@@ -26,7 +27,8 @@ static const qg_op_info ops[QG_K_OP_COUNT] = {
                          "qg_ref_dequantize",
                          QG_IN_Q,
                          "dequantize",
-                         {CALLEE(qg_ref_dequantize), CALLEE(qg_group_dequantize), CALLEE(qg_pack4_dequantize)}},
+                         {CALLEE(qg_ref_dequantize), CALLEE(qg_group_dequantize), CALLEE(qg_pack4_dequantize),
+                          CALLEE(qg_ftype_dequantize)}},
     [QG_K_FAKE_QUANT] = {QG_K_FAKE_QUANT,
                          "fake_quant",
                          false,
@@ -39,7 +41,7 @@ static const qg_op_info ops[QG_K_OP_COUNT] = {
                          "qg_ref_fake_quant",
                          QG_IN_X,
                          "fake_quant",
-                         {CALLEE(qg_ref_fake_quant), CALLEE(qg_group_fake_quant)}},
+                         {CALLEE(qg_ref_fake_quant), CALLEE(qg_group_fake_quant), CALLEE(qg_ftype_fake_quant)}},
     [QG_K_FAKE_QUANT_BACKWARD] =
         {QG_K_FAKE_QUANT_BACKWARD,
          "fake_quant_backward",
@@ -48,8 +50,8 @@ static const qg_op_info ops[QG_K_OP_COUNT] = {
          {{QG_ARG_F32_IN, "dy"}, {QG_ARG_MASK_IN, "mask"}, {QG_ARG_F32_OUT, "dx"}, {QG_ARG_N, "n"}},
          "qg_ref_fake_quant_backward",
          QG_IN_DY,
-         NULL,
-         {CALLEE(qg_ref_fake_quant_backward)}},
+         "fake_quant_backward",
+         {CALLEE(qg_ref_fake_quant_backward), CALLEE(qg_ftype_fake_quant_backward)}},
     [QG_K_OBSERVE] = {QG_K_OBSERVE,
                       "observe",
                       true,
@@ -80,7 +82,7 @@ const qg_op_info *qg_op_info_of(qg_kernel_op op) { return op < QG_K_OP_COUNT ? &
 
 const char *qg_op_driver(const qg_op_info *op, const char *driver) {
     const size_t len = strlen(driver);
-    for (int k = 0; k < 3; k++) {
+    for (size_t k = 0; k < sizeof op->callees / sizeof op->callees[0]; k++) {
         const char *name = op->callees[k].name;
         if (name && op->driver_stem && strncmp(name, "qg_", 3) == 0 && strncmp(name + 3, driver, len) == 0 &&
             name[3 + len] == '_' && strcmp(name + 4 + len, op->driver_stem) == 0)

@@ -43,7 +43,8 @@ typedef struct qg_op_info {
     const char *reference;
     qg_plan_input data; /* the plan input the data argument feeds */
     /* The runtime drivers an entry may forward to are qg_group_<stem>
-     * (per-group specs) and qg_pack4_<stem> (4-bit dtypes), taking the
+     * (per-group specs), qg_pack4_<stem> (4-bit dtypes) and qg_ftype_<stem>
+     * (16-bit float rows of block formats), taking the
      * inner function as a qg_<stem>_link_fn (NULL: the op has no such
      * drivers). */
     const char *driver_stem;
@@ -53,12 +54,12 @@ typedef struct qg_op_info {
     struct {
         const char *name;
         void (*fn)(void);
-    } callees[3];
+    } callees[4];
 } qg_op_info;
 
 const qg_op_info *qg_op_info_of(qg_kernel_op op);
 
-/* The op's callee qg_<driver>_<stem> (driver "group" or "pack4"), or NULL. */
+/* The op's callee qg_<driver>_<stem> (driver "group", "pack4" or "ftype"), or NULL. */
 const char *qg_op_driver(const qg_op_info *op, const char *driver);
 
 /* The position of the first argument of `kind`, or -1. */

@@ -155,8 +155,7 @@ bool qg_plan_block_generated(const qg_spec *sp, qg_kernel_op op) {
     const bool format = f == QG_BLOCK_Q8_0 || f == QG_BLOCK_Q8_1 || f == QG_BLOCK_Q4_0 || f == QG_BLOCK_Q4_1 ||
                         f == QG_BLOCK_Q5_0 || f == QG_BLOCK_Q5_1;
     const bool k_quant = f == QG_BLOCK_Q4_K || f == QG_BLOCK_Q6_K; /* quantize's search is the runtime's */
-    return sp->float_type == QG_FLOAT32 &&
-           ((format && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE || op == QG_K_FAKE_QUANT)) ||
+    return ((format && (op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE || op == QG_K_FAKE_QUANT)) ||
             ((k_quant || f == QG_BLOCK_MXFP4) && op == QG_K_DEQUANTIZE) ||
             (k_quant && (op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT)) ||
             (f == QG_BLOCK_MXFP4 && (op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT)));
@@ -175,6 +174,7 @@ void qg_plan_block_elements(const qg_spec *sp, qg_spec *out) {
     out->rounding = QG_ROUND_HALF_AWAY;
     out->scale_op = QG_SCALE_MUL_INV;
     out->nan_policy = QG_NAN_UNCHECKED; /* a block holding a NaN goes to the reference, whole */
+    out->float_type = QG_FLOAT32;       /* 16-bit rows are widened around the walk (qg_ftype_*) */
     out->compat_mask = sp->compat_mask; /* fake_quant's mask, packed or bytes */
     out->observer.type = QG_OBS_MINMAX; /* the blocks' extremes are its reduction */
 }
@@ -197,20 +197,9 @@ bool qg_plan_observer_reduces(const qg_spec *sp) {
            t == QG_OBS_PER_CHANNEL_MINMAX || t == QG_OBS_MOVING_AVERAGE_PER_CHANNEL_MINMAX;
 }
 
-qg_status qg_plan_check_spec(const qg_spec *sp, qg_error *err) {
-    /* ops plans cannot serve forward to the reference, which takes float32 block rows */
-    if (sp->block != QG_BLOCK_NONE && sp->float_type != QG_FLOAT32)
-        return qg_error_set(err, QG_ERR_INVALID,
-                            "float_type: got %s with block %s; expected float32 for generated kernels (16-bit rows "
-                            "of a block format are not built yet; qgen run widens them)",
-                            qg_float_type_name(sp->float_type), qg_block_format_name(sp->block));
-    return QG_OK;
-}
-
 qg_status qg_plan_check_isa(const qg_spec *sp, qg_isa isa, qg_error *err) {
-    qg_status st = qg_plan_check_spec(sp, err);
-    if (st || isa == QG_ISA_SCALAR)
-        return st;
+    if (isa == QG_ISA_SCALAR)
+        return QG_OK;
     if (sp->dtype == QG_QINT32)
         return qg_error_set(err, QG_ERR_INVALID,
                             "targets: %s cannot serve dtype qint32 (q - z is not exact in fp32 lanes); expected "

@@ -218,13 +218,8 @@ bool qg_plan_observer_reduces(const qg_spec *spec);
 bool qg_plan_block_generated(const qg_spec *spec, qg_kernel_op op);
 void qg_plan_block_elements(const qg_spec *spec, qg_spec *out);
 
-/* Whether kernels can be generated for the spec at all: every valid spec
- * but a block format's with 16-bit float tensors. */
-qg_status qg_plan_check_spec(const qg_spec *spec, qg_error *err);
-
 /* Whether a vector ISA can serve the spec (qint32 and float zero points are
- * generated for scalar only; qg_plan_check_spec first); the message says
- * why not. */
+ * generated for scalar only); the message says why not. */
 qg_status qg_plan_check_isa(const qg_spec *spec, qg_isa isa, qg_error *err);
 
 #endif

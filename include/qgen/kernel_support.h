@@ -499,15 +499,16 @@ void qg_pack4_dequantize(const qg_spec *spec, qg_dequantize_link_fn bytes, const
 /* bfloat16/float16 tensors (docs/semantics.md, "Float types") over `f32`,
  * a kernel on float32 tensors (NULL: the runtime's reference), widened
  * into a buffer and narrowed back: the threaded ops' and the fused step's
- * reference paths call these. The float arguments hold the spec's
- * float_type bit patterns. */
+ * reference paths call these, and the generated entry points of a block
+ * spec with 16-bit rows (qp may be NULL there). The float arguments hold
+ * the spec's float_type bit patterns. */
 typedef void (*qg_dequantize_fn)(const void *q, float *y, size_t n, const qg_qparams *qp);
 typedef void (*qg_backward_fn)(const float *dy, const uint8_t *mask, float *dx, size_t n);
-void qg_ftype_quantize(const qg_spec *spec, qg_quantize_fn f32, const uint16_t *x, void *q, size_t n,
+void qg_ftype_quantize(const qg_spec *spec, qg_quantize_link_fn f32, const uint16_t *x, void *q, size_t n,
                        const qg_qparams *qp);
-void qg_ftype_dequantize(const qg_spec *spec, qg_dequantize_fn f32, const void *q, uint16_t *y, size_t n,
+void qg_ftype_dequantize(const qg_spec *spec, qg_dequantize_link_fn f32, const void *q, uint16_t *y, size_t n,
                          const qg_qparams *qp);
-void qg_ftype_fake_quant(const qg_spec *spec, qg_fake_quant_fn f32, const uint16_t *x, uint16_t *y, uint8_t *mask,
+void qg_ftype_fake_quant(const qg_spec *spec, qg_fake_quant_link_fn f32, const uint16_t *x, uint16_t *y, uint8_t *mask,
                          size_t n, const qg_qparams *qp);
 void qg_ftype_fake_quant_backward(const qg_spec *spec, qg_backward_fn f32, const uint16_t *dy, const uint8_t *mask,
                                   uint16_t *dx, size_t n);

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "dt_rng.h"
-#include "plan/kernel_plan.h" /* qg_plan_check_spec */
 #include "qgen/runtime.h"
 
 static void put(dt_fields *f, const char *key, const char *fmt, ...) {
@@ -170,8 +169,9 @@ bool dt_draw_spec(uint64_t seed, const char *name, dt_fields *f, qg_spec *out, u
         qg_error err;
         if (qg_spec_load_string(json, "<drawn>", NULL, 0, out, &err) != QG_OK)
             ++*rejected;
-        else if (qg_plan_check_spec(out, &err) == QG_OK) /* valid specs codegen refuses are drawn again */
-            return true;
+        else if (out->block == QG_BLOCK_NONE || out->float_type == QG_FLOAT32)
+            return true; /* 16-bit block rows go through the driver's pieces, which the checks' whole-row reference
+                            does not model (the kernel tests cover them) */
     }
     return false;
 }

@@ -11,11 +11,14 @@
 
 #include "qgen/spec.h"
 
-/* One ISA's kernels of a block spec, their block tensors as bytes. */
+/* One ISA's kernels of a block spec, their block tensors as bytes and
+ * their float tensors of the spec's float_type (float32, or 16-bit codes
+ * checked against the reference through qg_ftype_*: widened, the float32
+ * reference, narrowed). */
 typedef struct kc_block_kernels {
-    void (*quantize)(const float *x, uint8_t *q, size_t n);
-    void (*dequantize)(const uint8_t *q, float *y, size_t n);
-    void (*fake_quant)(const float *x, float *y, uint8_t *mask, size_t n);
+    void (*quantize)(const void *x, uint8_t *q, size_t n);
+    void (*dequantize)(const uint8_t *q, void *y, size_t n);
+    void (*fake_quant)(const void *x, void *y, uint8_t *mask, size_t n);
 } kc_block_kernels;
 
 /* Runs every case; returns the number of failed checks, adds the elements

@@ -1116,14 +1116,11 @@ static void jit_teardown(void) {
 
 /* A block format's kernels (block_check.c): block tensors are bytes, and
  * there are no qparams. */
-#if KC_FBITS == 32
-static void kb_quantize(const float *x, uint8_t *q, size_t n) { K->quantize(x, (KC_QP *)q, n, NULL); }
-static void kb_dequantize(const uint8_t *q, float *y, size_t n) { K->dequantize((const KC_QP *)q, y, n, NULL); }
-static void kb_fake_quant(const float *x, float *y, uint8_t *mask, size_t n) { K->fake_quant(x, y, mask, n, NULL); }
-#endif
+static void kb_quantize(const void *x, uint8_t *q, size_t n) { K->quantize(x, (KC_QP *)q, n, NULL); }
+static void kb_dequantize(const uint8_t *q, void *y, size_t n) { K->dequantize((const KC_QP *)q, y, n, NULL); }
+static void kb_fake_quant(const void *x, void *y, uint8_t *mask, size_t n) { K->fake_quant(x, y, mask, n, NULL); }
 
 static int block_main(const char *isa, const char *vl) {
-#if KC_FBITS == 32
     const kc_block_kernels k = {kb_quantize, kb_dequantize, kb_fake_quant};
     const clock_t start = clock();
     const unsigned bad = kc_block_check(SP, K->isa, &k, &compared);
@@ -1134,11 +1131,6 @@ static int block_main(const char *isa, const char *vl) {
     if (kc_manifest_write(&(kc_run){SP->name, KC_BACKEND_NAME, KC_ARCH, isa, vl}, op_names, N_OPS))
         rc = 1;
     return rc;
-#else
-    (void)isa, (void)vl;
-    fprintf(stderr, "kernel_check: block spec %s with 16-bit float tensors has no checks here\n", SP->name);
-    return 1;
-#endif
 }
 
 int main(int argc, char **argv) {

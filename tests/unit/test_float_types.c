@@ -12,6 +12,7 @@
 
 #include "../link_counters.h"
 #include "../test_util.h"
+#include "qgen/blocks.h"
 #include "qgen/kernel_support.h"
 
 /* ---- malloc that fails on demand (linked with --wrap=malloc) ---------- */
@@ -217,11 +218,11 @@ static void test_array_loops_equal_scalar(void) {
 /* ---- the drivers, with the reference as the float32 kernel ------------ */
 
 static qg_spec SP;
-static void ref_quantize(const float *x, void *q, size_t n, const qg_qparams *qp) { qg_ref_quantize(&SP, x, q, n, qp); }
-static void ref_dequantize(const void *q, float *y, size_t n, const qg_qparams *qp) {
+static void ref_quantize(const void *x, void *q, size_t n, const qg_qparams *qp) { qg_ref_quantize(&SP, x, q, n, qp); }
+static void ref_dequantize(const void *q, void *y, size_t n, const qg_qparams *qp) {
     qg_ref_dequantize(&SP, q, y, n, qp);
 }
-static void ref_fake_quant(const float *x, float *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
+static void ref_fake_quant(const void *x, void *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
     qg_ref_fake_quant(&SP, x, y, mask, n, qp);
 }
 static void ref_backward(const float *dy, const uint8_t *mask, float *dx, size_t n) {
@@ -311,6 +312,52 @@ static void test_drivers_on_every_path(void) {
         }
         CU_ASSERT_EQUAL(heap_paths,
                         qg_qscheme_is_per_channel(SP.qscheme) || qg_qscheme_is_per_group(SP.qscheme) ? 1 : 0);
+    }
+}
+
+/* Block formats' 16-bit rows through the drivers, as their generated
+ * entry points take them: pieces of 2048 elements, no qparams, equal to
+ * widening the row, the float32 reference and narrowing; a row that is
+ * not whole blocks leaves every output as it was. */
+static void test_block_rows_through_the_drivers(void) {
+    static const char *const specs[] = {
+        "{\"name\":\"q8\",\"base\":\"ggml.q8_0\",\"float_type\":\"bfloat16\"}",
+        "{\"name\":\"k\",\"base\":\"ggml.q4_K\",\"float_type\":\"float16\",\"compat_mask\":true}",
+    };
+    enum { n = 17 * 256 }; /* three pieces: 2048, 2048, 256 */
+    static uint16_t bx[n], by[n], want[n];
+    static float bf[n], bw[n];
+    static uint8_t bq[2 * n], bwq[2 * n], bm[n], bwm[n];
+    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {
+        load(specs[s]);
+        const qg_float_type ft = SP.float_type;
+        for (size_t i = 0; i < n; i++)
+            bx[i] = narrow1(ft, (float)((int)(next32() % 4001) - 2000) * (i % 512 < 256 ? 0.01f : 3.0f));
+        qg_float_type_widen(ft, bx, bf, n);
+        const size_t bytes = qg_block_row_bytes(SP.block, n), mb = SP.compat_mask ? n / 8 : n;
+        memset(bq, 0, sizeof bq);
+        qg_ftype_quantize(&SP, NULL, bx, bq, n, NULL);
+        CU_ASSERT_EQUAL(qg_block_quantize_ref(SP.block, bf, n, bwq, NULL), QG_OK);
+        CU_ASSERT_EQUAL(memcmp(bq, bwq, bytes), 0);
+        qg_ftype_dequantize(&SP, NULL, bwq, by, n, NULL);
+        CU_ASSERT_EQUAL(qg_block_dequantize_ref(SP.block, bwq, n, bw, NULL), QG_OK);
+        qg_float_type_narrow(ft, bw, want, n);
+        CU_ASSERT_EQUAL(memcmp(by, want, sizeof by), 0);
+        qg_ftype_fake_quant(&SP, NULL, bx, by, bm, n, NULL);
+        CU_ASSERT_EQUAL(qg_block_fake_quant_ref(SP.block, bf, bw, bwm, SP.compat_mask, n, NULL), QG_OK);
+        qg_float_type_narrow(ft, bw, want, n);
+        CU_ASSERT_EQUAL(memcmp(by, want, sizeof by), 0);
+        CU_ASSERT_EQUAL(memcmp(bm, bwm, mb), 0);
+        /* one element short of whole blocks: nothing written */
+        memset(bq, 0xA5, sizeof bq);
+        memset(by, 0xA5, sizeof by);
+        memset(bm, 0xA5, sizeof bm);
+        qg_ftype_quantize(&SP, NULL, bx, bq, n - 1, NULL);
+        qg_ftype_fake_quant(&SP, NULL, bx, by, bm, n - 1, NULL);
+        size_t touched = 0;
+        for (size_t i = 0; i < n; i++)
+            touched += bq[i] != 0xA5 || by[i] != 0xA5A5 || bm[i] != 0xA5;
+        CU_ASSERT_EQUAL(touched, 0);
     }
 }
 
@@ -430,6 +477,7 @@ int main(void) {
         {"array loops equal the one-value functions", test_array_loops_equal_scalar},
         {"the block walks' 16-lane fp16 store equals the scalar one", test_group_f16_store_equals_scalar},
         {"drivers: pieces, one copy, element by element", test_drivers_on_every_path},
+        {"drivers: block formats' 16-bit rows", test_block_rows_through_the_drivers},
         {"observe driver", test_observe_driver},
         {"per-group and 4-bit drivers out of memory", test_group_and_4bit_drivers_out_of_memory},
         {"refusals", test_refusals},

@@ -103,24 +103,26 @@ static void test_op_table_is_whole(void) {
         CU_ASSERT_TRUE(qg_op_arg_index(o, QG_ARG_N) >= 0);
         CU_ASSERT_EQUAL(qg_op_data_out(o) >= 0, o->reference != NULL);
         /* the JIT defines exactly the callees: the reference and each driver an entry may call are among them */
-        const char *wanted[3] = {o->reference, NULL, NULL};
-        char drivers[2][64];
-        for (int d = 0; d < 2 && o->driver_stem; d++) {
-            snprintf(drivers[d], sizeof drivers[d], "qg_%s_%s", d ? "pack4" : "group", o->driver_stem);
-            wanted[1 + d] = drivers[d];
-        }
-        if (op == QG_K_FAKE_QUANT) /* 4-bit dtypes pack only quantize's and dequantize's output */
-            wanted[2] = NULL;
-        /* the forwarders name their driver through the table */
-        for (int d = 0; d < 2; d++) {
-            const char *got = qg_op_driver(o, d ? "pack4" : "group");
+        static const char *const kinds[3] = {"group", "pack4", "ftype"};
+        const bool on[3] = {op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE || op == QG_K_FAKE_QUANT,
+                            /* 4-bit dtypes pack only quantize's and dequantize's output */
+                            op == QG_K_QUANTIZE || op == QG_K_DEQUANTIZE,
+                            /* 16-bit rows of block formats */
+                            op != QG_K_OBSERVE && op != QG_K_REQUANTIZE};
+        const char *wanted[4] = {o->reference, NULL, NULL, NULL};
+        char drivers[3][64];
+        for (int d = 0; d < 3; d++) {
+            snprintf(drivers[d], sizeof drivers[d], "qg_%s_%s", kinds[d], o->driver_stem ? o->driver_stem : "");
+            wanted[1 + d] = on[d] ? drivers[d] : NULL;
+            /* the forwarders name their driver through the table */
+            const char *got = qg_op_driver(o, kinds[d]);
             CU_ASSERT_TRUE(wanted[1 + d] ? got && strcmp(got, wanted[1 + d]) == 0 : got == NULL);
         }
-        for (int w = 0; w < 3; w++) {
+        for (int w = 0; w < 4; w++) {
             if (!wanted[w])
                 continue;
             bool found = false;
-            for (int k = 0; k < 3; k++)
+            for (int k = 0; k < 4; k++)
                 found = found || (o->callees[k].name && strcmp(o->callees[k].name, wanted[w]) == 0 && o->callees[k].fn);
             CU_ASSERT_TRUE(found);
         }
