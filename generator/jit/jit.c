@@ -113,13 +113,17 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
         {"qg_block_mxfp4_scale", (void (*)(void))qg_block_mxfp4_scale},       /* mxfp4's exponent, by log2f */
         {"qg_block_kquant_search", (void (*)(void))qg_block_kquant_search},   /* the K-quants' scale search */
     };
-    enum { SHARED = sizeof shared / sizeof shared[0], MAX = SHARED + 4 * QG_K_OP_COUNT };
+    enum {
+        SHARED = sizeof shared / sizeof shared[0],
+        PER_OP = sizeof((qg_op_info *)0)->callees / sizeof((qg_op_info *)0)->callees[0],
+        MAX = SHARED + PER_OP * QG_K_OP_COUNT
+    };
     LLVMOrcCSymbolMapPair pairs[MAX];
     size_t N = 0;
-    for (size_t i = 0; i < SHARED + 4 * QG_K_OP_COUNT; i++) {
-        const qg_op_info *o = i < SHARED ? NULL : qg_op_info_of((qg_kernel_op)((i - SHARED) / 4));
-        const char *name = o ? o->callees[(i - SHARED) % 4].name : shared[i].name;
-        void (*fn)(void) = o ? o->callees[(i - SHARED) % 4].fn : shared[i].fn;
+    for (size_t i = 0; i < MAX; i++) {
+        const qg_op_info *o = i < SHARED ? NULL : qg_op_info_of((qg_kernel_op)((i - SHARED) / PER_OP));
+        const char *name = o ? o->callees[(i - SHARED) % PER_OP].name : shared[i].name;
+        void (*fn)(void) = o ? o->callees[(i - SHARED) % PER_OP].fn : shared[i].fn;
         if (!name)
             continue;
         pairs[N].Name = LLVMOrcLLJITMangleAndIntern(j->lljit, name);

@@ -365,6 +365,9 @@ void qg_lower_channels_last(qg_kb *b, const qg_plan *p, qg_kv *const io[3], qg_k
  * over a row's blocks around the span of the blocks' element arithmetic
  * (qg_plan_block_elements), the minmax reduction defined before. */
 void qg_lower_block_entry(qg_kb *b, const qg_plan *p, qg_block_format f);
+/* Whether that op's walk calls observe's min/max span for its blocks'
+ * extremes (the 32-element formats' quantize and fake_quant). */
+bool qg_lower_block_reads_extremes(qg_block_format f, qg_kernel_op op);
 /* lower_observe.c: observe's min/max reduction on `isa`, where the spec's
  * observer keeps one (qg_plan_observer_reduces). */
 void qg_lower_minmax(qg_kb *b, const qg_spec *spec, qg_isa isa);

@@ -183,12 +183,36 @@ static void close_groups(qg_kb *b) {
     B->loop_close(b);
 }
 
-/* The reference's call `ref` for a block the group's scales flag, and
- * the walk's next block. */
-static void reference_if_flagged(qg_kb *b, const group_bufs *g, qg_kvar *j, const char *ref, qg_kv **args, int n) {
+/* The reference's quantize of the row's block `at` (into `blk`), or its
+ * fake_quant (`fake`: into out, the row's y, and the mask); its status. */
+static qg_kv *reference_block(qg_kb *b, qg_block_format f, bool fake, qg_kv *x, qg_kv *out, qg_kv *mask, qg_kv *at,
+                              qg_kv *blk) {
     const qg_kt i32 = QG_KT_I32;
+    const long long E = (long long)qg_block_elems(f);
+    qg_kv *first = B->bin(b, QG_KB_MUL, at, size(b, E)), *in = B->elem_ptr(b, QG_KT_F32, x, first);
+    qg_kv *none = B->imm(b, QG_KT_PTR, 0), *format = B->imm(b, QG_KT_I32, f);
+    if (!fake) {
+        qg_kv *args[5] = {format, in, size(b, E), blk, none};
+        return B->call(b, NULL, "qg_block_quantize_ref", &i32, args, 5);
+    }
+    const bool packed = b->lp->mask_out == QG_MASK_BITS;
+    qg_kv *mask_at = B->byte_ptr(b, mask, B->bin(b, QG_KB_MUL, at, size(b, packed ? E / 8 : E)));
+    qg_kv *args[7] = {format,
+                      in,
+                      B->byte_ptr(b, out, B->bin(b, QG_KB_MUL, first, size(b, 4))),
+                      /* writable */ B->select(b, B->nonnull(b, mask), mask_at, none),
+                      B->imm(b, QG_KT_I32, packed),
+                      size(b, E),
+                      none};
+    return B->call(b, NULL, "qg_block_fake_quant_ref", &i32, args, 7);
+}
+
+/* reference_block for a block the group's scales flag, and the walk's
+ * next block. */
+static void reference_if_flagged(qg_kb *b, const group_bufs *g, qg_kvar *j, qg_block_format f, bool fake, qg_kv *x,
+                                 qg_kv *out, qg_kv *mask, qg_kv *at, qg_kv *blk) {
     B->if_open(b, B->bin(b, QG_KB_NE, B->index(b, QG_KT_I32, g->ref, B->get(b, j), false), B->imm(b, QG_KT_I32, 0)));
-    B->discard(b, B->call(b, NULL, ref, &i32, args, n));
+    B->discard(b, reference_block(b, f, fake, x, out, mask, at, blk));
     B->loop_continue(b);
     B->if_close(b);
 }
@@ -209,8 +233,7 @@ static void quantize(qg_kb *b, const qg_plan *p, qg_block_format f, const qg_blo
     qg_kv *at = open_groups(b, f, x, nb, &g, j);
     qg_kv *blk = B->let(b, "blk", B->byte_ptr(b, q, B->bin(b, QG_KB_MUL, at, size(b, (long long)qg_block_bytes(f)))));
     qg_kv *in = B->elem_ptr(b, QG_KT_F32, x, B->bin(b, QG_KB_MUL, at, size(b, QK)));
-    qg_kv *rargs[5] = {B->imm(b, QG_KT_I32, f), in, size(b, QK), blk, B->imm(b, QG_KT_PTR, 0)};
-    reference_if_flagged(b, &g, j, "qg_block_quantize_ref", rargs, 5);
+    reference_if_flagged(b, &g, j, f, false, x, NULL, NULL, at, blk);
     if (f == QG_BLOCK_MXFP4) { /* the E8M0 byte and d from amax, then the codes' nibbles */
         const qg_kt f32 = QG_KT_F32;
         qg_kv *sargs[2] = {of_block(b, g.d, j), blk};
@@ -249,21 +272,12 @@ static void fake_quant(qg_kb *b, const qg_plan *p, qg_block_format f) {
     qg_kv *mask = B->arg(b, QG_ARG_MASK_OUT);
     B->discard(b, B->arg(b, QG_ARG_QPARAMS));
     qg_kv *nb = row_check(b, f, x, y, n);
-    const bool packed = b->lp->mask_out == QG_MASK_BITS;
     qg_lower_clear_packed_mask(b, mask, n);
     const group_bufs g = group_buffers(b, f);
     qg_kvar *j = B->var(b, "j", QG_KT_SIZE, size(b, 0));
     qg_kv *blk = open_groups(b, f, x, nb, &g, j);
     qg_kv *at = B->let(b, "first", B->bin(b, QG_KB_MUL, blk, size(b, QK)));
-    qg_kv *mask_at = B->byte_ptr(b, mask, B->bin(b, QG_KB_MUL, blk, size(b, packed ? QK / 8 : QK)));
-    qg_kv *rargs[7] = {B->imm(b, QG_KT_I32, f),
-                       B->elem_ptr(b, QG_KT_F32, x, at),
-                       B->byte_ptr(b, y, B->bin(b, QG_KB_MUL, at, size(b, 4))),
-                       /* writable */ B->select(b, B->nonnull(b, mask), mask_at, B->imm(b, QG_KT_PTR, 0)),
-                       B->imm(b, QG_KT_I32, packed),
-                       size(b, QK),
-                       B->imm(b, QG_KT_PTR, 0)};
-    reference_if_flagged(b, &g, j, "qg_block_fake_quant_ref", rargs, 7);
+    reference_if_flagged(b, &g, j, f, true, x, y, mask, blk, NULL);
     qg_kv *io[3] = {x, y, mask};
     if (f == QG_BLOCK_MXFP4) { /* d from amax as quantize takes it */
         const qg_kt f32 = QG_KT_F32;
@@ -384,7 +398,7 @@ static void dequantize_k(qg_kb *b, const qg_plan *p, qg_block_format f) {
  * reference's does. */
 static void quantize_k(qg_kb *b, const qg_plan *p, qg_block_format f) {
     const qg_kt i32 = QG_KT_I32;
-    const bool fq = p->op == QG_K_FAKE_QUANT, q4 = f == QG_BLOCK_Q4_K, packed = b->lp->mask_out == QG_MASK_BITS;
+    const bool fq = p->op == QG_K_FAKE_QUANT, q4 = f == QG_BLOCK_Q4_K;
     qg_kv *x = B->arg(b, QG_ARG_F32_IN), *out = B->arg(b, fq ? QG_ARG_F32_OUT : QG_ARG_Q_OUT);
     qg_kv *n = B->arg(b, QG_ARG_N), *mask = fq ? B->arg(b, QG_ARG_MASK_OUT) : NULL;
     B->discard(b, B->arg(b, QG_ARG_QPARAMS));
@@ -406,21 +420,7 @@ static void quantize_k(qg_kb *b, const qg_plan *p, qg_block_format f) {
     /* quantize: 2 (a sub-block keeps the search's codes) is the element loop's */
     B->if_open(b, fq ? B->bin(b, QG_KB_NE, searched, B->imm(b, QG_KT_I32, 0))
                      : B->bin(b, QG_KB_EQ, searched, B->imm(b, QG_KT_I32, 1)));
-    qg_kv *ref;
-    if (fq) {
-        qg_kv *mask_at = B->byte_ptr(b, mask, B->bin(b, QG_KB_MUL, B->get(b, i), size(b, packed ? 32 : 256)));
-        qg_kv *rargs[7] = {B->imm(b, QG_KT_I32, f),
-                           in,
-                           B->byte_ptr(b, out, B->bin(b, QG_KB_MUL, first, size(b, 4))),
-                           B->select(b, B->nonnull(b, mask), mask_at, B->imm(b, QG_KT_PTR, 0)),
-                           B->imm(b, QG_KT_I32, packed),
-                           size(b, 256),
-                           B->imm(b, QG_KT_PTR, 0)};
-        ref = B->call(b, NULL, "qg_block_fake_quant_ref", &i32, rargs, 7);
-    } else {
-        qg_kv *rargs[5] = {B->imm(b, QG_KT_I32, f), in, size(b, 256), blk, B->imm(b, QG_KT_PTR, 0)};
-        ref = B->call(b, NULL, "qg_block_quantize_ref", &i32, rargs, 5);
-    }
+    qg_kv *ref = reference_block(b, f, fq, x, out, mask, B->get(b, i), blk);
     refuse_if(b, B->bin(b, QG_KB_NE, ref, B->imm(b, QG_KT_I32, 0)));
     B->loop_continue(b);
     B->if_close(b);
@@ -447,6 +447,10 @@ static void quantize_k(qg_kb *b, const qg_plan *p, qg_block_format f) {
         B->block_bytes(b, QG_KBYTES_PACK_HIGH_PAIRS, field(b, blk, 128 + 32 * h), field(b, codes, 128 * h), 0);
     }
     B->loop_close(b);
+}
+
+bool qg_lower_block_reads_extremes(qg_block_format f, qg_kernel_op op) {
+    return qg_block_elems(f) == QK && (op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT);
 }
 
 void qg_lower_block_entry(qg_kb *b, const qg_plan *p, qg_block_format f) {

@@ -285,10 +285,7 @@ qg_status qg_lower_kernels(qg_kb *b, const qg_spec *sp, qg_isa isa, unsigned ops
         if (block)
             qg_plan_block_elements(sp, &elements);
         const qg_spec *esp = block ? &elements : sp;
-        /* the 32-element formats' walks take their blocks' extremes from it */
-        const bool k_quant = sp->block == QG_BLOCK_Q4_K || sp->block == QG_BLOCK_Q6_K;
-        if ((op == QG_K_OBSERVE && !sixteen_bit_blocks(sp)) ||
-            (block && !k_quant && (op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT)))
+        if ((op == QG_K_OBSERVE && !sixteen_bit_blocks(sp)) || (block && qg_lower_block_reads_extremes(sp->block, op)))
             minmax_once(b, esp, isa, &minmax_done);
         qg_kernel_loops lp;
         qg_plan plan;

@@ -74,9 +74,8 @@ int qg_plan_scaled(const qg_spec *sp, qg_plan *p) {
     return N(sp->scale_op == QG_SCALE_DIV ? E2(DIV_F, p->x, QG_IN_S) : E2(MUL_F, p->x, QG_IN_INV), "scaled");
 }
 
-/* round(t) in the spec's mode, without the sign of a zero fixed. */
-static int round_mode(const qg_spec *sp, qg_plan *p, int t) {
-    switch (sp->rounding) {
+int qg_plan_round(qg_rounding mode, qg_plan *p, int t) {
+    switch (mode) {
     case QG_ROUND_HALF_UP: return E1(FLOOR, N(E2(ADD_F, t, N(K(0.5f), "half")), "biased"));
     case QG_ROUND_HALF_AWAY: {
         /* trunc(t + copysign(pred(0.5), t)) equals roundf(t) for every
@@ -89,10 +88,11 @@ static int round_mode(const qg_spec *sp, qg_plan *p, int t) {
     }
 }
 
+int qg_plan_unsigned_zero(qg_plan *p, int r) { return N(E2(ADD_F, r, N(K(0.0f), "zero")), "rounded"); }
+
 /* r = round(x / s) in the spec's mode, with -0.0 made +0.0. */
 static int rounded(const qg_spec *sp, qg_plan *p) {
-    int r = N(round_mode(sp, p, qg_plan_scaled(sp, p)), "rounded_signed_zero");
-    return N(E2(ADD_F, r, N(K(0.0f), "zero")), "rounded");
+    return qg_plan_unsigned_zero(p, N(qg_plan_round(sp->rounding, p, qg_plan_scaled(sp, p)), "rounded_signed_zero"));
 }
 
 /* clamp(v, lo, hi), the bounds relative to z. */
@@ -406,7 +406,7 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
             p->out_q = N(E2(ADD_I, rounded_int(sp, io, p, c, "q_minus_z"), QG_IN_Z), "quantized");
             break;
         }
-        int r = N(round_mode(sp, p, t), "rounded");
+        int r = N(qg_plan_round(sp->rounding, p, t), "rounded");
         int c = clamp_to_range(p, r);
         p->out_q = N(E2(ADD_I, N(E1(CVT_F2I, c), "q_minus_z"), QG_IN_Z), "quantized");
         break;

@@ -34,7 +34,9 @@ bool qg_plan_blocks(const qg_spec *sp, qg_kernel_op op, qg_plan *p) {
          * dmin·m) that dequantize computes */
         const bool q4 = f == QG_BLOCK_Q4_K;
         const int above = q4 ? N(E2(ADD_F, p->x, QG_IN_LO), "plus_min") : p->x;
-        const int r = N(E1(ROUND_EVEN, N(E2(DIV_F, above, QG_IN_S), "scaled")), "nearest");
+        int r = N(qg_plan_round(QG_ROUND_HALF_EVEN, p, N(E2(DIV_F, above, QG_IN_S), "scaled")), "nearest");
+        if (op == QG_K_FAKE_QUANT) /* decoded: a code 0 is +0, as ggml's integer code converts */
+            r = qg_plan_unsigned_zero(p, r);
         const int c = N(E2(MIN_F, N(E2(MAX_F, r, N(K(q4 ? 0.0f : -32.0f), "lowest")), "above_lowest"),
                            N(K(q4 ? 15.0f : 31.0f), "top")),
                         "clamped");
@@ -45,10 +47,7 @@ bool qg_plan_blocks(const qg_spec *sp, qg_kernel_op op, qg_plan *p) {
             snprintf(p->formula, cap, "%s", quantized);
             return true;
         }
-        /* + 0.0: a code of 0 is +0, as ggml's integer code converts, not the
-         * -0 that rounding a small negative value gives */
-        const int code = N(E2(ADD_F, c, N(K(0.0f), "zero")), "code_f");
-        const int scaled_back = N(E2(MUL_F, code, QG_IN_S), q4 ? "scaled_back" : "y");
+        const int scaled_back = N(E2(MUL_F, c, QG_IN_S), q4 ? "scaled_back" : "y");
         p->out_y = q4 ? N(E2(SUB_F, scaled_back, QG_IN_LO), "y") : scaled_back;
         p->out_mask = N(E1(ORDERED, p->x), "finite");
         snprintf(p->formula, cap, "%s; y = %s", quantized,

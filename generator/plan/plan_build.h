@@ -21,6 +21,11 @@ static inline int qg_plan_emit_imm(qg_plan *p, qg_opcode op, int a, int32_t imm)
     return v;
 }
 
+/* round(t) in `mode`, a zero keeping the sign rounding gives it; and r
+ * with -0.0 made +0.0 (an integer code's zero). */
+int qg_plan_round(qg_rounding mode, qg_plan *p, int t);
+int qg_plan_unsigned_zero(qg_plan *p, int r);
+
 /* t = x / s or x * inv, as the spec's scale_op says. */
 int qg_plan_scaled(const qg_spec *sp, qg_plan *p);
 
