@@ -382,8 +382,9 @@ static qg_status integer_plan(const qg_spec *sp, qg_kernel_op op, const qg_plan_
             test_nan_once(io, p, unmasked, t);
             break;
         }
-        int c =
-            nan_unchecked(sp, io) ? clamp_to_range(p, rounded(sp, p)) : clamped(p, rounded(sp, p), &in_range, &ordered);
+        /* the conversion makes -0.0 the integer 0: no +0.0 to add */
+        const int r = N(qg_plan_round(sp->rounding, p, qg_plan_scaled(sp, p)), "rounded");
+        int c = nan_unchecked(sp, io) ? clamp_to_range(p, r) : clamped(p, r, &in_range, &ordered);
         p->out_q = N(E2(ADD_I, N(E1(CVT_F2I, c), "q_minus_z"), QG_IN_Z), "quantized");
         break;
     }

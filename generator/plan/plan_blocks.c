@@ -4,8 +4,9 @@
  * 1/d as the format takes it, Z = the codes' offset (q4_0: 8, q5_0: 16),
  * LO = the block's min (quantize) or m (dequantize). The K-quants'
  * dequantize takes a sub-block's scalars: q4_K's S = d·scale and LO =
- * dmin·min, q6_K's S = d·scale and Z = 32. Q8's codes are the integer
- * plan's (a per-tensor symmetric qint8 spec). */
+ * dmin·min, q6_K's S = d·scale and Z = 32. Q8's quantize and fake_quant
+ * take S = d (fake_quant: the fp16 d) and INV = 1/d; their dequantize is the
+ * integer plan's (a per-tensor symmetric qint8 spec). */
 #include <stdio.h>
 
 #include "plan_build.h"
@@ -23,6 +24,21 @@ bool qg_plan_blocks(const qg_spec *sp, qg_kernel_op op, qg_plan *p) {
         int d = N(E1(CVT_I2F, N(E2(SUB_I, QG_IN_Q, QG_IN_Z), "q_minus_offset")), "q_minus_offset_f");
         p->out_y = N(E2(MUL_F, d, QG_IN_S), "y");
         snprintf(p->formula, cap, "y = fl(float(q - 32) * fl(d * scale))");
+        return true;
+    }
+    if ((op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT) && (f == QG_BLOCK_Q8_0 || f == QG_BLOCK_Q8_1)) {
+        /* roundf(x·id), ties away, and no clamp: in a block the walk takes,
+         * |x·id| <= 127·(1 + 2^-21) < 127.5 (docs/semantics.md), so the code
+         * is in [-127, 127] as it stands */
+        const int r = N(qg_plan_round(QG_ROUND_HALF_AWAY, p, N(E2(MUL_F, p->x, QG_IN_INV), "scaled")), "rounded");
+        if (op == QG_K_QUANTIZE) {
+            p->out_q = N(E1(CVT_F2I, r), "code");
+            snprintf(p->formula, cap, "q = roundf(fl(x * id))");
+            return true;
+        }
+        p->out_y = N(E2(MUL_F, qg_plan_unsigned_zero(p, r), QG_IN_S), "y");
+        p->out_mask = N(E1(ORDERED, p->x), "finite");
+        snprintf(p->formula, cap, "q = roundf(fl(x * id)); y = fl(float(q) * d16)");
         return true;
     }
     if ((op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT) && (f == QG_BLOCK_Q4_K || f == QG_BLOCK_Q6_K)) {
