@@ -37,25 +37,48 @@ static inline double bench_median(double *v, int n) {
     return v[n / 2];
 }
 
-/* Elements per second of fn, which handles n elements per call. */
-static inline double bench_rate(void (*fn)(void), size_t n) {
+/* Calls of fn that take at least 20 ms. */
+static inline int bench_reps(void (*fn)(void)) {
     int reps = 1;
     for (;;) {
         const double t0 = bench_now();
         for (int r = 0; r < reps; r++)
             fn();
         if (bench_now() - t0 > 0.02 || reps > (1 << 20))
-            break;
+            return reps;
         reps *= 2;
     }
+}
+
+/* Elements per second of `reps` calls of fn, which handles n elements per call. */
+static inline double bench_run(void (*fn)(void), int reps, size_t n) {
+    const double t0 = bench_now();
+    for (int r = 0; r < reps; r++)
+        fn();
+    return (double)n * reps / (bench_now() - t0);
+}
+
+/* Elements per second of fn, which handles n elements per call. */
+static inline double bench_rate(void (*fn)(void), size_t n) {
+    const int reps = bench_reps(fn);
     double v[BENCH_RUNS];
-    for (int k = 0; k < BENCH_RUNS; k++) {
-        const double t0 = bench_now();
-        for (int r = 0; r < reps; r++)
-            fn();
-        v[k] = (double)n * reps / (bench_now() - t0);
-    }
+    for (int k = 0; k < BENCH_RUNS; k++)
+        v[k] = bench_run(fn, reps, n);
     return bench_median(v, BENCH_RUNS);
+}
+
+/* a against b, runs taken in turn (a, b, a, b, ...) so that both meet the
+ * same state of a shared machine, whose other tenants come and go within a
+ * run of seconds: the median of the 11 runs' ratios a / b. */
+static inline double bench_paired_ratio(void (*a)(void), void (*b)(void), size_t n) {
+    enum { PAIRS = 11 };
+    const int ra = bench_reps(a), rb = bench_reps(b);
+    double v[PAIRS];
+    for (int k = 0; k < PAIRS; k++) {
+        const double x = bench_run(a, ra, n);
+        v[k] = x / bench_run(b, rb, n);
+    }
+    return bench_median(v, PAIRS);
 }
 
 #endif

@@ -422,6 +422,7 @@ qg_status qg_compare_run(const qg_spec *spec, const qg_compare_options *opt, qg_
     run_out ref = {0}, runs[QG_BACKEND_COUNT][QG_ISA_COUNT];
     memset(runs, 0, sizeof runs);
     run_programs(c, &sel, &ref, runs);
+    qg_cmp_measure_ggml(c, sel.ops);
     for (int op = 0; op < QG_K_OP_COUNT; op++)
         for (int isa = 0; isa < QG_ISA_COUNT && (sel.ops & (1u << op)); isa++)
             for (int b = 0; b < QG_BACKEND_COUNT && (sel.targets & (1u << isa)); b++)

@@ -55,10 +55,20 @@ typedef struct qg_compare_row {
     char note[520];
 } qg_compare_row;
 
+/* A peer's kernel measured on the same machine and element count (ggml's
+ * for a block format; compare_ggml.c). */
+typedef struct qg_compare_peer {
+    char name[64];
+    qg_kernel_op op;
+    double measured_melem_per_s;
+} qg_compare_peer;
+
 typedef struct qg_compare_report {
     qg_spec spec;
     qg_compare_row *rows;
     size_t nrows;
+    qg_compare_peer peers[4];
+    int npeers;
     char llvm_version[32];
     int rvv_vlen;       /* VLEN of the RVV figures */
     char notes[8][256]; /* tools missing and the like */

@@ -64,4 +64,8 @@ bool qg_cmp_build_driver(ctx *c, int b, const arch_t *a, qg_isa isa, bool refere
                          size_t cap);
 void qg_cmp_run_driver(const ctx *c, const arch_t *a, qg_isa isa, const char *exe, bool timed, run_out *r);
 
+/* compare_ggml.c: ggml's kernels of a block spec's format, for the ops in
+ * `ops`, into c->rep's peers (a note says why not). */
+void qg_cmp_measure_ggml(ctx *c, unsigned ops);
+
 #endif

@@ -102,6 +102,14 @@ void qg_compare_write_md(const qg_compare_report *r, FILE *f) {
                 tri(w->correct), tri(w->agree));
     }
     fprintf(f, "\n");
+    if (r->npeers) {
+        fprintf(
+            f, "Peers, measured here on the same element count:\n\n| op | peer | measured Melem/s |\n|---|---|---:|\n");
+        for (int k = 0; k < r->npeers; k++)
+            fprintf(f, "| %s | %s | %.0f |\n", qg_kernel_op_name(r->peers[k].op), r->peers[k].name,
+                    r->peers[k].measured_melem_per_s);
+        fprintf(f, "\n");
+    }
     char lim[2048];
     limits_text(lim, sizeof lim);
     fputs(lim, f);
@@ -173,6 +181,15 @@ qg_status qg_compare_write_json(const qg_compare_report *r, FILE *f, qg_error *e
         json_array_append_new(rows, o);
     }
     json_object_set_new(root, "rows", rows);
+    json_t *peers = json_array();
+    for (int k = 0; k < r->npeers; k++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "op", json_string(qg_kernel_op_name(r->peers[k].op)));
+        json_object_set_new(o, "peer", json_string(r->peers[k].name));
+        json_object_set_new(o, "measured_melem_per_s", json_real(r->peers[k].measured_melem_per_s));
+        json_array_append_new(peers, o);
+    }
+    json_object_set_new(root, "peers", peers);
     int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
     fputc('\n', f);
     json_decref(root);
@@ -360,7 +377,18 @@ void qg_compare_write_html(const qg_compare_report *r, FILE *f) {
         fprintf(f, "</td><td%s>%s</td><td%s>%s</td></tr>\n", w->correct == 0 ? " class=\"bad\"" : "", tri(w->correct),
                 w->agree == 0 ? " class=\"bad\"" : "", tri(w->agree));
     }
-    fprintf(f, "</table>\n<p>");
+    fprintf(f, "</table>\n");
+    if (r->npeers) {
+        fprintf(f, "<h2>Peers, measured here on the same element count</h2>\n<table>\n<tr><th>op</th><th>peer</th>"
+                   "<th>measured Melem/s</th></tr>\n");
+        for (int k = 0; k < r->npeers; k++) {
+            fprintf(f, "<tr><td>%s</td><td>", qg_kernel_op_name(r->peers[k].op));
+            html_escape(f, r->peers[k].name);
+            fprintf(f, "</td><td class=\"n\">%.0f</td></tr>\n", r->peers[k].measured_melem_per_s);
+        }
+        fprintf(f, "</table>\n");
+    }
+    fprintf(f, "<p>");
     char lim[1200];
     limits_text(lim, sizeof lim);
     html_escape(f, lim);

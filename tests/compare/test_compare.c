@@ -265,6 +265,49 @@ static void test_per_group_4bit_json(void) {
     json_decref(g);
 }
 
+/* A block spec's report holds ggml's kernels, measured beside qgen's
+ * (QGEN_GGML_LIB_DIR: npm's libraries, which scripts/install-deps.sh
+ * installs), and says why not when they cannot be found. */
+static void test_ggml_peers(void) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/.deps/ggml/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64", src_dir);
+    setenv("QGEN_GGML_LIB_DIR", dir, 1);
+    CU_ASSERT_EQUAL_FATAL(compare("--spec", "ggml.q8_0", "--ops", "quantize,dequantize", "--targets", "scalar,avx2",
+                                  "--backends", "c", "--format", "json", "-o", in_work("ggml.json"), NULL),
+                          0);
+    json_t *g = qg_test_load_json(in_work("ggml.json"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    size_t i;
+    json_t *peer;
+    int quantize = 0, dequantize = 0;
+    json_array_foreach(json_object_get(g, "peers"), i, peer) {
+        const char *op = qg_test_json_str(peer, "op");
+        CU_ASSERT_TRUE(json_real_value(json_object_get(peer, "measured_melem_per_s")) > 1.0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(qg_test_json_str(peer, "peer"), "ggml"));
+        quantize += strcmp(op, "quantize") == 0;
+        dequantize += strcmp(op, "dequantize") == 0;
+    }
+    CU_ASSERT_TRUE(quantize >= 1); /* ggml's pick for this CPU, and haswell's where that is another */
+    CU_ASSERT_EQUAL(dequantize, 1);
+    json_t *row;
+    json_array_foreach(json_object_get(g, "rows"), i, row)
+        CU_ASSERT_TRUE(json_is_true(json_object_get(row, "correct")));
+    json_decref(g);
+
+    setenv("QGEN_GGML_LIB_DIR", "/nonexistent", 1);
+    CU_ASSERT_EQUAL_FATAL(compare("--spec", "ggml.q8_0", "--ops", "quantize", "--targets", "scalar", "--backends", "c",
+                                  "--format", "json", "-o", in_work("ggml2.json"), NULL),
+                          0);
+    g = qg_test_load_json(in_work("ggml2.json"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(g, "peers")), 0);
+    char *notes = json_dumps(json_object_get(g, "notes"), JSON_ENCODE_ANY);
+    CU_ASSERT_TRUE(notes && strstr(notes, "ggml: not measured: cannot load /nonexistent/libggml-base.so") != NULL);
+    free(notes);
+    json_decref(g);
+    unsetenv("QGEN_GGML_LIB_DIR");
+}
+
 static void test_missing_tools_and_models(void) {
     const char *spec = spec_file("examples/specs/act_quint8.json");
     setenv("QGEN_QEMU_RISCV64", "/nonexistent/qemu-riscv64", 1);
@@ -486,6 +529,7 @@ int main(int argc, char **argv) {
         {"html renders in headless Chromium", test_html_renders},
         {"the main loop: loops that call out lose to call-free ones", test_loop_pick_skips_calls},
         {"the main loop: a call on a side path is left out", test_loop_pick_drops_cold_calls},
+        {"ggml's kernels beside a block spec's", test_ggml_peers},
     };
     return QG_RUN("compare", tests);
 }
