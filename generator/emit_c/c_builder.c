@@ -62,11 +62,20 @@ static void line(qg_kb *b, const char *fmt, ...) {
     qg_text_puts(c->e->t, "\n");
 }
 
+/* kernel_support.h's group type of b's width (4, 8 or 16 lanes) */
+static const char *group_type(qg_kb *b, bool f) {
+    static const char *const names[2][3] = {{"qg_ks_gi4", "qg_ks_gi8", "qg_ks_gi16"},
+                                            {"qg_ks_gf4", "qg_ks_gf8", "qg_ks_gf16"}};
+    const int n = b->lp->block_group;
+    return names[f][n == 16 ? 2 : n == 8 ? 1 : 0];
+}
+
 static const char *c_type(qg_kb *b, qg_kt t) {
-    static const char *const names[] = {"size_t", "int32_t", "int64_t",  "float",    "void *",  "int",
-                                        NULL,     NULL,      "qg_ks_gf", "qg_ks_gi", "qg_ks_gi"};
+    static const char *const names[] = {"size_t", "int32_t", "int64_t", "float", "void *", "int"};
     const qg_isa_spelling *is = cb(b)->e->is;
-    return t == QG_KT_VF ? is->vf : t == QG_KT_VOK ? is->vm : names[t];
+    if (t >= QG_KT_GF)
+        return group_type(b, t == QG_KT_GF);
+    return t == QG_KT_VF ? is->vf : t == QG_KT_VOK ? is->vm : t == QG_KT_VI ? is->vi : names[t];
 }
 
 static void kb_open_link(qg_kb *b, const qg_op_info *o, const char *infix) {
@@ -164,13 +173,13 @@ static qg_kv *kb_bin(qg_kb *b, qg_kbin op, qg_kv *x, qg_kv *y) {
 static const char *lanes_of(qg_kb *b, qg_kv *v, bool f) {
     if (is_group(v))
         return v->s;
-    return expr(b, f ? QG_KT_GF : QG_KT_GI, 0, f ? "QG_KS_GSPLAT_F(%s)" : "QG_KS_GSPLAT_I(%s)", v->s)->s;
+    return expr(b, f ? QG_KT_GF : QG_KT_GI, 0, "QG_KS_GSPLAT%d(%s, %s)", b->lp->block_group, group_type(b, f), v->s)->s;
 }
 
 static qg_kv *kb_select(qg_kb *b, qg_kv *cond, qg_kv *x, qg_kv *y) {
     if (is_group(cond)) {
         const bool f = x->t == QG_KT_F32 || x->t == QG_KT_GF || y->t == QG_KT_GF;
-        return expr(b, f ? QG_KT_GF : QG_KT_GI, 0, "QG_KS_GSEL(%s, %s, %s, %s)", f ? "qg_ks_gf" : "qg_ks_gi", cond->s,
+        return expr(b, f ? QG_KT_GF : QG_KT_GI, 0, "QG_KS_GSEL(%s, %s, %s, %s)", group_type(b, f), cond->s,
                     lanes_of(b, x, f), lanes_of(b, y, f));
     }
     return expr(b, x->t, 13, "%s%s%s ? %s%s%s : %s%s%s", OPND(cond, 13, true), OPND(x, 0, false), OPND(y, 13, false));
@@ -295,7 +304,10 @@ static qg_kv *kb_var_addr(qg_kb *b, qg_kvar *v) { return expr(b, QG_KT_PTR, 0, "
 static qg_kv *kb_load_f16(qg_kb *b, qg_kv *ptr) { return expr(b, QG_KT_F32, 0, "qg_ks_load_f16(%s)", ptr->s); }
 
 static void kb_store_f16(qg_kb *b, qg_kv *ptr, qg_kv *v) {
-    line(b, is_group(v) ? "QG_KS_GSTORE_F16(%s, %s);" : "qg_ks_store_f16(%s, %s);", ptr->s, v->s);
+    if (is_group(v))
+        line(b, "QG_KS_GSTORE_F16(%s, %s, %d);", ptr->s, v->s, b->lp->block_group);
+    else
+        line(b, "qg_ks_store_f16(%s, %s);", ptr->s, v->s);
 }
 
 static qg_kv *kb_gload(qg_kb *b, qg_kt t, qg_kv *ptr) {
@@ -598,7 +610,8 @@ static qg_kv *kb_vsplat(qg_kb *b, qg_kv *f) {
 }
 
 static qg_kv *kb_vop(qg_kb *b, qg_opcode op, qg_kv *x, qg_kv *y) {
-    const qg_kt t = op == QG_OP_ORDERED || op == QG_OP_AND_M ? QG_KT_VOK : QG_KT_VF;
+    static const qg_kt kinds[] = {[QG_VF] = QG_KT_VF, [QG_VI] = QG_KT_VI, [QG_VM] = QG_KT_VOK};
+    const qg_kt t = kinds[qg_opcode_result_kind(op)];
     return spelled(b, t, cb(b)->e->is->op[op], x->s, y ? y->s : NULL, NULL);
 }
 

@@ -420,6 +420,12 @@ static LLVMValueRef lower_step(lx *x, const qg_step *st, LLVMValueRef *v) {
             return round_cvt(x, a);
         return LLVMBuildFPToSI(b, a, x->vi, "");
     case QG_OP_ROUND_CVT: return round_cvt(x, a);
+    case QG_OP_TRUNC_CVT: /* the operand is in range; no_rtz: truncated first, then converted exactly */
+        if (x->isa->trunc == LX_TRUNC_NO_RTZ)
+            return round_cvt(x, trunc_f(x, a));
+        return LLVMBuildFPToSI(b, a, x->vi, "");
+    case QG_OP_MAX_I: return lx_intrinsic(x, "llvm.smax", &x->vi, 1, (LLVMValueRef[]){a, bb}, 2);
+    case QG_OP_MIN_I: return lx_intrinsic(x, "llvm.smin", &x->vi, 1, (LLVMValueRef[]){a, bb}, 2);
     case QG_OP_CVT_I2F: return x->evl ? vp_cast(x, "sitofp", a, x->vf) : LLVMBuildSIToFP(b, a, x->vf, "");
     case QG_OP_SAT_ADD_I: return lx_intrinsic(x, "llvm.sadd.sat", &x->vi, 1, (LLVMValueRef[]){a, bb}, 2);
     case QG_OP_SPLAT_I: return lx_splat(x, lx_i32(x, st->imm_i), x->vi);

@@ -22,9 +22,10 @@ static LLVMTypeRef type_of(const lx *x, qg_kt t) {
     case QG_KT_BOOL: return x->i1;
     case QG_KT_VF: return x->vf;
     case QG_KT_VOK: return x->vi; /* all-ones int32 lanes: x86 compares' own form, no narrowing in loops */
-    case QG_KT_GF: return LLVMVectorType(x->f32, QG_KGROUP);
-    case QG_KT_GI: return LLVMVectorType(x->i32, QG_KGROUP);
-    case QG_KT_GB: return LLVMVectorType(x->i1, QG_KGROUP);
+    case QG_KT_VI: return x->vi;
+    case QG_KT_GF: return LLVMVectorType(x->f32, (unsigned)x->lp->block_group);
+    case QG_KT_GI: return LLVMVectorType(x->i32, (unsigned)x->lp->block_group);
+    case QG_KT_GB: return LLVMVectorType(x->i1, (unsigned)x->lp->block_group);
     }
     return x->i64;
 }
@@ -313,7 +314,7 @@ static void kb_store_f16(qg_kb *b, qg_kv *ptr, qg_kv *v) {
     LLVMValueRef f = V(v);
     const bool group = LLVMGetTypeKind(LLVMTypeOf(f)) == LLVMVectorTypeKind;
 #define C32(c) lanes_like(x, u32(x, c), f)
-    LLVMTypeRef i32 = group ? LLVMVectorType(x->i32, QG_KGROUP) : x->i32;
+    LLVMTypeRef i32 = group ? LLVMVectorType(x->i32, LLVMGetVectorSize(LLVMTypeOf(f))) : x->i32;
     LLVMValueRef u = LLVMBuildBitCast(bd, f, i32, "");
     LLVMValueRef sign = LLVMBuildAnd(bd, LLVMBuildLShr(bd, u, C32(16), ""), C32(0x8000), "");
     LLVMValueRef a = LLVMBuildAnd(bd, u, C32(0x7FFFFFFF), "");
@@ -327,7 +328,7 @@ static void kb_store_f16(qg_kb *b, qg_kv *ptr, qg_kv *v) {
     r = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntUGE, a, C32(0x477FF000), ""), C32(0x7C00), r, "");
     r = LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntUGT, a, C32(0x7F800000), ""), C32(0x7E00), r, "");
 #undef C32
-    LLVMTypeRef i16 = group ? LLVMVectorType(x->i16, QG_KGROUP) : x->i16;
+    LLVMTypeRef i16 = group ? LLVMVectorType(x->i16, LLVMGetVectorSize(LLVMTypeOf(f))) : x->i16;
     LLVMValueRef h = LLVMBuildTrunc(bd, LLVMBuildOr(bd, r, sign, ""), i16, "");
     LLVMSetAlignment(LLVMBuildStore(bd, h, V(ptr)), 1);
 }
@@ -577,7 +578,14 @@ static qg_kv *kb_vop(qg_kb *b, qg_opcode op, qg_kv *a, qg_kv *c) {
     case QG_OP_MAX_F: return K(lx_max(x, V(a), V(c)));
     case QG_OP_SUB_F: return K(LLVMBuildFSub(x->b, V(a), V(c), ""));
     case QG_OP_ORDERED: return K(LLVMBuildSExt(x->b, LLVMBuildFCmp(x->b, LLVMRealORD, V(a), V(a), ""), x->vi, ""));
-    default: return K(LLVMBuildAnd(x->b, V(a), V(c), "")); /* QG_OP_AND_M */
+    case QG_OP_MAX_I:
+    case QG_OP_MIN_I:
+        return K(
+            lx_intrinsic(x, op == QG_OP_MAX_I ? "llvm.smax" : "llvm.smin", &x->vi, 1, (LLVMValueRef[]){V(a), V(c)}, 2));
+    case QG_OP_SPLAT_I: return K(lx_splat(x, V(a), x->vi));
+    case QG_OP_BITS_F2I: return K(LLVMBuildBitCast(x->b, V(a), x->vi, ""));
+    case QG_OP_BITS_I2F: return K(LLVMBuildBitCast(x->b, V(a), x->vf, ""));
+    default: return K(LLVMBuildAnd(x->b, V(a), V(c), "")); /* QG_OP_AND_M, QG_OP_AND_I */
     }
 }
 

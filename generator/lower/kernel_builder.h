@@ -25,10 +25,10 @@ typedef struct qg_kv qg_kv;
 typedef struct qg_kvar qg_kvar;
 
 /* Types: size_t, int32_t, int64_t, float, pointer, a condition; a vector
- * of float lanes and one of lane conditions (QG_KT_VOK: the plan's
- * masks, as the ISA holds them); a group of QG_KGROUP floats, int32s or
- * conditions (the block walks' scalars of QG_KGROUP blocks at once, in
- * whatever registers the compiler picks for the ISA). */
+ * of float lanes, one of lane conditions (QG_KT_VOK: the plan's masks, as
+ * the ISA holds them) and one of int32 lanes; a group of floats, int32s
+ * or conditions (the block walks' scalars of lp->block_group blocks at
+ * once, as wide as one of the target's vectors). */
 typedef enum qg_kt {
     QG_KT_SIZE,
     QG_KT_I32,
@@ -38,11 +38,11 @@ typedef enum qg_kt {
     QG_KT_BOOL,
     QG_KT_VF,
     QG_KT_VOK,
+    QG_KT_VI,
     QG_KT_GF,
     QG_KT_GI,
     QG_KT_GB
 } qg_kt;
-enum { QG_KGROUP = 16 };
 
 /* Binary operations on scalars of one type, or on groups (a scalar
  * operand then taken in every lane; comparisons: unsigned for
@@ -197,8 +197,8 @@ typedef struct qg_kb_ops {
     /* Opens static int NAME_minmax_span(const T *x, size_t len, float *mn,
      * float *mx), T float, or uint16_t codes that the `widen` plan
      * (qg_plan_observe_widening) turns into floats; args gets x, len, mn
-     * and mx. `block`: a block format's, for one block of 32 (len 32),
-     * q8's and mxfp4's giving mn = -amax and mx = amax. */
+     * and mx. `block`: a block format's, for one block of 32 (len 32);
+     * q8's and mxfp4's give only mx = amax, +inf for a NaN. */
     void (*open_minmax)(qg_kb *b, const qg_plan *widen, qg_kv *args[4], bool block);
     /* The open reduction's float values of x from element `at`: a whole
      * vector, or (count not NULL) its first `count` lanes with the others
@@ -208,7 +208,9 @@ typedef struct qg_kb_ops {
     /* ---- vectors */
     qg_kv *(*vsplat)(qg_kb *b, qg_kv *f);
     /* The plan's vector operation `op` (QG_OP_MIN_F, QG_OP_MAX_F, QG_OP_SUB_F,
-     * QG_OP_ORDERED of x alone, QG_OP_AND_M) as the ISA spells it. */
+     * QG_OP_ORDERED of x alone, QG_OP_AND_M; on int32 lanes QG_OP_AND_I,
+     * QG_OP_MAX_I, QG_OP_MIN_I, the bit casts QG_OP_BITS_F2I and QG_OP_BITS_I2F, and
+     * QG_OP_SPLAT_I of an int32 x) as the ISA spells it. */
     qg_kv *(*vop)(qg_kb *b, qg_opcode op, qg_kv *x, qg_kv *y);
     /* Across lanes: QG_OP_MIN_F, QG_OP_MAX_F (a float); QG_OP_AND_M,
      * whether every lane holds (a condition). */
@@ -275,7 +277,7 @@ typedef struct qg_kb_ops {
     /* A little-endian binary16 field at any address, as a float (exact),
      * and a float stored there rounded as qgen/kernel_support.h's
      * qg_ks_f32_to_f16 rounds (ggml's block scales); a group's store is
-     * QG_KGROUP halves. */
+     * lp->block_group halves. */
     qg_kv *(*load_f16)(qg_kb *b, qg_kv *ptr);
     void (*store_f16)(qg_kb *b, qg_kv *ptr, qg_kv *v);
     /* A function's stack buffer of `bytes` bytes (32-byte aligned), and
@@ -283,7 +285,7 @@ typedef struct qg_kb_ops {
      * NULL). */
     qg_kv *(*buffer)(qg_kb *b, const char *name, unsigned bytes);
     qg_kv *(*block_bytes)(qg_kb *b, qg_kbytes op, qg_kv *dst, qg_kv *src, int k);
-    /* A group (QG_KT_GF or QG_KT_GI) from QG_KGROUP elements at ptr; one
+    /* A group (QG_KT_GF or QG_KT_GI) from lp->block_group elements at ptr; one
      * stored there (a QG_KT_GB as int32 -1 and 0); `bytes` bytes copied. */
     qg_kv *(*gload)(qg_kb *b, qg_kt t, qg_kv *ptr);
     void (*gstore)(qg_kb *b, qg_kv *ptr, qg_kv *v);
@@ -368,6 +370,12 @@ void qg_lower_block_entry(qg_kb *b, const qg_plan *p, qg_block_format f);
 /* Whether that op's walk calls observe's min/max span for its blocks'
  * extremes (the 32-element formats' quantize and fake_quant). */
 bool qg_lower_block_reads_extremes(qg_block_format f, qg_kernel_op op);
+/* Whether observe's reduction is one block's (a block format on a
+ * fixed-width ISA whose vectors divide 32; elsewhere it is the general
+ * loop), and whether that block reduction gives amax = max |x| alone
+ * (q8's and mxfp4's; NaN as +inf). */
+bool qg_lower_block_minmax(qg_block_format f, const qg_kernel_loops *lp);
+bool qg_lower_block_amax_only(qg_block_format f, const qg_kernel_loops *lp);
 /* lower_observe.c: observe's min/max reduction on `isa`, where the spec's
  * observer keeps one (qg_plan_observer_reduces). */
 void qg_lower_minmax(qg_kb *b, const qg_spec *spec, qg_isa isa);

@@ -1,6 +1,6 @@
 /* ggml's 32-element block formats (docs/semantics.md, "Block formats"),
  * lowered once for both backends: the walk over a row's blocks. Quantize
- * and fake_quant take the blocks QG_KGROUP at a time: each block's
+ * and fake_quant take the blocks lp->block_group at a time: each block's
  * extremes (observe's reduction, one block's), then the group's scales
  * (d and m from the extremes, 1/d, the fp16 fields, which blocks the
  * reference takes) on group values, lane k block k; then each block's
@@ -92,9 +92,10 @@ static qg_kv *scale_of(qg_kb *b, qg_block_format f, qg_kv *lo, qg_kv *hi, qg_kv 
         *odd = or_(b, B->bin(b, QG_KB_EQ, lo, zero), lt(b, B->fimm(b, FLT_MAX), range));
         return B->let(b, "d", B->bin(b, QG_KB_DIV, range, B->fimm(b, f == QG_BLOCK_Q4_1 ? 15.0f : 31.0f)));
     }
-    qg_kv *neg = B->let(b, "neg", B->bin(b, QG_KB_SUB, zero, lo));
+    const bool amax_alone = qg_lower_block_amax_only(f, b->lp); /* the extremes are hi = amax alone */
+    qg_kv *neg = amax_alone ? NULL : B->let(b, "neg", B->bin(b, QG_KB_SUB, zero, lo));
     if (is_q8(f) || f == QG_BLOCK_MXFP4) { /* d = amax / 127, +0 for a zero block; mxfp4's is the runtime's */
-        qg_kv *amax = B->let(b, "amax", B->select(b, lt(b, neg, hi), hi, neg));
+        qg_kv *amax = amax_alone ? hi : B->let(b, "amax", B->select(b, lt(b, neg, hi), hi, neg));
         return f == QG_BLOCK_MXFP4 ? amax : B->let(b, "d", B->bin(b, QG_KB_DIV, amax, B->fimm(b, 127.0f)));
     }
     /* d = max / -8 (q5_0: -16), max the signed value of largest magnitude;
@@ -108,16 +109,20 @@ static bool with_min(qg_block_format f) { return f == QG_BLOCK_Q4_1 || f == QG_B
 
 /* The group's buffers: per block its extremes and whether it is ordered
  * (the walk's first pass), then d, 1/d, the fp16 fields and whether the
- * reference takes it (the group's scales, computed QG_KGROUP lanes at
+ * reference takes it (the group's scales, computed block_group lanes at
  * once). */
 typedef struct group_bufs {
     qg_kv *lo, *hi, *ok, *d, *id, *d16, *m16, *ref;
 } group_bufs;
 
 static group_bufs group_buffers(qg_kb *b, qg_block_format f) {
-    const unsigned F = 4 * QG_KGROUP, H = 2 * QG_KGROUP;
-    group_bufs g = {B->buffer(b, "g_lo", F), B->buffer(b, "g_hi", F), B->buffer(b, "g_ok", F), NULL, NULL, NULL, NULL,
-                    B->buffer(b, "g_ref", F)};
+    const unsigned G = (unsigned)b->lp->block_group, F = 4 * G, H = 2 * G;
+    group_bufs g = {NULL, B->buffer(b, "g_hi", F), NULL, NULL, NULL, NULL, NULL, B->buffer(b, "g_ref", F)};
+    if (!qg_lower_block_amax_only(
+            f, b->lp)) { /* q8's and mxfp4's extremes are amax alone, +inf for a NaN (lower_observe.c) */
+        g.lo = B->buffer(b, "g_lo", F);
+        g.ok = B->buffer(b, "g_ok", F);
+    }
     g.d = B->buffer(b, "g_d", F); /* mxfp4: amax, its scale the runtime's, block by block */
     if (f != QG_BLOCK_MXFP4) {
         g.id = B->buffer(b, "g_id", F);
@@ -127,18 +132,24 @@ static group_bufs group_buffers(qg_kb *b, qg_block_format f) {
         g.m16 = B->buffer(b, "g_m16", H);
     /* a short last group's lanes past its blocks are computed on too:
      * defined values, never read back */
-    qg_kv *const all[3] = {g.lo, g.hi, g.ok};
-    for (int k = 0; k < 3; k++)
+    qg_kv *const all[3] = {g.hi, g.lo, g.ok};
+    for (int k = 0; k < 3 && all[k]; k++)
         B->zero_bytes(b, all[k], size(b, F));
     return g;
 }
 
 /* The group's scalars from its extremes, as the format takes them. */
 static void group_scales(qg_kb *b, qg_block_format f, const group_bufs *g) {
-    qg_kv *lo = B->let(b, "lo", B->gload(b, QG_KT_GF, g->lo)), *hi = B->let(b, "hi", B->gload(b, QG_KT_GF, g->hi));
-    qg_kv *ok = B->let(b, "ok", B->gload(b, QG_KT_GI, g->ok));
-    qg_kv *infinite = B->let(b, "infinite", or_(b, lt(b, B->fimm(b, FLT_MAX), hi), lt(b, lo, B->fimm(b, -FLT_MAX))));
-    qg_kv *bad = B->let(b, "bad", or_(b, B->bin(b, QG_KB_EQ, ok, B->imm(b, QG_KT_I32, 0)), infinite));
+    qg_kv *hi = B->let(b, "hi", B->gload(b, QG_KT_GF, g->hi)), *lo = NULL, *bad;
+    if (g->lo) {
+        lo = B->let(b, "lo", B->gload(b, QG_KT_GF, g->lo));
+        qg_kv *ok = B->let(b, "ok", B->gload(b, QG_KT_GI, g->ok));
+        qg_kv *infinite =
+            B->let(b, "infinite", or_(b, lt(b, B->fimm(b, FLT_MAX), hi), lt(b, lo, B->fimm(b, -FLT_MAX))));
+        bad = B->let(b, "bad", or_(b, B->bin(b, QG_KB_EQ, ok, B->imm(b, QG_KT_I32, 0)), infinite));
+    } else { /* amax: +inf for a NaN too */
+        bad = B->let(b, "bad", lt(b, B->fimm(b, FLT_MAX), hi));
+    }
     qg_kv *odd;
     qg_kv *d = scale_of(b, f, lo, hi, &odd);
     B->gstore(b, g->ref, odd ? B->let(b, "to_reference", or_(b, bad, B->let(b, "odd", odd))) : bad);
@@ -151,7 +162,7 @@ static void group_scales(qg_kb *b, qg_block_format f, const group_bufs *g) {
         B->store_f16(b, g->m16, lo);
 }
 
-/* Opens the walk over a row's nb blocks QG_KGROUP at a time: each
+/* Opens the walk over a row's nb blocks block_group at a time: each
  * block's extremes, then the group's scales in one pass over its lanes
  * (the scalar chain from a block's extremes to its 1/d and fp16 d then no
  * longer stands between one block's codes and the next's); returns with
@@ -160,17 +171,22 @@ static void group_scales(qg_kb *b, qg_block_format f, const group_bufs *g) {
 static qg_kv *open_groups(qg_kb *b, qg_block_format f, qg_kv *x, qg_kv *nb, const group_bufs *g, qg_kvar *j) {
     const qg_kt i32 = QG_KT_I32;
     qg_kvar *i = B->var(b, "i", QG_KT_SIZE, size(b, 0));
-    B->loop_open(b, "groups", i, QG_KTEST_LT, nb, size(b, QG_KGROUP));
+    qg_kv *G = size(b, b->lp->block_group);
+    B->loop_open(b, "groups", i, QG_KTEST_LT, nb, G);
     qg_kv *left = B->let(b, "left", B->bin(b, QG_KB_SUB, nb, B->get(b, i)));
-    qg_kv *count = B->let(b, "count", B->select(b, lt(b, left, size(b, QG_KGROUP)), left, size(b, QG_KGROUP)));
+    qg_kv *count = B->let(b, "count", B->select(b, lt(b, left, G), left, G));
     B->set(b, j, size(b, 0));
     B->loop_open(b, "extremes", j, QG_KTEST_LT, count, size(b, 1));
     qg_kv *in = B->elem_ptr(b, QG_KT_F32, x,
                             B->bin(b, QG_KB_MUL, B->bin(b, QG_KB_ADD, B->get(b, i), B->get(b, j)), size(b, QK)));
     qg_kv *at4 = B->let(b, "lane", B->bin(b, QG_KB_MUL, B->get(b, j), size(b, 4)));
-    qg_kv *margs[4] = {in, size(b, QK), B->byte_ptr(b, g->lo, at4), B->byte_ptr(b, g->hi, at4)};
-    qg_kv *ok = B->let(b, "ordered", B->call(b, B->minmax_ref(b), NULL, &i32, margs, 4));
-    B->store_at(b, B->byte_ptr(b, g->ok, at4), ok);
+    qg_kv *hi = B->byte_ptr(b, g->hi, at4);
+    qg_kv *margs[4] = {in, size(b, QK), g->lo ? B->byte_ptr(b, g->lo, at4) : hi, hi};
+    qg_kv *ok = B->call(b, B->minmax_ref(b), NULL, &i32, margs, 4);
+    if (g->ok)
+        B->store_at(b, B->byte_ptr(b, g->ok, at4), B->let(b, "ordered", ok));
+    else
+        B->discard(b, ok);
     B->loop_close(b);
     group_scales(b, f, g);
     B->set(b, j, size(b, 0));
@@ -289,7 +305,8 @@ static void fake_quant(qg_kb *b, const qg_plan *p, qg_block_format f) {
     }
     qg_kv *d16 = B->let(b, "d16", B->load_f16(b, half_of_block(b, g.d16, j)));
     qg_kv *m16 = with_min(f) ? B->let(b, "m16", B->load_f16(b, half_of_block(b, g.m16, j))) : NULL;
-    span_at(b, p, f, io, at, QK, d16, B->let(b, "blk_id", of_block(b, g.id, j)), of_block(b, g.lo, j), m16);
+    qg_kv *lo = g.lo ? of_block(b, g.lo, j) : NULL; /* the min: q4_1's and q5_1's */
+    span_at(b, p, f, io, at, QK, d16, B->let(b, "blk_id", of_block(b, g.id, j)), lo, m16);
     close_groups(b);
 }
 
@@ -451,6 +468,10 @@ static void quantize_k(qg_kb *b, const qg_plan *p, qg_block_format f) {
 
 bool qg_lower_block_reads_extremes(qg_block_format f, qg_kernel_op op) {
     return qg_block_elems(f) == QK && (op == QG_K_QUANTIZE || op == QG_K_FAKE_QUANT);
+}
+
+bool qg_lower_block_amax_only(qg_block_format f, const qg_kernel_loops *lp) {
+    return (is_q8(f) || f == QG_BLOCK_MXFP4) && qg_lower_block_minmax(f, lp);
 }
 
 void qg_lower_block_entry(qg_kb *b, const qg_plan *p, qg_block_format f) {

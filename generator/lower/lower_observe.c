@@ -37,34 +37,52 @@ static qg_kv *tree(qg_kb *b, qg_opcode op, qg_kvar *const acc[], int n) {
 
 /* A block format's 32 values (its walk, lower_blocks.c, is the only
  * caller): on a fixed-width ISA, straight-line vectors that seed the
- * accumulators themselves; a q8 or mxfp4 block needs only amax = max(hi, -lo),
- * taken lane by lane before one reduction. */
+ * accumulators themselves. */
 static void block_extremes(qg_kb *b, const qg_spec *spec, qg_kv *const a[4]) {
     enum { QK = 32 };
     const int L = b->lp->lanes, n = QK / L;
+    const bool amax_only = qg_lower_block_amax_only(spec->block, b->lp);
     qg_kv *lo[QK], *hi[QK], *ok[QK];
+    qg_kv *magnitude =
+        amax_only ? B->let(b, "magnitude", B->vop(b, QG_OP_SPLAT_I, B->imm(b, QG_KT_I32, 0x7FFFFFFF), NULL)) : NULL;
     for (int k = 0; k < n; k++) {
         char name[8];
         snprintf(name, sizeof name, "v%d", k);
         lo[k] = hi[k] = B->let(b, name, B->values(b, a[0], B->imm(b, QG_KT_SIZE, (long long)k * L), NULL));
-        ok[k] = B->vop(b, QG_OP_ORDERED, lo[k], NULL);
+        if (amax_only) /* |x|'s bits */
+            hi[k] = B->vop(b, QG_OP_AND_I, B->vop(b, QG_OP_BITS_F2I, hi[k], NULL), magnitude);
+        else
+            ok[k] = B->vop(b, QG_OP_ORDERED, lo[k], NULL);
     }
-    for (int m = n; m > 1; m /= 2) /* n is a power of two */
+    if (amax_only) {
+        /* q8's and mxfp4's amax alone, into mx: as int32s, |x|'s bits
+         * order as |x| does and a NaN's lie above +inf's, so the integer
+         * max keeps a NaN and the min with +inf's bits makes it +inf,
+         * which the walk sends to the reference as it does any amax
+         * beyond FLT_MAX; mn is left alone, and the result is 1 */
+        for (int m = n; m > 1; m /= 2) /* n is a power of two */
+            for (int k = 0; k < m / 2; k++)
+                hi[k] = B->vop(b, QG_OP_MAX_I, hi[2 * k], hi[2 * k + 1]);
+        qg_kv *inf = B->vop(b, QG_OP_SPLAT_I, B->imm(b, QG_KT_I32, 0x7F800000), NULL);
+        qg_kv *largest = B->let(b, "largest", B->vop(b, QG_OP_BITS_I2F, B->vop(b, QG_OP_MIN_I, hi[0], inf), NULL));
+        B->store_at(b, a[3], B->reduce(b, QG_OP_MAX_F, largest));
+        B->discard(b, a[2]);
+        B->close_fn(b, B->imm(b, QG_KT_I32, 1));
+        return;
+    }
+    for (int m = n; m > 1; m /= 2)
         for (int k = 0; k < m / 2; k++) {
             lo[k] = B->vop(b, QG_OP_MIN_F, lo[2 * k], lo[2 * k + 1]);
             hi[k] = B->vop(b, QG_OP_MAX_F, hi[2 * k], hi[2 * k + 1]);
             ok[k] = B->vop(b, QG_OP_AND_M, ok[2 * k], ok[2 * k + 1]);
         }
-    if (spec->block == QG_BLOCK_Q8_0 || spec->block == QG_BLOCK_Q8_1 || spec->block == QG_BLOCK_MXFP4) {
-        qg_kv *neg = B->vop(b, QG_OP_SUB_F, B->vsplat(b, B->fimm(b, 0.0f)), B->let(b, "lo", lo[0]));
-        qg_kv *amax = B->let(b, "amax", B->reduce(b, QG_OP_MAX_F, B->vop(b, QG_OP_MAX_F, B->let(b, "hi", hi[0]), neg)));
-        B->store_at(b, a[2], B->bin(b, QG_KB_SUB, B->fimm(b, 0.0f), amax));
-        B->store_at(b, a[3], amax);
-    } else {
-        B->store_at(b, a[2], B->reduce(b, QG_OP_MIN_F, lo[0]));
-        B->store_at(b, a[3], B->reduce(b, QG_OP_MAX_F, hi[0]));
-    }
+    B->store_at(b, a[2], B->reduce(b, QG_OP_MIN_F, lo[0]));
+    B->store_at(b, a[3], B->reduce(b, QG_OP_MAX_F, hi[0]));
     B->close_fn(b, B->select(b, B->reduce(b, QG_OP_AND_M, ok[0]), B->imm(b, QG_KT_I32, 1), B->imm(b, QG_KT_I32, 0)));
+}
+
+bool qg_lower_block_minmax(qg_block_format f, const qg_kernel_loops *lp) {
+    return f != QG_BLOCK_NONE && lp->lanes >= 1 && lp->lanes <= 32 && 32 % lp->lanes == 0;
 }
 
 void qg_lower_minmax(qg_kb *b, const qg_spec *spec, qg_isa isa) {
@@ -72,8 +90,7 @@ void qg_lower_minmax(qg_kb *b, const qg_spec *spec, qg_isa isa) {
         return;
     qg_plan widening;
     qg_kv *a[4];
-    const bool block =
-        spec->block != QG_BLOCK_NONE && b->lp->lanes >= 1 && b->lp->lanes <= 32 && 32 % b->lp->lanes == 0;
+    const bool block = qg_lower_block_minmax(spec->block, b->lp);
     B->open_minmax(b, qg_plan_observe_widening(spec, isa, &widening) ? &widening : NULL, a, block);
     if (block) {
         block_extremes(b, spec, a);

@@ -45,6 +45,7 @@ void qg_kernel_loops_of(const qg_spec *sp, qg_isa isa, qg_kernel_op op, qg_kerne
         out->group_driver = grouped;
     }
     out->lanes = t->lanes;
+    out->block_group = t->lanes == 8 || t->lanes == 16 ? t->lanes : 4;
     out->lmul = qg_target_lmul(t, qg_kernel_op_name(op));
     out->row_written_out = out->channels_last_table && t->lanes && out->channels && out->channels / t->lanes <= 16;
     out->unroll = t->unroll;

@@ -70,6 +70,8 @@ typedef struct qg_kernel_loops {
     qg_mask_io mask_in, mask_out;
     bool clear_mask_first;   /* packed mask output: cleared at entry, spans set their bits */
     int lanes;               /* fp32 lanes of a vector; 0: scalable (strips) */
+    int block_group;         /* a block walk's blocks per group, whose scalars fill one of the target's
+                                vectors: its lanes, 8 or 16; else 4, the 16 bytes every SIMD target has */
     int lmul;                /* registers a vector takes: RVV's group for the op (targets/rvv.json "lmul"), else 1 */
     int unroll;              /* vectors per main-loop iteration */
     bool group_store;        /* the main loop's narrow q outputs are packed and stored together */

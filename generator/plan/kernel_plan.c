@@ -74,18 +74,26 @@ int qg_plan_scaled(const qg_spec *sp, qg_plan *p) {
     return N(sp->scale_op == QG_SCALE_DIV ? E2(DIV_F, p->x, QG_IN_S) : E2(MUL_F, p->x, QG_IN_INV), "scaled");
 }
 
+/* trunc(t + copysign(pred(0.5), t)) equals roundf(t) for every non-NaN
+ * fp32 t (checked exhaustively): the value truncated. */
+static int half_away_biased(qg_plan *p, int t) {
+    int nudge = N(qg_plan_emit(p, QG_OP_COPYSIGN, N(K(0x1.fffffep-2f), "below_half"), t, -1, 0.0f), "nudge");
+    return N(E2(ADD_F, t, nudge), "biased");
+}
+
 int qg_plan_round(qg_rounding mode, qg_plan *p, int t) {
     switch (mode) {
     case QG_ROUND_HALF_UP: return E1(FLOOR, N(E2(ADD_F, t, N(K(0.5f), "half")), "biased"));
-    case QG_ROUND_HALF_AWAY: {
-        /* trunc(t + copysign(pred(0.5), t)) equals roundf(t) for every
-         * non-NaN fp32 t (checked exhaustively). */
-        int nudge = N(qg_plan_emit(p, QG_OP_COPYSIGN, N(K(0x1.fffffep-2f), "below_half"), t, -1, 0.0f), "nudge");
-        return E1(TRUNC, N(E2(ADD_F, t, nudge), "biased"));
-    }
+    case QG_ROUND_HALF_AWAY: return E1(TRUNC, half_away_biased(p, t));
     case QG_ROUND_HALF_EVEN:
     default: return E1(ROUND_EVEN, t);
     }
+}
+
+int qg_plan_round_to_int(qg_rounding mode, qg_plan *p, int t) {
+    if (mode == QG_ROUND_HALF_AWAY) /* truncated by the conversion itself */
+        return E1(TRUNC_CVT, half_away_biased(p, t));
+    return mode == QG_ROUND_HALF_EVEN ? E1(ROUND_CVT, t) : E1(CVT_F2I, N(qg_plan_round(mode, p, t), "rounded"));
 }
 
 int qg_plan_unsigned_zero(qg_plan *p, int r) { return N(E2(ADD_F, r, N(K(0.0f), "zero")), "rounded"); }

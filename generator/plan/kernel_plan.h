@@ -41,10 +41,13 @@ typedef enum qg_vkind { QG_VF, QG_VI, QG_VM } qg_vkind;
     X(MASKZ_MUL_F, QG_VF, 3, "mff")                                                                                    \
     X(CVT_F2I, QG_VI, 1, "f")                                                                                          \
     X(ROUND_CVT, QG_VI, 1, "f")                                                                                        \
+    X(TRUNC_CVT, QG_VI, 1, "f")                                                                                        \
     X(MASKZ_I, QG_VI, 2, "mi")                                                                                         \
     X(CVT_I2F, QG_VF, 1, "i")                                                                                          \
     X(ADD_I, QG_VI, 2, "ii")                                                                                           \
     X(SUB_I, QG_VI, 2, "ii")                                                                                           \
+    X(MAX_I, QG_VI, 2, "ii")                                                                                           \
+    X(MIN_I, QG_VI, 2, "ii")                                                                                           \
     X(SAT_ADD_I, QG_VI, 2, "ii")                                                                                       \
     X(SPLAT_I, QG_VI, 1, "")                                                                                           \
     X(AND_I, QG_VI, 2, "ii")                                                                                           \

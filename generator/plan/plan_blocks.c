@@ -30,12 +30,13 @@ bool qg_plan_blocks(const qg_spec *sp, qg_kernel_op op, qg_plan *p) {
         /* roundf(x·id), ties away, and no clamp: in a block the walk takes,
          * |x·id| <= 127·(1 + 2^-21) < 127.5 (docs/semantics.md), so the code
          * is in [-127, 127] as it stands */
-        const int r = N(qg_plan_round(QG_ROUND_HALF_AWAY, p, N(E2(MUL_F, p->x, QG_IN_INV), "scaled")), "rounded");
+        const int scaled = N(E2(MUL_F, p->x, QG_IN_INV), "scaled");
         if (op == QG_K_QUANTIZE) {
-            p->out_q = N(E1(CVT_F2I, r), "code");
+            p->out_q = N(qg_plan_round_to_int(QG_ROUND_HALF_AWAY, p, scaled), "code");
             snprintf(p->formula, cap, "q = roundf(fl(x * id))");
             return true;
         }
+        const int r = N(qg_plan_round(QG_ROUND_HALF_AWAY, p, scaled), "rounded");
         p->out_y = N(E2(MUL_F, qg_plan_unsigned_zero(p, r), QG_IN_S), "y");
         p->out_mask = N(E1(ORDERED, p->x), "finite");
         snprintf(p->formula, cap, "q = roundf(fl(x * id)); y = fl(float(q) * d16)");

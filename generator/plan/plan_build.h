@@ -25,6 +25,8 @@ static inline int qg_plan_emit_imm(qg_plan *p, qg_opcode op, int a, int32_t imm)
  * with -0.0 made +0.0 (an integer code's zero). */
 int qg_plan_round(qg_rounding mode, qg_plan *p, int t);
 int qg_plan_unsigned_zero(qg_plan *p, int r);
+/* round(t) in `mode` as an int32, for t whose rounding int32 holds. */
+int qg_plan_round_to_int(qg_rounding mode, qg_plan *p, int t);
 
 /* t = x / s or x * inv, as the spec's scale_op says. */
 int qg_plan_scaled(const qg_spec *sp, qg_plan *p);

@@ -357,20 +357,28 @@ static inline void qg_ks_e2m1(void *dst, const void *src) {
         ((int8_t *)dst)[j] = doubled[((const uint8_t *)src)[j] & 15];
 #endif
 }
-/* The block walks' groups: the per-block scalars of 16 blocks at once
- * (their extremes, d, 1/d, fp16 fields, which blocks go to the
- * reference), as GNU C vectors of 16 lanes that each compiler maps onto
- * its target's registers (docs/c-backend.md, "Block formats"). Macros,
- * not functions: a 64-byte vector passed by value changes the ABI where
- * the target lacks 64-byte registers. Conditions are int32 lanes, -1 or 0;
- * a cast between two of the types keeps the bits. */
+/* The block walks' groups: the per-block scalars of a group of blocks at
+ * once (their extremes, d, 1/d, fp16 fields, which blocks go to the
+ * reference), as GNU C vectors of n = 4, 8 or 16 lanes, as many as one of
+ * the target's vectors holds (docs/c-backend.md, "Block formats"): wider
+ * ones, GCC 12 compares lane by lane in scalar code with branches. Macros,
+ * not functions: a vector passed by value changes the ABI where the
+ * target lacks its registers. Conditions are int32 lanes, -1 or 0; a cast
+ * between two of the types of one width keeps the bits. */
 #if defined(__GNUC__)
-typedef float qg_ks_gf __attribute__((vector_size(64)));
-typedef int32_t qg_ks_gi __attribute__((vector_size(64)));
-typedef uint32_t qg_ks_gu __attribute__((vector_size(64)));
-typedef uint16_t qg_ks_gh __attribute__((vector_size(32)));
-#define QG_KS_GSPLAT_F(v) ((qg_ks_gf){(v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v)})
-#define QG_KS_GSPLAT_I(v) ((qg_ks_gi){(v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v)})
+#define QG_KS_GROUP_TYPES(n)                                                                                           \
+    typedef float qg_ks_gf##n __attribute__((vector_size(4 * n)));                                                     \
+    typedef int32_t qg_ks_gi##n __attribute__((vector_size(4 * n)));                                                   \
+    typedef uint32_t qg_ks_gu##n __attribute__((vector_size(4 * n)));                                                  \
+    typedef uint16_t qg_ks_gh##n __attribute__((vector_size(2 * n)));
+QG_KS_GROUP_TYPES(4)
+QG_KS_GROUP_TYPES(8)
+QG_KS_GROUP_TYPES(16)
+#undef QG_KS_GROUP_TYPES
+#define QG_KS_G4_(v) (v), (v), (v), (v)
+#define QG_KS_GSPLAT4(T, v) ((T){QG_KS_G4_(v)})
+#define QG_KS_GSPLAT8(T, v) ((T){QG_KS_G4_(v), QG_KS_G4_(v)})
+#define QG_KS_GSPLAT16(T, v) ((T){QG_KS_G4_(v), QG_KS_G4_(v), QG_KS_G4_(v), QG_KS_G4_(v)})
 #define QG_KS_GLOAD(T, p)                                                                                              \
     __extension__({                                                                                                    \
         T qg_ld_;                                                                                                      \
@@ -382,21 +390,27 @@ typedef uint16_t qg_ks_gh __attribute__((vector_size(32)));
         __typeof__(v) qg_st_ = (v);                                                                                    \
         memcpy((p), &qg_st_, sizeof qg_st_);                                                                           \
     })
-#define QG_KS_GSEL(T, c, x, y) ((T)(((c) & (qg_ks_gi)(x)) | (~(c) & (qg_ks_gi)(y))))
-/* qg_ks_f32_to_f16 on 16 lanes, the same bits, stored as 16 halves:
+/* c ? x : y lane by lane, as a T; c a condition of x's width */
+#define QG_KS_GSEL(T, c, x, y) ((T)(((c) & (__typeof__(c))(x)) | (~(c) & (__typeof__(c))(y))))
+/* a >= c for an unsigned group a of values below 2^31 and a constant c
+ * below 2^31, by the sign of a - c, as a condition of type I */
+#define QG_KS_GAT_LEAST(I, a, c) (~((I)((a) - (uint32_t)(c)) >> 31))
+/* qg_ks_f32_to_f16 on n lanes, the same bits, stored as n halves:
  * normals rounded half to even on the 13 bits dropped; below 2^-14 the
  * float sum |v| + 0.5 rounds v to a multiple of 2^-24 (nearest-even, as
  * IEEE adds), whose count is the subnormal code (the smallest normal's
  * after a carry); from 65520 on, inf; a NaN, 0x7E00 with its sign. */
-#define QG_KS_GSTORE_F16(p, v)                                                                                         \
+#define QG_KS_GSTORE_F16(p, v, n)                                                                                      \
     __extension__({                                                                                                    \
-        const qg_ks_gu u_ = (qg_ks_gu)(v), a_ = u_ & 0x7FFFFFFFu;                                                      \
-        const qg_ks_gu normal_ = (a_ - (0x38000000u - 0xFFFu) + ((a_ >> 13) & 1u)) >> 13;                              \
-        const qg_ks_gu sub_ = (qg_ks_gu)((qg_ks_gf)a_ + 0.5f) - 0x3F000000u;                                           \
-        qg_ks_gu r_ = (qg_ks_gu)QG_KS_GSEL(qg_ks_gi, (qg_ks_gi)(a_ >= 0x38800000u), normal_, sub_);                    \
-        r_ = (qg_ks_gu)QG_KS_GSEL(qg_ks_gi, (qg_ks_gi)(a_ >= 0x477FF000u), QG_KS_GSPLAT_I(0x7C00), r_);                \
-        r_ = (qg_ks_gu)QG_KS_GSEL(qg_ks_gi, (qg_ks_gi)(a_ > 0x7F800000u), QG_KS_GSPLAT_I(0x7E00), r_);                 \
-        const qg_ks_gh h_ = __builtin_convertvector(r_ | ((u_ >> 16) & 0x8000u), qg_ks_gh);                            \
+        const qg_ks_gu##n u_ = (qg_ks_gu##n)(v), a_ = u_ & 0x7FFFFFFFu;                                                \
+        const qg_ks_gu##n normal_ = (a_ - (0x38000000u - 0xFFFu) + ((a_ >> 13) & 1u)) >> 13;                           \
+        const qg_ks_gu##n sub_ = (qg_ks_gu##n)((qg_ks_gf##n)a_ + 0.5f) - 0x3F000000u;                                  \
+        qg_ks_gu##n r_ = QG_KS_GSEL(qg_ks_gu##n, QG_KS_GAT_LEAST(qg_ks_gi##n, a_, 0x38800000), normal_, sub_);         \
+        r_ = QG_KS_GSEL(qg_ks_gu##n, QG_KS_GAT_LEAST(qg_ks_gi##n, a_, 0x477FF000),                                     \
+                        QG_KS_GSPLAT##n(qg_ks_gu##n, 0x7C00u), r_);                                                    \
+        r_ = QG_KS_GSEL(qg_ks_gu##n, QG_KS_GAT_LEAST(qg_ks_gi##n, a_, 0x7F800001),                                     \
+                        QG_KS_GSPLAT##n(qg_ks_gu##n, 0x7E00u), r_);                                                    \
+        const qg_ks_gh##n h_ = __builtin_convertvector(r_ | ((u_ >> 16) & 0x8000u), qg_ks_gh##n);                      \
         memcpy((p), &h_, sizeof h_);                                                                                   \
     })
 #endif

@@ -148,11 +148,25 @@ static void test_narrowing_is_nearest_even(void) {
 #endif
 }
 
-/* The block walks' 16-lane fp16 store (QG_KS_GSTORE_F16, the group
- * scales' d and m) against the one-value converter: every fp16 tie and its
- * neighbours, the subnormal and overflow edges, and random bit patterns
- * (NaN and inf among them), in every lane. */
-enum { QG_KGROUP_LANES = 16 };
+/* The block walks' fp16 store of a group of n lanes (QG_KS_GSTORE_F16,
+ * the group scales' d and m) against the one-value converter: the count
+ * of lanes that differ. */
+#define GROUP_F16_MISSES(n, in, count)                                                                                 \
+    __extension__({                                                                                                    \
+        unsigned miss_ = 0;                                                                                            \
+        for (size_t at = 0; at + n <= (count); at += n) {                                                              \
+            uint16_t got[n];                                                                                           \
+            const qg_ks_gf##n v = QG_KS_GLOAD(qg_ks_gf##n, (in) + at);                                                 \
+            QG_KS_GSTORE_F16(got, v, n);                                                                               \
+            for (int j = 0; j < n; j++)                                                                                \
+                miss_ += got[j] != qg_ks_f32_to_f16(f_of((in)[at + (size_t)j]));                                       \
+        }                                                                                                              \
+        miss_;                                                                                                         \
+    })
+
+/* ... on every width a target's group takes (4, 8 and 16 lanes): every
+ * fp16 tie and its neighbours, the subnormal and overflow edges, and
+ * random bit patterns (NaN and inf among them), in every lane. */
 static void test_group_f16_store_equals_scalar(void) {
     enum { CASES = 1 << 18 };
     static uint32_t in[CASES];
@@ -170,15 +184,9 @@ static void test_group_f16_store_equals_scalar(void) {
         in[m++] = edges[k];
     while (m < CASES)
         in[m++] = next32();
-    unsigned bad = 0;
-    for (size_t at = 0; at + QG_KGROUP_LANES <= CASES; at += QG_KGROUP_LANES) {
-        uint16_t got[QG_KGROUP_LANES];
-        const qg_ks_gf v = QG_KS_GLOAD(qg_ks_gf, in + at);
-        QG_KS_GSTORE_F16(got, v);
-        for (int j = 0; j < QG_KGROUP_LANES; j++)
-            bad += got[j] != qg_ks_f32_to_f16(f_of(in[at + (size_t)j]));
-    }
-    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(GROUP_F16_MISSES(4, in, CASES), 0);
+    CU_ASSERT_EQUAL(GROUP_F16_MISSES(8, in, CASES), 0);
+    CU_ASSERT_EQUAL(GROUP_F16_MISSES(16, in, CASES), 0);
 }
 
 /* The array loops (vector code where the CPU has it: AVX2 and F16C on x86)

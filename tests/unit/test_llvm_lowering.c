@@ -46,14 +46,15 @@ static const int32_t ints[] = {0, 1, -1, 2, 127, -128, 32767, -32768, INT32_MAX,
 /* Whether operand values are inside the operation's contract
  * (docs/semantics.md): min/max never see NaN or a pair of opposite zeros
  * where the choice shows; conversions of fp32 to int32 take integral
- * values in range (CVT_F2I) or values in range (ROUND_CVT). */
+ * values in range (CVT_F2I) or values in range (ROUND_CVT, TRUNC_CVT). */
 static bool in_contract(qg_opcode op, const lane *v) {
     switch (op) {
     case QG_OP_MIN_F:
     case QG_OP_MAX_F:
         return !isnan(v[0].f) && !isnan(v[1].f) && !(v[0].f == 0 && v[1].f == 0 && signbit(v[0].f) != signbit(v[1].f));
     case QG_OP_CVT_F2I: return v[0].f == truncf(v[0].f) && v[0].f >= -2147483648.0f && v[0].f < 2147483648.0f;
-    case QG_OP_ROUND_CVT: return v[0].f >= -2147483648.0f && v[0].f < 2147483648.0f;
+    case QG_OP_ROUND_CVT:
+    case QG_OP_TRUNC_CVT: return v[0].f >= -2147483648.0f && v[0].f < 2147483648.0f;
     case QG_OP_CVT_H2F: return v[0].u <= 0xFFFF;
     case QG_OP_CVT_F2H: { /* NaN: only the quiet one, of either sign */
         const uint32_t bits = v[0].u & 0x7FFFFFFFu;
@@ -96,6 +97,9 @@ static lane expect(qg_opcode op, const lane *v, float imm, int32_t imm_i) {
     case QG_OP_MASKZ_MUL_F: r.f = m ? b * c : 0.0f; break;
     case QG_OP_CVT_F2I: r.i = (int32_t)a; break;
     case QG_OP_ROUND_CVT: r.i = (int32_t)nearbyintf(a); break;
+    case QG_OP_TRUNC_CVT: r.i = (int32_t)a; break;
+    case QG_OP_MAX_I: r.i = v[0].i > v[1].i ? v[0].i : v[1].i; break;
+    case QG_OP_MIN_I: r.i = v[0].i < v[1].i ? v[0].i : v[1].i; break;
     case QG_OP_MASKZ_I: r.i = m ? v[1].i : 0; break;
     case QG_OP_CVT_I2F: r.f = (float)v[0].i; break;
     case QG_OP_ADD_I: r.u = v[0].u + v[1].u; break;

@@ -90,6 +90,9 @@ static void run_plan(const qg_plan *p, val *v) {
         case QG_OP_MASKZ_MUL_F: r.f = a.m ? b.f * c.f : 0.0f; break;
         case QG_OP_CVT_F2I: r.i = (int32_t)a.f; break;
         case QG_OP_ROUND_CVT: r.i = round_cvt(a.f); break;
+        case QG_OP_TRUNC_CVT: r.i = (int32_t)a.f; break;
+        case QG_OP_MAX_I: r.i = a.i > b.i ? a.i : b.i; break;
+        case QG_OP_MIN_I: r.i = a.i < b.i ? a.i : b.i; break;
         case QG_OP_MASKZ_I: r.i = a.m ? b.i : 0; break;
         case QG_OP_SAT_ADD_I: r.i = qg_ks_sat_add_i32(a.i, b.i); break;
         case QG_OP_CVT_I2F: r.f = (float)a.i; break;
