@@ -118,8 +118,8 @@ typedef struct group_bufs {
 static group_bufs group_buffers(qg_kb *b, qg_block_format f) {
     const unsigned G = (unsigned)b->lp->block_group, F = 4 * G, H = 2 * G;
     group_bufs g = {NULL, B->buffer(b, "g_hi", F), NULL, NULL, NULL, NULL, NULL, B->buffer(b, "g_ref", F)};
-    if (!qg_lower_block_amax_only(
-            f, b->lp)) { /* q8's and mxfp4's extremes are amax alone, +inf for a NaN (lower_observe.c) */
+    /* q8's and mxfp4's extremes are amax alone, +inf for a NaN (lower_observe.c) */
+    if (!qg_lower_block_amax_only(f, b->lp)) {
         g.lo = B->buffer(b, "g_lo", F);
         g.ok = B->buffer(b, "g_ok", F);
     }
