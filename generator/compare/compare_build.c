@@ -86,17 +86,26 @@ static bool list_runtime(const char *src) {
 }
 
 bool qg_cmp_build_runtime(ctx *c, const arch_t *a) {
-    char src[PATH_MAX], gen[PATH_MAX], words[4 * PATH_MAX], o[PATH_MAX + 64];
+    char src[PATH_MAX], gen[PATH_MAX], words[6 * PATH_MAX], o[PATH_MAX + 64], flags[512], inc[PATH_MAX + 8],
+        xx[PATH_MAX + 16];
     qg_cmp_runtime_sources(src, sizeof src);
     runtime_generated(gen, sizeof gen);
     if (!list_runtime(src))
         return false;
+    snprintf(flags, sizeof flags, "-O1 -ffp-contract=off %s", a->desc->baseline_cflags);
+    snprintf(inc, sizeof inc, "%s/qgen", qg_include_dir());
+    const char *const inputs[] = {src, inc, gen, qg_cmp_pathf(c, xx, sizeof xx, "xxhash")};
+    qg_cmp_rt_cache rc;
+    qg_cmp_rt_cache_open(c, a, inputs, 4, flags, &rc);
     for (size_t k = 0; k < n_runtime; k++) {
-        snprintf(words, sizeof words, "-O1 -ffp-contract=off %s -I%s -I%s -I%s/xxhash -c %s/%s.c -o %s",
-                 a->desc->baseline_cflags, qg_include_dir(), gen, c->work, src, runtime_files[k],
-                 qg_cmp_pathf(c, o, sizeof o, "rt-%s-%s.o", a->arch, runtime_files[k]));
+        qg_cmp_pathf(c, o, sizeof o, "rt-%s-%s.o", a->arch, runtime_files[k]);
+        if (qg_cmp_rt_cache_fetch(&rc, runtime_files[k], o))
+            continue;
+        snprintf(words, sizeof words, "%s -I%s -I%s -I%s/xxhash -c %s/%s.c -o %s", flags, qg_include_dir(), gen,
+                 c->work, src, runtime_files[k], o);
         if (clang(c, a, words) != 0)
             return false;
+        qg_cmp_rt_cache_keep(&rc, runtime_files[k], o);
     }
     return true;
 }

@@ -64,6 +64,21 @@ bool qg_cmp_build_driver(ctx *c, int b, const arch_t *a, qg_isa isa, bool refere
                          size_t cap);
 void qg_cmp_run_driver(const ctx *c, const arch_t *a, qg_isa isa, const char *exe, bool timed, run_out *r);
 
+/* compare_rt_cache.c: the runtime's objects for `a` from earlier runs.
+ * open keys them by the compiler, `flags`, and the .c and .h files of
+ * dirs (false, and nothing cached, without a cache directory); fetch
+ * writes a cached object to path (false on a miss); keep stores a built
+ * one. */
+typedef struct qg_cmp_rt_cache {
+    bool usable;
+    char dir[PATH_MAX];
+    unsigned char digest[16];
+} qg_cmp_rt_cache;
+bool qg_cmp_rt_cache_open(ctx *c, const arch_t *a, const char *const dirs[], int ndirs, const char *flags,
+                          qg_cmp_rt_cache *out);
+bool qg_cmp_rt_cache_fetch(const qg_cmp_rt_cache *rc, const char *name, const char *path);
+void qg_cmp_rt_cache_keep(const qg_cmp_rt_cache *rc, const char *name, const char *path);
+
 /* compare_ggml.c: ggml's kernels of a block spec's format, for the ops in
  * `ops`, into c->rep's peers (a note says why not). */
 void qg_cmp_measure_ggml(ctx *c, unsigned ops);
