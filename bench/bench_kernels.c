@@ -76,6 +76,14 @@ static void report(const char *op, const char *impl, double rate) {
     fflush(stdout);
 }
 
+/* op's kernel against a peer timed in turns (bench_paired_ratio): the
+ * figure to quote where the machine's state changes between medians */
+static void report_paired(const char *op, const char *impl, const char *peer, bench_fn a, bench_fn b) {
+    printf("{\"op\": \"%s\", \"impl\": \"%s\", \"n\": %zu, \"paired_ratio_vs\": \"%s\", \"paired_ratio\": %.4f}\n", op,
+           impl, n_cur, peer, bench_paired_ratio(a, b, n_cur));
+    fflush(stdout);
+}
+
 int main(int argc, char **argv) {
     const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     static const size_t sizes[] = {4096, 65536, 1 << 20, 1 << 24};
@@ -135,6 +143,10 @@ int main(int argc, char **argv) {
         report("dequantize_int4_g32", bench_w4_isa(), measure(dequant_w4)); /* q: quantize_int4_g32's */
         report("observe_minmax", bench_act_isa(), measure(observe));
         report("memcpy", "memcpy", measure(copy));
+        report_paired("quantize_qs8", bench_act_isa(), "xnnpack", quant, xnn_quant);
+        report_paired("quantize_qs8_unchecked", bench_act_unchecked_isa(), "xnnpack", quant_unchecked, xnn_quant);
+        report_paired("fake_quant_per_tensor", bench_act_isa(), "memcpy", fq_act, copy);
+        report_paired("fake_quant_per_tensor_unchecked", bench_act_unchecked_isa(), "memcpy", fq_unchecked, copy);
         if (n_cur < (1 << 20))
             continue;
         /* the same kernels cut across the pool's two threads (qgen/parallel.h) */
