@@ -451,6 +451,12 @@ LLVMValueRef lx_lower_plan(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT]
     return lx_lower_plan_ordered(x, p, in, mask_out, grouped_out, ordered);
 }
 
+LLVMValueRef lx_lower_op(lx *x, qg_opcode op, LLVMValueRef a, LLVMValueRef b) {
+    LLVMValueRef v[2] = {a, b};
+    const qg_step st = {.op = op, .dst = 2, .a = 0, .b = b ? 1 : -1, .c = -1};
+    return lower_step(x, &st, v);
+}
+
 LLVMValueRef lx_lower_plan_ordered(lx *x, const qg_plan *p, LLVMValueRef in[QG_IN_COUNT], LLVMValueRef *mask_out,
                                    LLVMValueRef *grouped_out, LLVMValueRef ordered[2]) {
     LLVMValueRef v[QG_PLAN_MAX_VALUES] = {0};

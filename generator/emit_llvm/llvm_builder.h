@@ -179,6 +179,9 @@ void lx_if_close(lx *x, LLVMBasicBlockRef join);
 LLVMBasicBlockRef lx_else(lx *x, LLVMBasicBlockRef join);
 LLVMValueRef lx_umin(lx *x, LLVMValueRef a, LLVMValueRef b);
 
+/* One plan operation on a (and b), as a plan step lowers it (no
+ * immediate: not SPLAT_F, SPLAT_I or the shifts). */
+LLVMValueRef lx_lower_op(lx *x, qg_opcode op, LLVMValueRef a, LLVMValueRef b);
 /* The plan's per-vector arithmetic; in[] holds the inputs it uses.
  * *mask_out receives the lane-mask output, *grouped_out quantize's q - z
  * for a grouped store (qg_plan.out_q_grouped), where the plan has them

@@ -574,18 +574,10 @@ static qg_kv *kb_vsplat(qg_kb *b, qg_kv *f) { return K(lx_splat(kb(b)->x, V(f), 
 static qg_kv *kb_vop(qg_kb *b, qg_opcode op, qg_kv *a, qg_kv *c) {
     lx *x = kb(b)->x;
     switch (op) {
-    case QG_OP_MIN_F: return K(lx_min(x, V(a), V(c)));
-    case QG_OP_MAX_F: return K(lx_max(x, V(a), V(c)));
-    case QG_OP_SUB_F: return K(LLVMBuildFSub(x->b, V(a), V(c), ""));
     case QG_OP_ORDERED: return K(LLVMBuildSExt(x->b, LLVMBuildFCmp(x->b, LLVMRealORD, V(a), V(a), ""), x->vi, ""));
-    case QG_OP_MAX_I:
-    case QG_OP_MIN_I:
-        return K(
-            lx_intrinsic(x, op == QG_OP_MAX_I ? "llvm.smax" : "llvm.smin", &x->vi, 1, (LLVMValueRef[]){V(a), V(c)}, 2));
-    case QG_OP_SPLAT_I: return K(lx_splat(x, V(a), x->vi));
-    case QG_OP_BITS_F2I: return K(LLVMBuildBitCast(x->b, V(a), x->vi, ""));
-    case QG_OP_BITS_I2F: return K(LLVMBuildBitCast(x->b, V(a), x->vf, ""));
-    default: return K(LLVMBuildAnd(x->b, V(a), V(c), "")); /* QG_OP_AND_M, QG_OP_AND_I */
+    case QG_OP_AND_M: return K(LLVMBuildAnd(x->b, V(a), V(c), ""));
+    case QG_OP_SPLAT_I: return K(lx_splat(x, V(a), x->vi));       /* of a value, where a plan step has an immediate */
+    default: return K(lx_lower_op(x, op, V(a), c ? V(c) : NULL)); /* min, max, sub and the integer ops, as the plan's */
     }
 }
 
