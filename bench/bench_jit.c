@@ -26,7 +26,7 @@ static char cache_dir[256];
 
 /* Seconds to compile `ops` of sp in a fresh JIT (its creation not timed). */
 static double compile_time(const qg_spec *sp, unsigned ops, bool disk) {
-    qg_jit_options opt = {QG_JIT_BEST_ISA, disk ? cache_dir : NULL, !disk, true};
+    qg_jit_options opt = {QG_JIT_BEST_ISA, disk ? cache_dir : NULL, !disk, true, false};
     qg_jit *j;
     qg_error err;
     const qg_kernels *k;
@@ -50,7 +50,7 @@ static double median_compile(const qg_spec *sp, unsigned ops, bool disk) {
 static double create_time(void) {
     double t[BENCH_RUNS];
     for (int r = 0; r < BENCH_RUNS; r++) {
-        qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true};
+        qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true, false};
         qg_jit *j;
         qg_error err;
         double t0 = bench_now();
@@ -63,7 +63,7 @@ static double create_time(void) {
 }
 
 static double memory_hit_time(const qg_spec *sp) {
-    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true};
+    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true, false};
     qg_jit *j;
     qg_error err;
     const qg_kernels *k;
@@ -104,7 +104,7 @@ static void j_q(void) { jk_act->quantize(x, q, n_cur, &qp_act); }
 static void j_dq(void) { jk_act->dequantize(q, y, n_cur, &qp_act); }
 
 static void speed_rows(qg_isa isa) {
-    qg_jit_options opt = {isa, NULL, true, true};
+    qg_jit_options opt = {isa, NULL, true, true, false};
     qg_jit *j;
     qg_error err;
     if (qg_jit_create(&opt, &j, &err))
@@ -132,12 +132,14 @@ static void speed_rows(qg_isa isa) {
 }
 
 /* One fresh process's sample: JIT creation, compile and a first
- * fake_quant of the per-channel spec, then the same again from memory;
- * prints both in ms. */
+ * fake_quant of the per-channel spec, then the same again from memory, and
+ * (background mode) the moment the compiled kernel is ready; prints the
+ * three in ms. */
 static int first_kernel(const char *mode, const char *dir) {
     const double t0 = bench_now();
     const bool no_disk = strcmp(dir, "-") == 0;
-    qg_jit_options opt = {QG_JIT_BEST_ISA, no_disk ? NULL : dir, no_disk, strcmp(mode, "eager") == 0};
+    qg_jit_options opt = {QG_JIT_BEST_ISA, no_disk ? NULL : dir, no_disk, strcmp(mode, "eager") == 0,
+                          strcmp(mode, "background") == 0};
     qg_jit *j;
     qg_error err;
     const qg_kernels *k = NULL;
@@ -153,18 +155,22 @@ static int first_kernel(const char *mode, const char *dir) {
         die(&err);
     k->fake_quant(fx, fy, fm, N, &qp);
     const double t1 = bench_now();
+    if (qg_jit_prepare(j, k, QG_JIT_FAKE_QUANT, &err))
+        die(&err);
+    const double t2 = bench_now();
     if (qg_jit_compile(j, &bench_w_spec, 0, &k, &err))
         die(&err);
     k->fake_quant(fx, fy, fm, N, &qp);
-    const double t2 = bench_now();
-    printf("%.4f %.4f\n", (t1 - t0) * 1e3, (t2 - t1) * 1e3);
+    const double t3 = bench_now();
+    printf("%.4f %.4f %.4f\n", (t1 - t0) * 1e3, (t3 - t2) * 1e3, (t2 - t0) * 1e3);
     qg_jit_destroy(j);
     return 0;
 }
 
-/* Medians of fresh-process samples: [0] first call, [1] memory hit. */
-static void first_kernel_samples(const char *mode, const char *dir, double out[2]) {
-    double t[2][BENCH_RUNS];
+/* Medians of fresh-process samples: [0] first call, [1] memory hit, [2]
+ * the compiled kernel ready. */
+static void first_kernel_samples(const char *mode, const char *dir, double out[3]) {
+    double t[3][BENCH_RUNS];
     char self[400] = "", cmd[900];
     const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1); /* popen's shell would be /proc/self/exe */
     if (len > 0)
@@ -172,34 +178,35 @@ static void first_kernel_samples(const char *mode, const char *dir, double out[2
     snprintf(cmd, sizeof cmd, "'%s' --first %s '%s'", self, mode, dir);
     for (int r = 0; r < BENCH_RUNS; r++) {
         FILE *p = popen(cmd, "r");
-        if (!p || fscanf(p, "%lf %lf", &t[0][r], &t[1][r]) != 2 || pclose(p) != 0) {
+        if (!p || fscanf(p, "%lf %lf %lf", &t[0][r], &t[1][r], &t[2][r]) != 3 || pclose(p) != 0) {
             fprintf(stderr, "bench_jit: %s failed\n", cmd);
             exit(1);
         }
     }
-    out[0] = bench_median(t[0], BENCH_RUNS);
-    out[1] = bench_median(t[1], BENCH_RUNS);
+    for (int i = 0; i < 3; i++)
+        out[i] = bench_median(t[i], BENCH_RUNS);
 }
 
 static void first_kernel_rows(void) {
     printf("Time to the first fake_quant from a fresh process (qg_jit_create, qg_jit_compile of every op, "
-           "one call on 4096 elements), per-channel spec bench_w, ms, median of %d processes:\n\n",
+           "one call on 4096 elements), per-channel spec bench_w, ms, median of %d processes; background: "
+           "the first call on the reference, then the compiled kernel ready:\n\n",
            BENCH_RUNS);
-    printf("| cache | lazy (default) | eager |\n|---|---|---|\n");
-    double lazy[2], eager[2];
-    first_kernel_samples("lazy", "-", lazy);
-    first_kernel_samples("eager", "-", eager);
-    printf("| cold (no disk cache) | %.2f | %.2f |\n", lazy[0], eager[0]);
-    char lazy_dir[300], eager_dir[300];
-    snprintf(lazy_dir, sizeof lazy_dir, "%s/lazy", cache_dir);
-    snprintf(eager_dir, sizeof eager_dir, "%s/eager", cache_dir);
-    double fill[2];
-    first_kernel_samples("lazy", lazy_dir, fill); /* the first sample fills the cache */
-    first_kernel_samples("eager", eager_dir, fill);
-    first_kernel_samples("lazy", lazy_dir, lazy);
-    first_kernel_samples("eager", eager_dir, eager);
-    printf("| disk-cache hit | %.2f | %.2f |\n", lazy[0], eager[0]);
-    printf("| memory hit (the same spec again, then a call) | %.4f | %.4f |\n\n", lazy[1], eager[1]);
+    printf("| cache | lazy (default) | eager | background: first call | background: kernel ready |\n"
+           "|---|---|---|---|---|\n");
+    static const char *const modes[3] = {"lazy", "eager", "background"};
+    double r[3][3], fill[3];
+    for (int m = 0; m < 3; m++)
+        first_kernel_samples(modes[m], "-", r[m]);
+    printf("| cold (no disk cache) | %.2f | %.2f | %.2f | %.2f |\n", r[0][0], r[1][0], r[2][0], r[2][2]);
+    for (int m = 0; m < 3; m++) {
+        char dir[300];
+        snprintf(dir, sizeof dir, "%s/%s", cache_dir, modes[m]);
+        first_kernel_samples(modes[m], dir, fill); /* the first sample fills the cache */
+        first_kernel_samples(modes[m], dir, r[m]);
+    }
+    printf("| disk-cache hit | %.2f | %.2f | %.2f | %.2f |\n", r[0][0], r[1][0], r[2][0], r[2][2]);
+    printf("| memory hit (the same spec again, then a call) | %.4f | %.4f | %.4f | |\n\n", r[0][1], r[1][1], r[2][1]);
 }
 
 int main(int argc, char **argv) {
@@ -210,7 +217,7 @@ int main(int argc, char **argv) {
         perror("mkdtemp");
         return 1;
     }
-    qg_jit_options best = {QG_JIT_BEST_ISA, NULL, true, true};
+    qg_jit_options best = {QG_JIT_BEST_ISA, NULL, true, true, false};
     qg_jit *probe;
     qg_error err;
     if (qg_jit_create(&best, &probe, &err))

@@ -15,7 +15,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
     qg_error err;
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true};
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true, false};
     if (qg_spec_load_string("{\"name\": \"fz\", \"base\": \"torch.fbgemm.activation\", \"compat_mask\": true}", "fz",
                             NULL, 0, &sp, &err) ||
         qg_jit_create(&opt, &jit, &err) || qg_jit_compile(jit, &sp, 0, &k, &err)) {

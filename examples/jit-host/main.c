@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s\n", err.message);
         return 2;
     }
-    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, false, false};
+    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, false, false, false};
     if (argc == 3) {
         opt.isa = -2;
         for (int i = 0; i < QG_ISA_COUNT; i++)

@@ -55,7 +55,7 @@ struct qg_jit {
     LLVMOrcLLJITRef lljit;
     LLVMOrcJITDylibRef jd;
     qg_isa isa;
-    bool eager;
+    bool eager, background;
     char cache_dir[4096]; /* "" = no disk cache */
     pack *packs;
     qg_jit_stats stats;
@@ -139,7 +139,7 @@ static qg_status define_runtime(qg_jit *j, qg_error *err) {
 qg_status qg_jit_create(const qg_jit_options *opt, qg_jit **out, qg_error *err) {
     QG_NEED(out, err, "a place for the JIT");
     *out = NULL;
-    const qg_jit_options defaults = {QG_JIT_BEST_ISA, NULL, false, false};
+    const qg_jit_options defaults = {QG_JIT_BEST_ISA, NULL, false, false, false};
     if (!opt)
         opt = &defaults;
     qg_isa isa = best_isa();
@@ -153,6 +153,7 @@ qg_status qg_jit_create(const qg_jit_options *opt, qg_jit **out, qg_error *err) 
         return qg_error_set(err, QG_ERR_NOMEM, "jit: out of memory");
     j->isa = isa;
     j->eager = opt->eager;
+    j->background = opt->background;
     if (!opt->no_disk_cache) {
         /* a cache that cannot be set up is no reason to fail: the JIT runs
          * without it, and the stats say so */
@@ -199,6 +200,11 @@ void qg_jit_get_stats(qg_jit *jit, qg_jit_stats *stats) {
     pthread_mutex_lock(&jit->lock);
     *stats = jit->stats;
     pthread_mutex_unlock(&jit->lock);
+}
+
+void qg_jit_settle(qg_jit *jit) {
+    if (jit)
+        qg_lazy_settle(jit);
 }
 
 void qg_jit_destroy(qg_jit *jit) {
@@ -455,7 +461,7 @@ static qg_status lazy_locked(qg_jit *j, const qg_spec *spec, unsigned ops, const
     memcpy(&p->spec, spec, sizeof *spec);
     p->k.spec = &p->spec;
     p->k.isa = isa;
-    p->slot = qg_lazy_bind(j, compile_op, &p->spec, ops, &p->k);
+    p->slot = qg_lazy_bind(j, compile_op, &p->spec, ops, j->background, &p->k);
     if (p->slot < 0) {
         free(p);
         return compile_locked(j, spec, ops, out, err);

@@ -38,6 +38,10 @@ typedef struct qg_jit_options {
     bool no_disk_cache;    /* compile on every first request of a process */
     bool eager;            /* qg_jit_compile compiles its ops at once; false (and NULL
                               options): each op compiles on its first call (lazy) */
+    bool background;       /* lazy only: a first call starts its op's compile on a
+                              thread of its own and runs the reference, as do the
+                              calls until the kernel is ready (bit-exact either way);
+                              call qg_jit_settle or qg_jit_destroy before exit */
 } qg_jit_options;
 
 /* The ops to compile (0 = all of them). */
@@ -127,9 +131,15 @@ qg_status qg_jit_create(const qg_jit_options *opt, qg_jit **out, qg_error *err);
 qg_status qg_jit_compile(qg_jit *jit, const qg_spec *spec, unsigned ops, const qg_kernels **out, qg_error *err);
 
 /* Compiles the ops in `ops` of lazy kernels now, as their first calls
- * would (nothing for eager kernels or ops already compiled): for hosts
- * that want the cost at a moment of their choosing. */
+ * would (nothing for eager kernels or ops already compiled), or waits for
+ * their background compiles: for hosts that want the cost at a moment of
+ * their choosing. */
 qg_status qg_jit_prepare(qg_jit *jit, const qg_kernels *kernels, unsigned ops, qg_error *err);
+
+/* Waits for the JIT's background compiles; first calls compile at once
+ * from then on. A process must not exit while one runs: exit tears down
+ * LLVM's static objects under it. */
+void qg_jit_settle(qg_jit *jit);
 
 /* The ISA the JIT compiles for. */
 qg_isa qg_jit_isa(const qg_jit *jit);

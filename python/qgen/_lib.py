@@ -59,7 +59,7 @@ class Kernels(ctypes.Structure):
 
 class JitOptions(ctypes.Structure):
     _fields_ = [("isa", ctypes.c_int), ("cache_dir", ctypes.c_char_p), ("no_disk_cache", ctypes.c_bool),
-                ("eager", ctypes.c_bool)]
+                ("eager", ctypes.c_bool), ("background", ctypes.c_bool)]
 
 
 class JitStats(ctypes.Structure):
@@ -109,6 +109,7 @@ def _declare(lib):
         "qg_jit_create": (c.c_int, [vp, c.POINTER(vp), E]),
         "qg_jit_compile": (c.c_int, [vp, vp, c.c_uint, c.POINTER(c.POINTER(Kernels)), E]),
         "qg_jit_destroy": (None, [vp]),
+        "qg_jit_settle": (None, [vp]),
         "qg_jit_prepare": (c.c_int, [vp, c.POINTER(Kernels), c.c_uint, E]),
         "qg_jit_get_stats": (None, [vp, c.POINTER(JitStats)]),
         "qg_observer_create": (c.c_int, [vp, c.POINTER(vp), E]),

@@ -3,6 +3,7 @@ cached, best ISA of the CPU), called on numpy arrays and torch tensors
 without copies. Inputs must be contiguous CPU arrays of the expected
 dtype; anything else is refused with an error naming the argument."""
 
+import atexit
 import ctypes
 import math
 import threading
@@ -28,13 +29,26 @@ _jit = None
 _jit_lock = threading.Lock()
 
 
+def _settle_all():
+    """Waits for the background compiles of every JIT this module made: the
+    process must not exit under one (qgen/jit.h, qg_jit_settle)."""
+    with _jit_lock:
+        for jit in [_jit] + list(Kernels._jits.values()):
+            if jit is not None:
+                _lib.lib().qg_jit_settle(jit)
+
+
+atexit.register(_settle_all)
+
+
 def _the_jit():
     global _jit
     with _jit_lock:
         if _jit is None:
             L = _lib.lib()
             ptr, err = ctypes.c_void_p(), _lib.Error()
-            _lib.check(L.qg_jit_create(None, ctypes.byref(ptr), ctypes.byref(err)), err)
+            opt = _lib.JitOptions(-1, None, False, False, True)  # QG_JIT_BEST_ISA, background compiles
+            _lib.check(L.qg_jit_create(ctypes.byref(opt), ctypes.byref(ptr), ctypes.byref(err)), err)
             _jit = ptr
     return _jit
 
@@ -107,8 +121,10 @@ def jit_stats(isa: Optional[str] = None) -> dict:
 class Kernels:
     """The kernels of `spec` (a Spec, or anything Spec.from_dict takes).
     `isa` forces one ISA by name ("avx2", ...); None picks the best. Each op
-    compiles on its first call (docs/jit.md, "Lazy compile"); `eager`
-    compiles every op now instead."""
+    starts its compile on its first call, on a thread of its own, and runs
+    on the reference (bit-exact) until the compiled kernel is ready
+    (docs/jit.md, "Lazy compile"); `eager`, or prepare(), compiles now and
+    waits instead."""
 
     def __init__(self, spec: Union[Spec, dict], isa: Optional[str] = None, eager: bool = False) -> None:
         # specs no vector ISA serves (qint32, float zero points) get the JIT's
@@ -135,7 +151,7 @@ class Kernels:
 
     def prepare(self, ops: Optional[Sequence[str]] = None) -> None:
         """Compiles `ops` (names such as "fake_quant"; None: all) now
-        rather than on their first calls."""
+        rather than on their first calls, or waits for their compiles."""
         names = ("quantize", "dequantize", "fake_quant", "fake_quant_backward", "observe", "requantize")
         bits = 0
         for op in ops or names:
@@ -158,7 +174,7 @@ class Kernels:
             if isa not in cls._jits:
                 L = _lib.lib()
                 ptr, err = ctypes.c_void_p(), _lib.Error()
-                opt = _lib.JitOptions(names.index(isa), None, False, False)
+                opt = _lib.JitOptions(names.index(isa), None, False, False, True)
                 _lib.check(L.qg_jit_create(ctypes.byref(opt), ctypes.byref(ptr), ctypes.byref(err)), err)
                 cls._jits[isa] = ptr
         return cls._jits[isa]

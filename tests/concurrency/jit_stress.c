@@ -2,7 +2,8 @@
  *
  *   jit_stress CACHE_DIR THREADS ROUNDS SEED
  *
- * Even threads share one qg_jit, odd threads each make their own (and make
+ * Even threads share one qg_jit (lazy; background compiles with an odd
+ * SEED), odd threads each make their own (and make
  * it again every few rounds, so that they go to the disk cache); all use
  * CACHE_DIR. Every round compiles one of a few specs (all ops, or a drawn
  * subset) and checks its fake_quant and quantize against the reference on
@@ -80,7 +81,7 @@ static void *run_job(void *arg) {
     unsigned long long r = seed * 0x9E3779B97F4A7C15ull + (unsigned long long)j->id + 1;
     qg_jit *own = NULL;
     qg_error err;
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, cache_dir, false, true};
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, cache_dir, false, true, false};
     for (int round = 0; round < rounds; round++) {
         qg_jit *jit = shared;
         if (j->id % 2) {
@@ -119,8 +120,9 @@ int main(int argc, char **argv) {
     rounds = atoi(argv[3]);
     seed = strtoull(argv[4], NULL, 0);
     qg_error err;
-    /* shared: lazy, so threads race on the first calls of the same tables */
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, cache_dir, false, false};
+    /* shared: lazy, so threads race on the first calls of the same tables;
+     * with an odd seed those start background compiles */
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, cache_dir, false, false, (seed & 1) != 0};
     for (int s = 0; s < N_SPECS; s++)
         if (qg_spec_load_string(specs[s], "jit_stress", NULL, 0, &loaded[s], &err) != QG_OK) {
             fprintf(stderr, "jit_stress: %s\n", err.message);

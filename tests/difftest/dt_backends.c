@@ -81,7 +81,7 @@ static qg_jit *jits[QG_ISA_COUNT];
 static bool load_jit(const qg_spec *sp, qg_isa isa, dt_loaded *out, char *why, size_t cap) {
     qg_error err;
     if (!jits[isa]) {
-        const qg_jit_options opt = {(int)isa, NULL, true, true};
+        const qg_jit_options opt = {(int)isa, NULL, true, true, false};
         if (qg_jit_create(&opt, &jits[isa], &err) != QG_OK) {
             snprintf(why, cap, "jit: %s", err.message);
             return false;

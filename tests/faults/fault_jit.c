@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
     qg_error err;
     qg_jit *jit = NULL;
     const qg_kernels *k;
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, argv[2], false, argc == 3};
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, argv[2], false, argc == 3, false};
     if (qg_spec_load_file(argv[1], NULL, 0, &sp, &err) || qg_jit_create(&opt, &jit, &err) ||
         qg_jit_compile(jit, &sp, 0, &k, &err)) {
         fprintf(stderr, "fault_jit: %s\n", err.message);

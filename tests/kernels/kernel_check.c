@@ -1075,7 +1075,7 @@ static int jit_setup(const char *isa_name) {
         perror("mkdtemp");
         return 2;
     }
-    const qg_jit_options opt = {isa, cache_dir, false, true}, lazy = {isa, cache_dir, false, false};
+    const qg_jit_options opt = {isa, cache_dir, false, true, false}, lazy = {isa, cache_dir, false, false, false};
     const qg_kernels *cold = NULL, *warm = NULL;
     qg_jit_stats st;
     if (qg_jit_create(&opt, &jit_cold, &err) || qg_jit_compile(jit_cold, SP, 0, &cold, &err) ||

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../test_util.h"
@@ -76,14 +77,40 @@ static int entries(const char *dir, char *entry, size_t cap) {
 }
 
 /* Compiles that fail on demand (linked with --wrap=qg_pack_compile): the
- * next `failing_compiles` calls return a backend error. */
+ * next `failing_compiles` calls return a backend error. While `held`,
+ * compiles wait at the gate (a background compile that has not ended). */
 static int failing_compiles;
+static bool held;
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate = PTHREAD_COND_INITIALIZER;
+static unsigned compiles_at_gate;
+
+static void hold(bool on) {
+    pthread_mutex_lock(&gate_lock);
+    held = on;
+    pthread_cond_broadcast(&gate);
+    pthread_mutex_unlock(&gate_lock);
+}
+
+/* Waits until `n` compiles have reached the gate. */
+static void wait_at_gate(unsigned n) {
+    pthread_mutex_lock(&gate_lock);
+    while (compiles_at_gate < n)
+        pthread_cond_wait(&gate, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+}
 qg_status __real_qg_pack_compile(const qg_spec *sp, const qg_llvm_target *t, const char *prefix, unsigned ops,
                                  qg_llvm_blob *out, qg_error *err);
 qg_status __wrap_qg_pack_compile(const qg_spec *sp, const qg_llvm_target *t, const char *prefix, unsigned ops,
                                  qg_llvm_blob *out, qg_error *err);
 qg_status __wrap_qg_pack_compile(const qg_spec *sp, const qg_llvm_target *t, const char *prefix, unsigned ops,
                                  qg_llvm_blob *out, qg_error *err) {
+    pthread_mutex_lock(&gate_lock);
+    compiles_at_gate++;
+    pthread_cond_broadcast(&gate);
+    while (held)
+        pthread_cond_wait(&gate, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
     if (failing_compiles > 0) {
         failing_compiles--;
         return qg_error_set(err, QG_ERR_BACKEND, "llvm: a failure the test asked for");
@@ -111,7 +138,7 @@ static int quantize_agrees(const qg_kernels *k) {
  * rest; another JIT finds the entries on disk. */
 static void test_lazy(void) {
     const char *dir = path_in("cache_lazy");
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false, false};
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false, false, false};
     qg_jit *j, *j2;
     qg_error err;
     const qg_kernels *k, *again;
@@ -152,7 +179,7 @@ static void test_lazy(void) {
 /* An op whose compile fails runs on the reference, counted; the other
  * ops of the table compile as usual. */
 static void test_lazy_fallback(void) {
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false};
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false, false};
     qg_jit *j;
     qg_error err;
     const qg_kernels *k;
@@ -187,10 +214,80 @@ static void test_lazy_fallback(void) {
     qg_jit_destroy(j);
 }
 
+static void *open_gate_later(void *arg) {
+    (void)arg;
+    nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    hold(false);
+    return NULL;
+}
+
+/* Background compiles: a first call starts its op's compile and runs the
+ * reference, as do the calls until the kernel is ready; qg_jit_prepare
+ * waits for it; a failed one falls back, counted; destroying the JIT
+ * waits for a compile in flight. */
+static void test_lazy_background(void) {
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false, true};
+    qg_jit *j;
+    qg_error err;
+    const qg_kernels *k;
+    qg_jit_stats st;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, act(), QG_JIT_FAKE_QUANT | QG_JIT_QUANTIZE, &k, &err), QG_OK);
+    compiles_at_gate = 0;
+    hold(true);
+    /* these calls return while the compile waits at the gate (holding the
+     * JIT's lock): they ran on the reference */
+    CU_ASSERT_TRUE(fake_quant_agrees(k));
+    wait_at_gate(1);
+    CU_ASSERT_TRUE(fake_quant_agrees(k));
+    hold(false);
+    CU_ASSERT_EQUAL(qg_jit_prepare(j, k, QG_JIT_FAKE_QUANT, &err), QG_OK);
+    qg_jit_get_stats(j, &st);
+    CU_ASSERT_TRUE(st.compiled == 1 && st.fallbacks == 0);
+    CU_ASSERT_EQUAL(compiles_at_gate, 1); /* one compile for all those calls */
+    CU_ASSERT_TRUE(fake_quant_agrees(k));
+    failing_compiles = 1;
+    CU_ASSERT_TRUE(quantize_agrees(k));
+    CU_ASSERT_EQUAL(qg_jit_prepare(j, k, QG_JIT_QUANTIZE, &err), QG_OK);
+    qg_jit_get_stats(j, &st);
+    CU_ASSERT_TRUE(st.compiled == 1 && st.fallbacks == 1 && failing_compiles == 0);
+    CU_ASSERT_TRUE(quantize_agrees(k));
+    /* a fork waits for the compile in flight; the child runs the kernel */
+    qg_spec forked = act_spec();
+    forked.observer.averaging_constant = 0.25f;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &forked, QG_JIT_FAKE_QUANT, &k, &err), QG_OK);
+    compiles_at_gate = 0;
+    hold(true);
+    CU_ASSERT_TRUE(fake_quant_agrees(k));
+    wait_at_gate(1);
+    pthread_t opener;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&opener, NULL, open_gate_later, NULL), 0);
+    const pid_t child = fork();
+    if (child == 0)
+        _exit(fake_quant_agrees(k) && qg_jit_prepare(j, k, 0, &err) == QG_OK ? 0 : 1);
+    pthread_join(opener, NULL);
+    int status = -1;
+    CU_ASSERT_EQUAL(waitpid(child, &status, 0), child);
+    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    qg_jit_get_stats(j, &st);
+    CU_ASSERT_EQUAL(st.compiled, 2); /* ended before the fork went on */
+    /* destroyed with a compile at the gate: destroy waits for it */
+    qg_spec other = act_spec();
+    other.observer.averaging_constant = 0.5f; /* a spec of its own */
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &other, QG_JIT_FAKE_QUANT, &k, &err), QG_OK);
+    compiles_at_gate = 0;
+    hold(true);
+    CU_ASSERT_TRUE(fake_quant_agrees(k));
+    wait_at_gate(1);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&opener, NULL, open_gate_later, NULL), 0);
+    qg_jit_destroy(j);
+    pthread_join(opener, NULL);
+}
+
 /* Past the pool's slots a lazy table is compiled at once; a destroyed
  * JIT's slots serve the next. */
 static void test_lazy_slots_run_out(void) {
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false};
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false, false};
     qg_jit *j;
     qg_error err;
     qg_jit_stats st;
@@ -216,7 +313,7 @@ static void test_lazy_slots_run_out(void) {
 static void test_refusals(void) {
     qg_jit *j = NULL;
     qg_error err;
-    qg_jit_options opt = {QG_ISA_NEON, NULL, true, true};
+    qg_jit_options opt = {QG_ISA_NEON, NULL, true, true, false};
 #if defined(__x86_64__)
     CU_ASSERT_EQUAL(qg_jit_create(&opt, &j, &err), QG_ERR_INVALID);
     ASSERT_CONTAINS(err.message, "neon kernels run on aarch64", "this machine is x86_64");
@@ -264,7 +361,7 @@ static void test_refusals(void) {
 
 static void test_cache_hits_and_corruption(void) {
     const char *dir = path_in("cache1");
-    qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false, true};
+    qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false, true, false};
     qg_spec sp = act_spec();
     qg_error err;
     qg_jit *a, *b, *c;
@@ -323,7 +420,7 @@ static void test_cache_hits_and_corruption(void) {
 /* A fresh JIT on cache `dir` compiles act; its stats go to *st, and its
  * fake_quant must agree with the reference. */
 static void compile_act_with_cache(const char *dir, qg_jit_stats *st) {
-    qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false, true};
+    qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false, true, false};
     qg_jit *j;
     qg_error err;
     const qg_kernels *k;
@@ -375,7 +472,7 @@ static void test_two_processes(void) {
     for (int p = 0; p < 2; p++) {
         pids[p] = fork();
         if (pids[p] == 0) {
-            qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false, true};
+            qg_jit_options opt = {QG_JIT_BEST_ISA, dir, false, true, false};
             qg_jit *j;
             qg_error err;
             const qg_kernels *k;
@@ -406,7 +503,7 @@ static void *compile_in_thread(void *out) {
 }
 
 static void test_threads(void) {
-    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true};
+    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true, false};
     qg_error err;
     CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &shared_jit, &err), QG_OK);
     enum { T = 4 };
@@ -428,7 +525,7 @@ static void test_threads(void) {
 /* An in-process hit needs the same spec: a copy that differs only past the
  * name's NUL is the same pack; one changed field, or other ops, is not. */
 static void test_memory_hits(void) {
-    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true};
+    qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true, false};
     qg_spec sp = act_spec(), copy = sp, other = sp;
     qg_error err;
     qg_jit *j;
@@ -461,7 +558,7 @@ static void test_memory_hits(void) {
 static void test_entries_padded(void) {
     const int isas[] = {QG_ISA_SCALAR, QG_JIT_BEST_ISA};
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
-        qg_jit_options opt = {isas[i], NULL, true, true};
+        qg_jit_options opt = {isas[i], NULL, true, true, false};
         qg_spec sp = act_spec();
         qg_error err;
         qg_jit *j;
@@ -570,6 +667,7 @@ int main(int argc, char **argv) {
         {"entries padded below for -fsanitize=function hosts", test_entries_padded},
         {"lazy kernels: each op compiled on its first call", test_lazy},
         {"lazy kernels: a failed compile runs on the reference", test_lazy_fallback},
+        {"lazy kernels: background compiles, the reference meanwhile", test_lazy_background},
         {"lazy kernels: past the slot pool, compiled at once", test_lazy_slots_run_out},
     };
     return QG_RUN("jit", tests);

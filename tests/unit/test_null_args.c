@@ -218,7 +218,7 @@ static void test_jit(void) {
     REFUSED(qg_jit_create(NULL, NULL, &err), "qg_jit_create", "out");
     REFUSED(qg_jit_compile(NULL, &sp, 0, &k, &err), "qg_jit_compile", "jit");
     CU_ASSERT_PTR_NULL(k);
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true};
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true, false};
     CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &jit, &err), QG_OK);
     REFUSED(qg_jit_compile(jit, NULL, 0, &k, &err), "qg_jit_compile", "spec");
     REFUSED(qg_jit_compile(jit, &sp, 0, NULL, &err), "qg_jit_compile", "out");
@@ -235,6 +235,7 @@ static void test_jit(void) {
     REFUSED(qg_kernels_quantize_dynamic(NULL, x, q, 1, 2, s, z, &err), "qg_kernels_quantize_dynamic", "k");
     CU_ASSERT_PTR_NULL(qg_jit_cache_dir(NULL));
     CU_ASSERT_EQUAL(qg_jit_isa(NULL), QG_ISA_SCALAR);
+    qg_jit_settle(NULL);
     qg_jit_destroy(NULL);
     qg_jit_destroy(jit);
 }

@@ -398,7 +398,7 @@ static void test_pool(void) {
 
 int main(void) {
     qg_error err;
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true};
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, true, false};
     if (qg_jit_create(&opt, &jit, &err) || qg_pool_create(2, &pool2, &err) || qg_pool_create(3, &pool3, &err)) {
         fprintf(stderr, "%s\n", err.message);
         return 1;
