@@ -116,7 +116,9 @@ static uintptr_t kernel_of(slot *s, qg_kernel_op op, bool wait) {
     if (!f || (f == COMPILING && wait)) {
         pthread_mutex_lock(&first_call_lock);
         f = atomic_load_explicit(&s->fn[op], memory_order_acquire);
-        if (!f && !(s->background && !wait && start_compile(s, op))) {
+        if (!f && s->background && !wait && start_compile(s, op)) {
+            f = COMPILING;
+        } else if (!f) {
             f = compile_now(s, op);
             atomic_store_explicit(&s->fn[op], f, memory_order_release);
         }
@@ -132,11 +134,14 @@ static uintptr_t kernel_of(slot *s, qg_kernel_op op, bool wait) {
 #define AS(type, f) ((type)(void (*)(void))(f))
 
 /* Each op: its compiled kernel, or the reference on the spec's float type
- * (one call of qgen/parallel.h's op with no kernel). */
+ * (one call of qgen/parallel.h's op with no kernel); a block format's rows
+ * take no qparams, so they go to the reference itself. */
 static void lazy_quantize(slot *s, const void *x, void *q, size_t n, const qg_qparams *qp) {
     const uintptr_t f = kernel_of(s, QG_K_QUANTIZE, false);
     if (f)
         AS(qg_quantize_link_fn, f)(x, q, n, qp);
+    else if (s->spec->block != QG_BLOCK_NONE)
+        qg_ref_quantize(s->spec, x, q, n, qp);
     else
         qg_parallel_quantize(NULL, s->spec, NULL, x, q, n, qp);
 }
@@ -145,6 +150,8 @@ static void lazy_dequantize(slot *s, const void *q, void *y, size_t n, const qg_
     const uintptr_t f = kernel_of(s, QG_K_DEQUANTIZE, false);
     if (f)
         AS(qg_dequantize_link_fn, f)(q, y, n, qp);
+    else if (s->spec->block != QG_BLOCK_NONE)
+        qg_ref_dequantize(s->spec, q, y, n, qp);
     else
         qg_parallel_dequantize(NULL, s->spec, NULL, q, y, n, qp);
 }
@@ -153,6 +160,8 @@ static void lazy_fake_quant(slot *s, const void *x, void *y, uint8_t *mask, size
     const uintptr_t f = kernel_of(s, QG_K_FAKE_QUANT, false);
     if (f)
         AS(qg_fake_quant_link_fn, f)(x, y, mask, n, qp);
+    else if (s->spec->block != QG_BLOCK_NONE)
+        qg_ref_fake_quant(s->spec, x, y, mask, n, qp);
     else
         qg_parallel_fake_quant(NULL, s->spec, NULL, x, y, mask, n, qp);
 }

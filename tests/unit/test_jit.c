@@ -284,6 +284,47 @@ static void test_lazy_background(void) {
     pthread_join(opener, NULL);
 }
 
+/* A block format's table on the reference (a failed compile, then a
+ * background compile's first call): its rows take no qparams. */
+static void test_lazy_block_reference(void) {
+    qg_spec blk;
+    qg_error err;
+    CU_ASSERT_EQUAL_FATAL(
+        qg_spec_load_string("{\"name\": \"blk\", \"base\": \"ggml.q8_0\"}", "blk.json", NULL, 0, &blk, &err), QG_OK);
+    enum { N = 96, BYTES = N / 32 * 34 };
+    float x[N], y[N], r[N];
+    uint8_t q[BYTES], rq[BYTES];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)(i * 37 % 101 - 50) * 0.173f;
+    qg_ref_quantize(&blk, x, rq, N, NULL);
+    qg_ref_dequantize(&blk, rq, r, N, NULL);
+    for (int background = 0; background < 2; background++) {
+        const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false, background == 1};
+        qg_jit *j;
+        const qg_kernels *k;
+        CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+        CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &blk, QG_JIT_QUANTIZE | QG_JIT_DEQUANTIZE, &k, &err), QG_OK);
+        failing_compiles = background ? 0 : 2;
+        hold(background == 1); /* the background compiles wait at the gate: these calls run the reference */
+        memset(q, 0xAA, sizeof q);
+        memset(y, 0xAA, sizeof y);
+        k->quantize(x, q, N, NULL);
+        k->dequantize(rq, y, N, NULL);
+        CU_ASSERT_EQUAL(memcmp(q, rq, sizeof q), 0);
+        CU_ASSERT_EQUAL(memcmp(y, r, sizeof y), 0);
+        hold(false);
+        CU_ASSERT_EQUAL(qg_jit_prepare(j, k, 0, &err), QG_OK);
+        k->quantize(x, q, N, NULL); /* the kernels, or the reference after the failed compiles */
+        k->dequantize(rq, y, N, NULL);
+        CU_ASSERT_EQUAL(memcmp(q, rq, sizeof q), 0);
+        CU_ASSERT_EQUAL(memcmp(y, r, sizeof y), 0);
+        qg_jit_stats st;
+        qg_jit_get_stats(j, &st);
+        CU_ASSERT_EQUAL(st.fallbacks, background ? 0u : 2u);
+        qg_jit_destroy(j);
+    }
+}
+
 /* Past the pool's slots a lazy table is compiled at once; a destroyed
  * JIT's slots serve the next. */
 static void test_lazy_slots_run_out(void) {
@@ -668,6 +709,7 @@ int main(int argc, char **argv) {
         {"lazy kernels: each op compiled on its first call", test_lazy},
         {"lazy kernels: a failed compile runs on the reference", test_lazy_fallback},
         {"lazy kernels: background compiles, the reference meanwhile", test_lazy_background},
+        {"lazy kernels: a block format's table on the reference", test_lazy_block_reference},
         {"lazy kernels: past the slot pool, compiled at once", test_lazy_slots_run_out},
     };
     return QG_RUN("jit", tests);
