@@ -61,6 +61,23 @@ class Package(unittest.TestCase):
         self.assertEqual(made(qgen.jit_stats()), made(first) + 1 + 6)  # every op, now
         self.assertEqual(qgen.jit_stats()["fallbacks"], 0)
 
+    def test_exit_right_after_a_first_call(self):
+        """A process that exits while its first call's compile runs in the
+        background: the package's atexit handler waits for the compile, so
+        LLVM's static objects are not torn down under it (docs/jit.md)."""
+        import os
+        import tempfile
+
+        script = ("import numpy, qgen\n"
+                  "k = qgen.Kernels({'dtype': 'qint8', 'qscheme': 'per_channel_symmetric', 'channel_len': 5})\n"
+                  "y, m = k.fake_quant(numpy.ones((5, 7), numpy.float32), [0.1] * 5, [0] * 5)\n"
+                  "assert (y == 1).all(), y\n")
+        for _ in range(3):
+            with tempfile.TemporaryDirectory() as cache:  # an empty cache: the compile is LLVM's
+                env = dict(os.environ, XDG_CACHE_HOME=cache)
+                p = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+
     def test_preset_cut_short_suggests_the_name_it_begins(self):
         with self.assertRaises(qgen.SpecError) as caught:
             qgen.Spec.preset("torch.fbgemm.act")
