@@ -6,7 +6,14 @@
 #ifndef QGEN_ARG_CHECK_H
 #define QGEN_ARG_CHECK_H
 
+#include <stdbool.h>
+
+#include "qgen/runtime.h"
 #include "qgen/status.h"
+
+/* A block spec's rows take no qparams (docs/semantics.md, "Block
+ * formats"); every other spec needs them. */
+static inline bool qg_has_qparams(const qg_spec *sp, const qg_qparams *qp) { return qp || sp->block != QG_BLOCK_NONE; }
 
 #define QG_NEED(p, err, expected)                                                                                      \
     do {                                                                                                               \

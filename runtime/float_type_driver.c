@@ -190,26 +190,23 @@ static void run(const job *j, size_t n) {
     free(buf);
 }
 
-/* Block specs take no qparams. */
-static bool has_qparams(const qg_spec *sp, const qg_qparams *qp) { return qp || sp->block != QG_BLOCK_NONE; }
-
 void qg_ftype_quantize(const qg_spec *sp, qg_quantize_link_fn f32, const uint16_t *x, void *q, size_t n,
                        const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(sp && has_qparams(sp, qp) && ((x && q) || n == 0));
+    QG_NEED_OR_RETURN(sp && qg_has_qparams(sp, qp) && ((x && q) || n == 0));
     const job j = {.sp = sp, .op = OP_QUANTIZE, .quantize = f32, .in = x, .q_out = q, .qp = qp};
     run(&j, n);
 }
 
 void qg_ftype_dequantize(const qg_spec *sp, qg_dequantize_link_fn f32, const void *q, uint16_t *y, size_t n,
                          const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(sp && has_qparams(sp, qp) && ((y && q) || n == 0));
+    QG_NEED_OR_RETURN(sp && qg_has_qparams(sp, qp) && ((y && q) || n == 0));
     const job j = {.sp = sp, .op = OP_DEQUANTIZE, .dequantize = f32, .q_in = q, .out = y, .qp = qp};
     run(&j, n);
 }
 
 void qg_ftype_fake_quant(const qg_spec *sp, qg_fake_quant_link_fn f32, const uint16_t *x, uint16_t *y, uint8_t *mask,
                          size_t n, const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(sp && has_qparams(sp, qp) && ((x && y) || n == 0));
+    QG_NEED_OR_RETURN(sp && qg_has_qparams(sp, qp) && ((x && y) || n == 0));
     const job j = {.sp = sp, .op = OP_FAKE_QUANT, .fake_quant = f32, .in = x, .out = y, .mask_out = mask, .qp = qp};
     run(&j, n);
 }

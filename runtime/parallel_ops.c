@@ -65,10 +65,11 @@ static void run_piece(void *ctx, size_t i) {
     const size_t mask_at = j->packed_mask ? at / 8 : at;
     uint8_t *mask_out = j->mask_out ? j->mask_out + mask_at : NULL;
     const uint8_t *mask_in = advanced(j->mask_in, mask_at);
-    qg_qparams qp;
+    qg_qparams rotated;
     qg_requant_params rp;
+    const qg_qparams *qp = j->qp ? &rotated : NULL; /* NULL: a block spec's */
     if (j->qp)
-        qp = qg_rotated_qparams(j->qp, &j->rot, at);
+        rotated = qg_rotated_qparams(j->qp, &j->rot, at);
     if (j->rp)
         rp = qg_rotated_requant(j->rp, &j->rot, at);
     const bool given = j->kind == OP_QUANTIZE     ? j->k.quantize != NULL
@@ -77,17 +78,17 @@ static void run_piece(void *ctx, size_t i) {
                        : j->kind == OP_BACKWARD   ? j->k.backward != NULL
                                                   : true;
     if (!given && j->spec->float_type != QG_FLOAT32) {
-        reference16(j, in, out, mask_out, mask_in, n, &qp);
+        reference16(j, in, out, mask_out, mask_in, n, qp);
         return;
     }
     switch (j->kind) {
-    case OP_QUANTIZE: j->k.quantize ? j->k.quantize(in, out, n, &qp) : qg_ref_quantize(j->spec, in, out, n, &qp); break;
+    case OP_QUANTIZE: j->k.quantize ? j->k.quantize(in, out, n, qp) : qg_ref_quantize(j->spec, in, out, n, qp); break;
     case OP_DEQUANTIZE:
-        j->k.dequantize ? j->k.dequantize(in, out, n, &qp) : qg_ref_dequantize(j->spec, in, out, n, &qp);
+        j->k.dequantize ? j->k.dequantize(in, out, n, qp) : qg_ref_dequantize(j->spec, in, out, n, qp);
         break;
     case OP_FAKE_QUANT:
-        j->k.fake_quant ? j->k.fake_quant(in, out, mask_out, n, &qp)
-                        : qg_ref_fake_quant(j->spec, in, out, mask_out, n, &qp);
+        j->k.fake_quant ? j->k.fake_quant(in, out, mask_out, n, qp)
+                        : qg_ref_fake_quant(j->spec, in, out, mask_out, n, qp);
         break;
     case OP_BACKWARD:
         j->k.backward ? j->k.backward(in, mask_in, out, n) : qg_ref_fake_quant_backward(j->spec, in, mask_in, out, n);
@@ -124,7 +125,7 @@ static void run_job(const qg_parallel *par, job *j) {
 
 void qg_parallel_quantize(const qg_parallel *par, const qg_spec *spec, qg_quantize_fn kernel, const float *x, void *q,
                           size_t n, const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(spec && qp && ((x && q) || n == 0));
+    QG_NEED_OR_RETURN(spec && qg_has_qparams(spec, qp) && ((x && q) || n == 0));
     job j = {.kind = OP_QUANTIZE, .spec = spec, .k.quantize = kernel, .in = x, .out = q, .n = n, .qp = qp};
     j.in_size = qg_float_type_size(spec->float_type);
     run_job(par, &j);
@@ -132,7 +133,7 @@ void qg_parallel_quantize(const qg_parallel *par, const qg_spec *spec, qg_quanti
 
 void qg_parallel_dequantize(const qg_parallel *par, const qg_spec *spec, qg_dequantize_fn kernel, const void *q,
                             float *x, size_t n, const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(spec && qp && ((x && q) || n == 0));
+    QG_NEED_OR_RETURN(spec && qg_has_qparams(spec, qp) && ((x && q) || n == 0));
     job j = {.kind = OP_DEQUANTIZE, .spec = spec, .k.dequantize = kernel, .in = q, .out = x, .n = n, .qp = qp};
     j.out_size = qg_float_type_size(spec->float_type);
     run_job(par, &j);
@@ -140,7 +141,7 @@ void qg_parallel_dequantize(const qg_parallel *par, const qg_spec *spec, qg_dequ
 
 void qg_parallel_fake_quant(const qg_parallel *par, const qg_spec *spec, qg_fake_quant_fn kernel, const float *x,
                             float *y, uint8_t *mask, size_t n, const qg_qparams *qp) {
-    QG_NEED_OR_RETURN(spec && qp && ((x && y) || n == 0));
+    QG_NEED_OR_RETURN(spec && qg_has_qparams(spec, qp) && ((x && y) || n == 0));
     job j = {.kind = OP_FAKE_QUANT, .spec = spec, .k.fake_quant = kernel, .in = x, .out = y, .mask_out = mask, .n = n};
     j.qp = qp;
     j.in_size = j.out_size = qg_float_type_size(spec->float_type);

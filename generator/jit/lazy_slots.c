@@ -134,14 +134,11 @@ static uintptr_t kernel_of(slot *s, qg_kernel_op op, bool wait) {
 #define AS(type, f) ((type)(void (*)(void))(f))
 
 /* Each op: its compiled kernel, or the reference on the spec's float type
- * (one call of qgen/parallel.h's op with no kernel); a block format's rows
- * take no qparams, so they go to the reference itself. */
+ * (one call of qgen/parallel.h's op with no kernel). */
 static void lazy_quantize(slot *s, const void *x, void *q, size_t n, const qg_qparams *qp) {
     const uintptr_t f = kernel_of(s, QG_K_QUANTIZE, false);
     if (f)
         AS(qg_quantize_link_fn, f)(x, q, n, qp);
-    else if (s->spec->block != QG_BLOCK_NONE)
-        qg_ref_quantize(s->spec, x, q, n, qp);
     else
         qg_parallel_quantize(NULL, s->spec, NULL, x, q, n, qp);
 }
@@ -150,8 +147,6 @@ static void lazy_dequantize(slot *s, const void *q, void *y, size_t n, const qg_
     const uintptr_t f = kernel_of(s, QG_K_DEQUANTIZE, false);
     if (f)
         AS(qg_dequantize_link_fn, f)(q, y, n, qp);
-    else if (s->spec->block != QG_BLOCK_NONE)
-        qg_ref_dequantize(s->spec, q, y, n, qp);
     else
         qg_parallel_dequantize(NULL, s->spec, NULL, q, y, n, qp);
 }
@@ -160,8 +155,6 @@ static void lazy_fake_quant(slot *s, const void *x, void *y, uint8_t *mask, size
     const uintptr_t f = kernel_of(s, QG_K_FAKE_QUANT, false);
     if (f)
         AS(qg_fake_quant_link_fn, f)(x, y, mask, n, qp);
-    else if (s->spec->block != QG_BLOCK_NONE)
-        qg_ref_fake_quant(s->spec, x, y, mask, n, qp);
     else
         qg_parallel_fake_quant(NULL, s->spec, NULL, x, y, mask, n, qp);
 }

@@ -68,7 +68,8 @@ qg_parallel qg_pool_parallel(qg_pool *pool);
  * for a bfloat16 or float16 spec the float tensors hold its codes (cast its
  * u16 kernels to these types), and a NULL kernel runs the reference
  * through qg_ftype_* (qgen/kernel_support.h); 4-bit q tensors are packed.
- * Per-group specs run one call. */
+ * Per-group specs run one call; a block spec's qp may be NULL (its rows
+ * take no qparams). */
 
 typedef void (*qg_dequantize_fn)(const void *q, float *x, size_t n, const qg_qparams *qp);
 typedef void (*qg_backward_fn)(const float *dy, const uint8_t *mask, float *dx, size_t n);

@@ -221,6 +221,23 @@ static void *open_gate_later(void *arg) {
     return NULL;
 }
 
+/* Compiles `averaging` 's variant of the act spec lazily in j, and makes
+ * its first fake_quant call with the compile held at the gate (which
+ * open_gate_later then opens from *opener); whether that call agreed with
+ * the reference. */
+static bool first_call_held(qg_jit *j, float averaging, const qg_kernels **k, pthread_t *opener) {
+    qg_spec sp = act_spec();
+    sp.observer.averaging_constant = averaging; /* a spec of its own */
+    qg_error err;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &sp, QG_JIT_FAKE_QUANT, k, &err), QG_OK);
+    compiles_at_gate = 0;
+    hold(true);
+    const bool agrees = fake_quant_agrees(*k);
+    wait_at_gate(1);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(opener, NULL, open_gate_later, NULL), 0);
+    return agrees;
+}
+
 /* Background compiles: a first call starts its op's compile and runs the
  * reference, as do the calls until the kernel is ready; qg_jit_prepare
  * waits for it; a failed one falls back, counted; destroying the JIT
@@ -253,15 +270,8 @@ static void test_lazy_background(void) {
     CU_ASSERT_TRUE(st.compiled == 1 && st.fallbacks == 1 && failing_compiles == 0);
     CU_ASSERT_TRUE(quantize_agrees(k));
     /* a fork waits for the compile in flight; the child runs the kernel */
-    qg_spec forked = act_spec();
-    forked.observer.averaging_constant = 0.25f;
-    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &forked, QG_JIT_FAKE_QUANT, &k, &err), QG_OK);
-    compiles_at_gate = 0;
-    hold(true);
-    CU_ASSERT_TRUE(fake_quant_agrees(k));
-    wait_at_gate(1);
     pthread_t opener;
-    CU_ASSERT_EQUAL_FATAL(pthread_create(&opener, NULL, open_gate_later, NULL), 0);
+    CU_ASSERT_TRUE(first_call_held(j, 0.25f, &k, &opener));
     const pid_t child = fork();
     if (child == 0)
         _exit(fake_quant_agrees(k) && qg_jit_prepare(j, k, 0, &err) == QG_OK ? 0 : 1);
@@ -272,56 +282,70 @@ static void test_lazy_background(void) {
     qg_jit_get_stats(j, &st);
     CU_ASSERT_EQUAL(st.compiled, 2); /* ended before the fork went on */
     /* destroyed with a compile at the gate: destroy waits for it */
-    qg_spec other = act_spec();
-    other.observer.averaging_constant = 0.5f; /* a spec of its own */
-    CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &other, QG_JIT_FAKE_QUANT, &k, &err), QG_OK);
-    compiles_at_gate = 0;
-    hold(true);
-    CU_ASSERT_TRUE(fake_quant_agrees(k));
-    wait_at_gate(1);
-    CU_ASSERT_EQUAL_FATAL(pthread_create(&opener, NULL, open_gate_later, NULL), 0);
+    CU_ASSERT_TRUE(first_call_held(j, 0.5f, &k, &opener));
     qg_jit_destroy(j);
     pthread_join(opener, NULL);
 }
 
 /* A block format's table on the reference (a failed compile, then a
- * background compile's first call): its rows take no qparams. */
+ * background compile's first call), float32 and bfloat16: its rows take
+ * no qparams. */
 static void test_lazy_block_reference(void) {
-    qg_spec blk;
-    qg_error err;
-    CU_ASSERT_EQUAL_FATAL(
-        qg_spec_load_string("{\"name\": \"blk\", \"base\": \"ggml.q8_0\"}", "blk.json", NULL, 0, &blk, &err), QG_OK);
+    static const char *const specs[] = {"{\"name\": \"blk\", \"base\": \"ggml.q8_0\"}",
+                                        "{\"name\": \"blk16\", \"base\": \"ggml.q8_0\", \"float_type\": \"bfloat16\"}"};
     enum { N = 96, BYTES = N / 32 * 34 };
     float x[N], y[N], r[N];
+    uint16_t x16[N], y16[N], r16[N];
     uint8_t q[BYTES], rq[BYTES];
-    for (int i = 0; i < N; i++)
+    for (int i = 0; i < N; i++) {
         x[i] = (float)(i * 37 % 101 - 50) * 0.173f;
-    qg_ref_quantize(&blk, x, rq, N, NULL);
-    qg_ref_dequantize(&blk, rq, r, N, NULL);
-    for (int background = 0; background < 2; background++) {
-        const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false, background == 1};
-        qg_jit *j;
-        const qg_kernels *k;
-        CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
-        CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &blk, QG_JIT_QUANTIZE | QG_JIT_DEQUANTIZE, &k, &err), QG_OK);
-        failing_compiles = background ? 0 : 2;
-        hold(background == 1); /* the background compiles wait at the gate: these calls run the reference */
-        memset(q, 0xAA, sizeof q);
-        memset(y, 0xAA, sizeof y);
-        k->quantize(x, q, N, NULL);
-        k->dequantize(rq, y, N, NULL);
-        CU_ASSERT_EQUAL(memcmp(q, rq, sizeof q), 0);
-        CU_ASSERT_EQUAL(memcmp(y, r, sizeof y), 0);
-        hold(false);
-        CU_ASSERT_EQUAL(qg_jit_prepare(j, k, 0, &err), QG_OK);
-        k->quantize(x, q, N, NULL); /* the kernels, or the reference after the failed compiles */
-        k->dequantize(rq, y, N, NULL);
-        CU_ASSERT_EQUAL(memcmp(q, rq, sizeof q), 0);
-        CU_ASSERT_EQUAL(memcmp(y, r, sizeof y), 0);
-        qg_jit_stats st;
-        qg_jit_get_stats(j, &st);
-        CU_ASSERT_EQUAL(st.fallbacks, background ? 0u : 2u);
-        qg_jit_destroy(j);
+        uint32_t bits;
+        memcpy(&bits, &x[i], sizeof bits);
+        x16[i] = (uint16_t)(bits >> 16); /* a bfloat16 code */
+    }
+    for (int f = 0; f < 2; f++) {
+        qg_spec blk;
+        qg_error err;
+        CU_ASSERT_EQUAL_FATAL(qg_spec_load_string(specs[f], "blk.json", NULL, 0, &blk, &err), QG_OK);
+        const bool u16 = blk.float_type != QG_FLOAT32;
+        if (u16) {
+            qg_ftype_quantize(&blk, NULL, x16, rq, N, NULL);
+            qg_ftype_dequantize(&blk, NULL, rq, r16, N, NULL);
+        } else {
+            qg_ref_quantize(&blk, x, rq, N, NULL);
+            qg_ref_dequantize(&blk, rq, r, N, NULL);
+        }
+        for (int background = 0; background < 2; background++) {
+            const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false, background == 1};
+            qg_jit *j;
+            const qg_kernels *k;
+            CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+            CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &blk, QG_JIT_QUANTIZE | QG_JIT_DEQUANTIZE, &k, &err), QG_OK);
+            failing_compiles = background ? 0 : 2;
+            hold(background == 1); /* the background compiles wait at the gate: these calls run the reference */
+            /* then, after prepare, the kernels (or the reference after the failed compiles) */
+            for (int round = 0; round < 2; round++) {
+                memset(q, 0xAA, sizeof q);
+                memset(y, 0xAA, sizeof y);
+                memset(y16, 0xAA, sizeof y16);
+                if (u16) {
+                    k->u16.quantize(x16, q, N, NULL);
+                    k->u16.dequantize(rq, y16, N, NULL);
+                    CU_ASSERT_EQUAL(memcmp(y16, r16, sizeof y16), 0);
+                } else {
+                    k->quantize(x, q, N, NULL);
+                    k->dequantize(rq, y, N, NULL);
+                    CU_ASSERT_EQUAL(memcmp(y, r, sizeof y), 0);
+                }
+                CU_ASSERT_EQUAL(memcmp(q, rq, sizeof q), 0);
+                hold(false);
+                CU_ASSERT_EQUAL(qg_jit_prepare(j, k, 0, &err), QG_OK);
+            }
+            qg_jit_stats st;
+            qg_jit_get_stats(j, &st);
+            CU_ASSERT_EQUAL(st.fallbacks, background ? 0u : 2u);
+            qg_jit_destroy(j);
+        }
     }
 }
 
