@@ -6,6 +6,7 @@
 # changes. Run with cmake -DSOURCE_DIR=... -DOUT=... -P this file.
 file(GLOB_RECURSE files RELATIVE ${SOURCE_DIR}
      ${SOURCE_DIR}/generator/*.c ${SOURCE_DIR}/generator/*.h ${SOURCE_DIR}/templates/*.def
+     ${SOURCE_DIR}/templates/*.c ${SOURCE_DIR}/templates/*.h
      ${SOURCE_DIR}/targets/*.json ${SOURCE_DIR}/include/qgen/*.h)
 list(SORT files)
 set(material "")

@@ -62,34 +62,22 @@ LLVMValueRef lx_active(lx *x, LLVMValueRef i, LLVMValueRef len) {
     return lx_intrinsic(x, "llvm.get.active.lane.mask", ov, 2, args, 2);
 }
 
+LLVMValueRef lx_minmax_minimum(lx *x, LLVMValueRef a, LLVMValueRef b, bool is_max) {
+    LLVMTypeRef t = LLVMTypeOf(a);
+    return lx_intrinsic(x, is_max ? "llvm.maximum" : "llvm.minimum", &t, 1, (LLVMValueRef[]){a, b}, 2);
+}
+
+LLVMValueRef lx_minmax_minnum(lx *x, LLVMValueRef a, LLVMValueRef b, bool is_max) {
+    LLVMTypeRef t = LLVMTypeOf(a);
+    return lx_intrinsic(x, is_max ? "llvm.maxnum" : "llvm.minnum", &t, 1, (LLVMValueRef[]){a, b}, 2);
+}
+
 /* min/max as the C backend's intrinsics compute them; operands never hold
  * NaN or both zeros where the choice is visible in a kernel's output. */
 static LLVMValueRef minmax(lx *x, LLVMValueRef a, LLVMValueRef b, bool is_max) {
-    LLVMTypeRef t = LLVMTypeOf(a);
-    LLVMValueRef args[2] = {a, b};
-    switch (x->isa->minmax) {
-    case LX_MINMAX_MINIMUM: return lx_intrinsic(x, is_max ? "llvm.maximum" : "llvm.minimum", &t, 1, args, 2);
-    case LX_MINMAX_MINNUM: return lx_intrinsic(x, is_max ? "llvm.maxnum" : "llvm.minnum", &t, 1, args, 2);
-    /* x86: the instructions themselves. A compare-and-select would do, but
-     * LLVM rewrites it around neighbouring adds of +0.0 into a blend. */
-    case LX_MINMAX_X86_256:
-        if (t == x->vf)
-            return lx_intrinsic(x, x->isa->intr[is_max ? LX_I_MAX : LX_I_MIN], NULL, 0, args, 2);
-        break;
-    case LX_MINMAX_X86_512: /* with the rounding operand: the current direction */
-        if (t == x->vf)
-            return lx_intrinsic(x, x->isa->intr[is_max ? LX_I_MAX : LX_I_MIN], NULL, 0,
-                                (LLVMValueRef[]){a, b, lx_i32(x, 4)}, 3);
-        break;
-    /* wasm: pmin(b, a) is a < b ? a : b, pmax(b, a) is b < a ? a : b; the
-     * compare-and-select below is not matched to them by LLVM 19 */
-    case LX_MINMAX_WASM_PMINMAX:
-        if (t == x->vf)
-            return lx_intrinsic(x, x->isa->intr[is_max ? LX_I_MAX : LX_I_MIN], &t, 1, (LLVMValueRef[]){b, a}, 2);
-        break;
-    case LX_MINMAX_SELECT:
-    default: break;
-    }
+    LLVMValueRef r = x->isa->sp.minmax ? x->isa->sp.minmax(x, a, b, is_max) : NULL;
+    if (r)
+        return r;
     LLVMValueRef lt = LLVMBuildFCmp(x->b, is_max ? LLVMRealOGT : LLVMRealOLT, a, b, "");
     return LLVMBuildSelect(x->b, lt, a, b, "");
 }
@@ -247,7 +235,7 @@ void lx_helper_close(lx *x, const lx_resume *caller) {
 
 /* ---- plan operations ------------------------------------------------------ */
 
-static LLVMValueRef unary(lx *x, const char *name, LLVMValueRef a) {
+LLVMValueRef lx_unary(lx *x, const char *name, LLVMValueRef a) {
     LLVMTypeRef t = LLVMTypeOf(a);
     return lx_intrinsic(x, name, &t, 1, &a, 1);
 }
@@ -257,8 +245,8 @@ static LLVMValueRef unary(lx *x, const char *name, LLVMValueRef a) {
  * (dynamic rounding mode) and the sign serve instead, as in the C backend. */
 static LLVMValueRef trunc_f(lx *x, LLVMValueRef a) {
     if (x->isa->trunc == LX_TRUNC)
-        return unary(x, "llvm.trunc", a);
-    LLVMValueRef mag = unary(x, "llvm.floor", unary(x, "llvm.fabs", a));
+        return lx_unary(x, "llvm.trunc", a);
+    LLVMValueRef mag = lx_unary(x, "llvm.floor", lx_unary(x, "llvm.fabs", a));
     LLVMTypeRef t = LLVMTypeOf(a);
     LLVMValueRef args[2] = {mag, a};
     return lx_intrinsic(x, "llvm.copysign", &t, 1, args, 2);
@@ -267,38 +255,9 @@ static LLVMValueRef trunc_f(lx *x, LLVMValueRef a) {
 /* fp32 -> int32, rounding to nearest even (the operand is integral where
  * the plan only converts). */
 static LLVMValueRef round_cvt(lx *x, LLVMValueRef a) {
-    const char *cvt = x->isa->intr[LX_I_ROUND_CVT];
-    switch (x->isa->round_cvt) {
-    case LX_CVT_X86_256: return lx_intrinsic(x, cvt, NULL, 0, &a, 1);
-    case LX_CVT_X86_512: {
-        LLVMValueRef args[4] = {a, LLVMGetPoison(x->vi), LLVMConstInt(x->i16, 0xFFFF, 0), lx_i32(x, 4)};
-        return lx_intrinsic(x, cvt, NULL, 0, args, 4);
-    }
-    case LX_CVT_FCVTNS: {
-        LLVMTypeRef ov[2] = {x->vi, x->vf};
-        return lx_intrinsic(x, cvt, ov, 2, &a, 1);
-    }
-    case LX_CVT_VFCVT: {
-        /* explicit rounding mode 0 = RNE, set through frm (never .rtz) */
-        LLVMTypeRef ov[3] = {x->vi, x->vf, x->i64};
-        LLVMValueRef vl = x->evl ? LLVMBuildZExt(x->b, x->evl, x->i64, "") : lx_i64(x, -1);
-        LLVMValueRef args[4] = {LLVMGetPoison(x->vi), a, lx_i64(x, 0), vl};
-        return lx_intrinsic(x, cvt, ov, 3, args, 4);
-    }
-    case LX_CVT_SVE_FCVTZS: {
-        /* frintn, then SVE's fcvtzs: saturating, NaN -> 0 (fptosi would be poison there) */
-        LLVMTypeRef ov[2] = {x->vi, x->vf};
-        LLVMValueRef args[3] = {LLVMGetPoison(x->vi), LLVMConstAllOnes(x->vm), unary(x, "llvm.roundeven", a)};
-        return lx_intrinsic(x, cvt, ov, 2, args, 3);
-    }
-    case LX_CVT_FPTOSI_SAT: { /* saturating, NaN -> 0 (WebAssembly's trunc_sat) */
-        LLVMTypeRef ov[2] = {x->vi, x->vf};
-        LLVMValueRef r = unary(x, "llvm.roundeven", a);
-        return lx_intrinsic(x, "llvm.fptosi.sat", ov, 2, &r, 1);
-    }
-    case LX_CVT_ROUNDEVEN:
-    default: return LLVMBuildFPToSI(x->b, unary(x, "llvm.roundeven", a), x->vi, "");
-    }
+    if (x->isa->sp.round_cvt)
+        return x->isa->sp.round_cvt(x, a);
+    return LLVMBuildFPToSI(x->b, lx_unary(x, "llvm.roundeven", a), x->vi, "");
 }
 
 static LLVMTypeRef half_t(const lx *x) { return LLVMHalfTypeInContext(LLVMGetTypeContext(x->f32)); }
@@ -387,7 +346,7 @@ static LLVMValueRef select_v(lx *x, LLVMValueRef m, LLVMValueRef a, LLVMValueRef
 
 /* min/max: llvm.vp.minnum/maxnum where the ISA's min/max are minnum's */
 static LLVMValueRef min_max(lx *x, LLVMValueRef a, LLVMValueRef b, bool is_max) {
-    if (x->evl && x->isa->minmax == LX_MINMAX_MINNUM)
+    if (x->evl && x->isa->sp.minmax == lx_minmax_minnum)
         return vp2(x, is_max ? "maxnum" : "minnum", a, b);
     return is_max ? lx_max(x, a, b) : lx_min(x, a, b);
 }
@@ -405,8 +364,8 @@ static LLVMValueRef lower_step(lx *x, const qg_step *st, LLVMValueRef *v) {
     switch (st->op) {
     case QG_OP_MIN_F: return min_max(x, a, bb, false);
     case QG_OP_MAX_F: return min_max(x, a, bb, true);
-    case QG_OP_ROUND_EVEN: return unary(x, "llvm.roundeven", a);
-    case QG_OP_FLOOR: return unary(x, "llvm.floor", a);
+    case QG_OP_ROUND_EVEN: return lx_unary(x, "llvm.roundeven", a);
+    case QG_OP_FLOOR: return lx_unary(x, "llvm.floor", a);
     case QG_OP_TRUNC: return trunc_f(x, a);
     case QG_OP_COPYSIGN: return lx_intrinsic(x, "llvm.copysign", &x->vf, 1, (LLVMValueRef[]){a, bb}, 2);
     case QG_OP_SPLAT_F: return lx_splat(x, lx_f32(x, st->imm), x->vf);

@@ -8,42 +8,17 @@
 #include "../plan/kernel_loops.h"
 #include "../plan/kernel_plan.h"
 #include "emit_llvm.h"
+#include "llvm_spelling.h"
 
 /* How an ISA shapes its vectors and spells the few operations whose
- * portable IR would lower badly or not at all: each a name in
- * targets/<isa>.json (llvm_minmax, llvm_round_cvt, llvm_trunc,
- * llvm_narrow4, llvm_mask_bytes, llvm_mask_bits), picked in that order by
- * lx_isa_of. A partial vector's accesses follow the loops' tail_kind. */
-typedef enum lx_minmax {
-    LX_MINMAX_SELECT,
-    LX_MINMAX_X86_256,
-    LX_MINMAX_X86_512,
-    LX_MINMAX_MINIMUM,
-    LX_MINMAX_MINNUM,
-    LX_MINMAX_WASM_PMINMAX
-} lx_minmax;
-typedef enum lx_round_cvt {
-    LX_CVT_ROUNDEVEN,
-    LX_CVT_X86_256,
-    LX_CVT_X86_512,
-    LX_CVT_FCVTNS,
-    LX_CVT_VFCVT,
-    LX_CVT_SVE_FCVTZS,
-    LX_CVT_FPTOSI_SAT
-} lx_round_cvt;
+ * portable IR would lower badly or not at all (llvm_spelling.h), read from
+ * targets/<isa>.json by lx_isa_of. A partial vector's accesses follow the
+ * loops' tail_kind. llvm_trunc: "no_rtz" where a truncating conversion
+ * must not be spelled as one (RVV under Debian's qemu). */
 typedef enum lx_trunc { LX_TRUNC, LX_TRUNC_NO_RTZ } lx_trunc;
-typedef enum lx_narrow4 {
-    LX_NARROW4_NONE,
-    LX_NARROW4_X86_256,
-    LX_NARROW4_X86_512,
-    LX_NARROW4_AARCH64,
-    LX_NARROW4_WASM
-} lx_narrow4;
-typedef enum lx_mask_bytes { LX_MASK_BYTES_ZEXT, LX_MASK_BYTES_PDEP } lx_mask_bytes;
-typedef enum lx_mask_bits { LX_MASK_BITS_WINDOW, LX_MASK_BITS_RISCV_VSM, LX_MASK_BITS_WASM_BITMASK } lx_mask_bits;
 /* The ISA's own intrinsics those spellings call, by role (targets/<isa>.json
  * "llvm_intrinsics"): min, max, round_cvt, narrow16, narrow8, narrow8u,
- * pdep, store_bits, load_bits. */
+ * pdep, store_bits, load_bits, bitmask. */
 typedef enum lx_intr {
     LX_I_MIN,
     LX_I_MAX,
@@ -64,12 +39,8 @@ typedef struct lx_isa {
     unsigned lanes_lmul1; /* ... in one register (targets/<isa>.json "vscale_lanes") */
     bool scalable;
     int unroll; /* vectors per main-loop iteration */
-    lx_minmax minmax;
-    lx_round_cvt round_cvt;
     lx_trunc trunc;
-    lx_narrow4 narrow4;
-    lx_mask_bytes mask_bytes;
-    lx_mask_bits mask_bits;
+    lx_spelling sp;            /* the hooks of the spellings its row names, merged */
     char intr[LX_I_COUNT][48]; /* "" where the ISA has none */
 } lx_isa;
 
@@ -110,6 +81,7 @@ LLVMValueRef lx_f32(const lx *x, float v);
 LLVMValueRef lx_intrinsic(lx *x, const char *name, LLVMTypeRef *overloads, unsigned n_overloads, LLVMValueRef *args,
                           unsigned n_args);
 LLVMValueRef lx_splat(lx *x, LLVMValueRef scalar, LLVMTypeRef vec_type);
+LLVMValueRef lx_unary(lx *x, const char *name, LLVMValueRef a);  /* an intrinsic overloaded on a's type */
 LLVMValueRef lx_vl(lx *x);                                       /* elements per vector, i64 */
 LLVMValueRef lx_active(lx *x, LLVMValueRef i, LLVMValueRef len); /* lanes k with i + k < len */
 LLVMValueRef lx_min(lx *x, LLVMValueRef a, LLVMValueRef b);

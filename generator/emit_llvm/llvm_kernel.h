@@ -62,8 +62,16 @@ LLVMValueRef lx_mask_of_bits(lx *x, LLVMValueRef bits, unsigned first);
 void lx_pack_bits_scalable(lx *x, LLVMValueRef m, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
 LLVMValueRef lx_unpack_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
 LLVMValueRef lx_load_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef at, LLVMValueRef count);
-void lx_store_mask_bytes_pdep(lx *x, LLVMValueRef m, LLVMValueRef out, LLVMValueRef at);
 void lx_store_mask_bits_scalable(lx *x, LLVMValueRef packed, LLVMValueRef m, LLVMValueRef at, LLVMValueRef count);
+
+/* llvm_span.c: the grouped store's pieces, for the ISAs' spellings */
+LLVMValueRef lx_concat(lx *x, LLVMValueRef a, LLVMValueRef b); /* two vectors' lanes side by side */
+/* The grouped store's arithmetic on four vectors of q - z bounded above
+ * (docs/semantics.md, "Element arithmetic"): z added at 16 bits with
+ * saturation to two packed pairs, then, on the bytes, the bound qmin where
+ * the byte saturation does not give it. */
+void lx_add_zero_point(lx *x, LLVMValueRef z16, LLVMValueRef *ab, LLVMValueRef *cd);
+LLVMValueRef lx_bound_below(lx *x, LLVMValueRef bytes);
 
 /* llvm_entry.c: entries */
 /* NAME_<op><infix>__<isa>: the entry (infix ""), else internal. */

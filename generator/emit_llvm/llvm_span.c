@@ -7,29 +7,17 @@
 
 #include "llvm_kernel.h"
 
-static bool packs_four(const lx *x) { return x->lp->group_store && x->isa->narrow4 != LX_NARROW4_NONE; }
+static bool packs_four(const lx *x) { return x->lp->group_store && x->isa->sp.store_four_q8; }
 
 /* One vector of q (int32 lanes already in the q type's range) narrowed for
- * its store. AVX2 lowers a plain truncation to byte shuffles (two pshufb
- * and an unpack after the lane extract); clamped to the type's range first,
- * which changes no value here, it becomes the two saturating packs the C
- * backend's store helper uses. */
+ * its store. */
 static LLVMValueRef narrow_q(lx *x, LLVMValueRef r) {
-    const unsigned bits = LLVMGetIntTypeWidth(LLVMGetElementType(x->vq));
-    if (x->isa->narrow4 == LX_NARROW4_X86_256 && !x->evl && bits < 32) {
-        const bool is_signed = lx_is_signed_q(x);
-        const long long lo = is_signed ? -(1LL << (bits - 1)) : 0;
-        const long long hi = is_signed ? (1LL << (bits - 1)) - 1 : (1LL << bits) - 1;
-        LLVMTypeRef t = LLVMTypeOf(r);
-        LLVMValueRef above[2] = {r, lx_splat(x, lx_i32(x, lo), t)};
-        LLVMValueRef below[2] = {lx_intrinsic(x, "llvm.smax", &t, 1, above, 2), lx_splat(x, lx_i32(x, hi), t)};
-        r = lx_intrinsic(x, "llvm.smin", &t, 1, below, 2);
-    }
+    if (x->isa->sp.before_narrow && !x->evl)
+        r = x->isa->sp.before_narrow(x, r);
     return lx_narrow(x, r, x->vq);
 }
 
-/* Two vectors' lanes side by side (a vector of twice the lanes). */
-static LLVMValueRef concat(lx *x, LLVMValueRef a, LLVMValueRef b) {
+LLVMValueRef lx_concat(lx *x, LLVMValueRef a, LLVMValueRef b) {
     const unsigned n = LLVMGetVectorSize(LLVMTypeOf(a));
     LLVMValueRef idx[32];
     for (unsigned k = 0; k < 2 * n; k++)
@@ -44,17 +32,13 @@ static LLVMValueRef zero_point16(lx *x, LLVMValueRef z) {
     return lx_splat(x, z0, LLVMVectorType(x->i16, 2 * (unsigned)x->isa->lanes));
 }
 
-/* The grouped store's arithmetic on four vectors of q - z bounded above
- * (docs/semantics.md, "Element arithmetic"): z added at 16 bits with
- * saturation, then, on the bytes, the bound qmin where the byte
- * saturation does not give it. */
-static void add_zero_point(lx *x, LLVMValueRef z16, LLVMValueRef *ab, LLVMValueRef *cd) {
+void lx_add_zero_point(lx *x, LLVMValueRef z16, LLVMValueRef *ab, LLVMValueRef *cd) {
     LLVMTypeRef vw = LLVMTypeOf(z16);
     *ab = lx_intrinsic(x, "llvm.sadd.sat", &vw, 1, (LLVMValueRef[]){*ab, z16}, 2);
     *cd = lx_intrinsic(x, "llvm.sadd.sat", &vw, 1, (LLVMValueRef[]){*cd, z16}, 2);
 }
 
-static LLVMValueRef bound_below(lx *x, LLVMValueRef bytes) {
+LLVMValueRef lx_bound_below(lx *x, LLVMValueRef bytes) {
     const bool is_unsigned = qg_dtype_is_unsigned(qg_kernel_dtype(x->sp));
     if (x->lp->qmin <= (is_unsigned ? 0 : -128))
         return bytes;
@@ -63,102 +47,12 @@ static LLVMValueRef bound_below(lx *x, LLVMValueRef bytes) {
     return lx_intrinsic(x, is_unsigned ? "llvm.umax" : "llvm.smax", &vb, 1, (LLVMValueRef[]){bytes, qmin}, 2);
 }
 
-/* NEON: four int32x4 vectors to 16 bytes in one store, as the C backend's
- * qg_neon_store4 helpers do: plain narrows (xtn) of values in range, or,
- * with z16, saturating ones (sqxtn, sqxtun) around the zero point's add. */
-static void store_four_q8_aarch64(lx *x, LLVMValueRef r[4], LLVMValueRef z16, LLVMValueRef out, LLVMValueRef at) {
-    const bool is_unsigned = qg_dtype_is_unsigned(qg_kernel_dtype(x->sp));
-    LLVMTypeRef h4 = LLVMVectorType(x->i16, 4), b8 = LLVMVectorType(x->i8, 8);
-    LLVMValueRef half[4];
-    for (int k = 0; k < 4; k++)
-        half[k] =
-            z16 ? lx_intrinsic(x, x->isa->intr[LX_I_NARROW16], &h4, 1, &r[k], 1) : LLVMBuildTrunc(x->b, r[k], h4, "");
-    LLVMValueRef ab = concat(x, half[0], half[1]), cd = concat(x, half[2], half[3]), v;
-    if (z16) {
-        add_zero_point(x, z16, &ab, &cd);
-        const char *to8 = x->isa->intr[is_unsigned ? LX_I_NARROW8U : LX_I_NARROW8];
-        v = bound_below(x, concat(x, lx_intrinsic(x, to8, &b8, 1, &ab, 1), lx_intrinsic(x, to8, &b8, 1, &cd, 1)));
-    } else {
-        v = LLVMBuildTrunc(x->b, concat(x, ab, cd), LLVMVectorType(x->i8, 16), "");
-    }
-    LLVMSetAlignment(LLVMBuildStore(x->b, v, lx_gep(x, x->i8, out, at)), 1);
-}
-
-/* Two vectors' saturating pack into one of half-width lanes: x86's packs
- * (one type each) or WebAssembly's narrow (overloaded on both types). */
-static LLVMValueRef pack2(lx *x, const char *name, LLVMValueRef a, LLVMValueRef b) {
-    LLVMTypeRef at = LLVMTypeOf(a), et = LLVMGetElementType(at);
-    LLVMTypeRef ov[2] = {
-        LLVMVectorType(LLVMIntTypeInContext(x->c, LLVMGetIntTypeWidth(et) / 2), 2 * LLVMGetVectorSize(at)), at};
-    const bool overloaded = LLVMIntrinsicIsOverloaded(LLVMLookupIntrinsicID(name, strlen(name)));
-    return lx_intrinsic(x, name, overloaded ? ov : NULL, overloaded ? 2 : 0, (LLVMValueRef[]){a, b}, 2);
-}
-
-/* Four int32 vectors to bytes in two rounds of saturating packs (within
- * 128-bit lanes), signed or unsigned at the second; with z16 the zero
- * point is added between them. */
-static LLVMValueRef narrow_four(lx *x, LLVMValueRef r[4], bool to_unsigned, LLVMValueRef z16) {
-    const char *dw = x->isa->intr[LX_I_NARROW16], *wb = x->isa->intr[to_unsigned ? LX_I_NARROW8U : LX_I_NARROW8];
-    LLVMValueRef ab = pack2(x, dw, r[0], r[1]), cd = pack2(x, dw, r[2], r[3]);
-    if (z16)
-        add_zero_point(x, z16, &ab, &cd);
-    return pack2(x, wb, ab, cd);
-}
-
-/* x86 and WebAssembly, int8 outputs: four vectors narrowed with two rounds
- * of saturating packs and one lane permutation, as the C backend's store4
- * helpers do; with z16 (group_store_adds_z) the zero point is added between
- * them. */
-static void store_four_q8(lx *x, LLVMValueRef r[4], LLVMValueRef z16, LLVMValueRef out, LLVMValueRef at) {
-    if (x->isa->narrow4 == LX_NARROW4_AARCH64) {
-        store_four_q8_aarch64(x, r, z16, out, at);
-        return;
-    }
-    const bool is_unsigned = qg_dtype_is_unsigned(qg_kernel_dtype(x->sp));
-    LLVMValueRef v = narrow_four(x, r, is_unsigned, z16);
-    if (z16)
-        v = bound_below(x, v);
-    /* the packs work within 128-bit lanes: put each vector's dwords back together */
-    const unsigned L = x->isa->lanes, lanes128 = L / 4;
-    LLVMValueRef idx[16];
-    for (unsigned m = 0; m < L; m++)
-        idx[m] = lx_i32(x, (long long)((m % lanes128) * 4 + m / lanes128));
-    LLVMValueRef dwords = LLVMBuildBitCast(x->b, v, x->vi, "");
-    LLVMValueRef perm = LLVMBuildShuffleVector(x->b, dwords, LLVMGetPoison(x->vi), LLVMConstVector(idx, L), "");
-    LLVMSetAlignment(LLVMBuildStore(x->b, perm, lx_gep(x, x->i8, out, at)), 1);
-}
-
-/* wasm: the four masks as all-ones lanes narrowed to 16 bytes (two rounds
- * of saturating narrow, as the C spelling does), then their bitmask or the
- * bytes themselves; shuffles of i1 vectors are taken apart lane by lane. */
-static void store_four_masks_narrowed(lx *x, LLVMValueRef m[4], LLVMValueRef mask, LLVMValueRef at) {
-    LLVMValueRef w[4];
-    for (int k = 0; k < 4; k++)
-        w[k] = LLVMBuildSExt(x->b, m[k], x->vi, "");
-    LLVMValueRef bytes = narrow_four(x, w, false, NULL);
-    LLVMBasicBlockRef join = lx_if_open(x, LLVMBuildIsNotNull(x->b, mask, ""));
-    if (lx_packed_mask(x)) {
-        LLVMTypeRef v16 = LLVMTypeOf(bytes);
-        LLVMValueRef bits = lx_intrinsic(x, x->isa->intr[LX_I_BITMASK], &v16, 1, &bytes, 1);
-        lx_pack_bits_value(x, bits, 16, mask, at, lx_isz(x, 16));
-    } else {
-        LLVMValueRef one[16];
-        for (int k = 0; k < 16; k++)
-            one[k] = LLVMConstInt(x->i8, 1, 0);
-        LLVMValueRef ones = LLVMBuildAnd(x->b, bytes, LLVMConstVector(one, 16), "");
-        LLVMSetAlignment(LLVMBuildStore(x->b, ones, lx_gep(x, x->i8, mask, at)), 1);
-    }
-    lx_if_close(x, join);
-}
-
 /* group_mask: four vectors' lane masks as one of 16 lanes, stored as two
  * whole bytes of bits when the run is on the byte grid, or as 16 bytes. */
 static void store_four_masks(lx *x, LLVMValueRef m[4], LLVMValueRef mask, LLVMValueRef at) {
     const unsigned L = x->isa->lanes;
-    if (x->isa->mask_bits == LX_MASK_BITS_WASM_BITMASK && L == 4) {
-        store_four_masks_narrowed(x, m, mask, at);
+    if (x->isa->sp.store_four_masks && x->isa->sp.store_four_masks(x, m, mask, at))
         return;
-    }
     LLVMValueRef idx[16];
     for (unsigned k = 0; k < 4 * L && k < 16; k++)
         idx[k] = lx_i32(x, k);
@@ -240,8 +134,8 @@ void lx_kb_store_mask(lx_kb *k, LLVMValueRef m) {
         lx_pack_bits_inline(x, m, k->s.mask, k->at, k->count);
     else if (lx_packed_mask(x))
         lx_store_mask_bits_scalable(x, k->s.mask, m, k->at, k->count);
-    else if (!k->active && x->isa->mask_bytes == LX_MASK_BYTES_PDEP)
-        lx_store_mask_bytes_pdep(x, m, k->s.mask, k->at);
+    else if (!k->active && x->isa->sp.store_mask_bytes)
+        x->isa->sp.store_mask_bytes(x, m, k->s.mask, k->at);
     else
         lx_store(x, lx_ext(x, m, x->vb, false), x->i8, 1, k->s.mask, k->at, k->active, k->count);
     lx_if_close(x, join);
@@ -323,7 +217,7 @@ void lx_kb_group_store(lx_kb *k, LLVMValueRef r[4], LLVMValueRef at) {
                      LLVMBuildAdd(x->b, at, LLVMBuildMul(x->b, vl, lx_isz(x, j), ""), ""), NULL, vl);
         return;
     }
-    store_four_q8(x, r, k->z16, k->s.out, at);
+    x->isa->sp.store_four_q8(x, r, k->z16, k->s.out, at);
 }
 
 void lx_kb_group_mask_out(lx_kb *k, LLVMValueRef m[4], LLVMValueRef at) { store_four_masks(k->x, m, k->s.mask, at); }
@@ -333,7 +227,7 @@ void lx_kb_group_mask_out(lx_kb *k, LLVMValueRef m[4], LLVMValueRef at) { store_
 LLVMValueRef lx_kb_any_nan4(lx_kb *k, LLVMValueRef nan[4]) {
     lx *x = k->x;
     LLVMTypeRef vt = LLVMTypeOf(nan[0]);
-    if (x->isa->minmax == LX_MINMAX_MINIMUM) {
+    if (x->isa->sp.minmax == lx_minmax_minimum) {
         LLVMValueRef ab = lx_intrinsic(x, "llvm.maximum", &vt, 1, (LLVMValueRef[]){nan[0], nan[1]}, 2);
         LLVMValueRef cd = lx_intrinsic(x, "llvm.maximum", &vt, 1, (LLVMValueRef[]){nan[2], nan[3]}, 2);
         LLVMValueRef m = lx_intrinsic(x, "llvm.maximum", &vt, 1, (LLVMValueRef[]){ab, cd}, 2);
