@@ -5,6 +5,7 @@
 #define _XOPEN_SOURCE 700
 #include <ftw.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "../test_json.h"
@@ -265,11 +266,38 @@ static void test_no_backend_branches_on_an_isa(void) {
     CU_ASSERT_EQUAL(branching_files, 0);
 }
 
+/* Every row of templates/llvm/spellings.c is one some ISA's row names:
+ * code no ISA reaches would go untested by the kernel tests. */
+static void test_every_llvm_spelling_is_named(void) {
+    static const struct {
+        const lx_spelling *rows;
+        size_t field; /* of qg_target */
+    } tables[] = {{lx_minmax_spellings, offsetof(qg_target, llvm_minmax)},
+                  {lx_round_cvt_spellings, offsetof(qg_target, llvm_round_cvt)},
+                  {lx_narrow4_spellings, offsetof(qg_target, llvm_narrow4)},
+                  {lx_mask_bytes_spellings, offsetof(qg_target, llvm_mask_bytes)},
+                  {lx_mask_bits_spellings, offsetof(qg_target, llvm_mask_bits)}};
+    int rows = 0;
+    for (size_t k = 0; k < sizeof tables / sizeof tables[0]; k++)
+        for (const lx_spelling *row = tables[k].rows; row->name; row++, rows++) {
+            bool named = false;
+            for (qg_isa isa = QG_ISA_SCALAR; isa < QG_ISA_COUNT && !named; isa++) {
+                const char *value = *(const char *const *)((const char *)qg_target_of(isa) + tables[k].field);
+                named = strcmp(value, row->name) == 0;
+            }
+            if (!named)
+                fprintf(stderr, "\n  spelling \"%s\" is named by no targets/<isa>.json", row->name);
+            CU_ASSERT_TRUE(named);
+        }
+    CU_ASSERT_TRUE(rows >= 5 + 7 + 5 + 2 + 3);
+}
+
 int main(int argc, char **argv) {
     root = argc > 1 ? argv[1] : ".";
     static const qg_test tests[] = {
         {"the compiled-in table is targets/", test_table_matches_files},
         {"ISA facts are spelled only in targets/ and templates/", test_facts_only_in_targets},
-        {"no backend branches on a vector ISA", test_no_backend_branches_on_an_isa}};
+        {"no backend branches on a vector ISA", test_no_backend_branches_on_an_isa},
+        {"every LLVM spelling is named by an ISA", test_every_llvm_spelling_is_named}};
     return QG_RUN("targets", tests);
 }
