@@ -17,6 +17,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "../targets/target_table.h"
+#include "qgen_target_rows.h"
 #include "llvm_builder.h"
 
 int qg_llvm_elements_per_iteration(qg_isa isa, int op, int vlen) {
@@ -32,16 +33,10 @@ int qg_llvm_elements_per_iteration(qg_isa isa, int op, int vlen) {
 
 static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
 
-/* Every target this LLVM was built with: the architectures come from
- * targets/arch/, never from a list here. Registering all of Debian's
- * LLVM 19 takes 1.2 ms once per process, 0.8 ms more than the four
- * targets/arch/ names (medians of 7, bench/bench_llvm_init.c). */
-static void init_llvm(void) {
-    LLVMInitializeAllTargetInfos();
-    LLVMInitializeAllTargets();
-    LLVMInitializeAllTargetMCs();
-    LLVMInitializeAllAsmPrinters();
-}
+/* The LLVM targets of targets/arch/ (each row's llvm_target), and no
+ * others: registering every target of Debian's LLVM 19 would cost a
+ * process 0.8 ms more (bench/bench_llvm_init.c). */
+static void init_llvm(void) { QG_LLVM_REGISTER_TARGETS(); }
 
 void qg_llvm_blob_free(qg_llvm_blob *b) {
     free(b->data);

@@ -176,15 +176,23 @@ static void test_lazy(void) {
     qg_jit_destroy(j);
 }
 
+/* A lazy JIT with no disk cache; its first calls compile at once, or with
+ * `background` on threads of their own. */
+static qg_jit *lazy_jit(bool background) {
+    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false, background};
+    qg_jit *j = NULL;
+    qg_error err;
+    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+    return j;
+}
+
 /* An op whose compile fails runs on the reference, counted; the other
  * ops of the table compile as usual. */
 static void test_lazy_fallback(void) {
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false, false};
-    qg_jit *j;
+    qg_jit *j = lazy_jit(false);
     qg_error err;
     const qg_kernels *k;
     qg_jit_stats st;
-    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
     CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, act(), 0, &k, &err), QG_OK);
     failing_compiles = 1;
     CU_ASSERT_TRUE(fake_quant_agrees(k)); /* the reference's values */
@@ -243,12 +251,10 @@ static bool first_call_held(qg_jit *j, float averaging, const qg_kernels **k, pt
  * waits for it; a failed one falls back, counted; destroying the JIT
  * waits for a compile in flight. */
 static void test_lazy_background(void) {
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false, true};
-    qg_jit *j;
+    qg_jit *j = lazy_jit(true);
     qg_error err;
     const qg_kernels *k;
     qg_jit_stats st;
-    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
     CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, act(), QG_JIT_FAKE_QUANT | QG_JIT_QUANTIZE, &k, &err), QG_OK);
     compiles_at_gate = 0;
     hold(true);
@@ -316,10 +322,8 @@ static void test_lazy_block_reference(void) {
             qg_ref_dequantize(&blk, rq, r, N, NULL);
         }
         for (int background = 0; background < 2; background++) {
-            const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false, background == 1};
-            qg_jit *j;
+            qg_jit *j = lazy_jit(background == 1);
             const qg_kernels *k;
-            CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
             CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, &blk, QG_JIT_QUANTIZE | QG_JIT_DEQUANTIZE, &k, &err), QG_OK);
             failing_compiles = background ? 0 : 2;
             hold(background == 1); /* the background compiles wait at the gate: these calls run the reference */
@@ -352,11 +356,9 @@ static void test_lazy_block_reference(void) {
 /* Past the pool's slots a lazy table is compiled at once; a destroyed
  * JIT's slots serve the next. */
 static void test_lazy_slots_run_out(void) {
-    const qg_jit_options opt = {QG_JIT_BEST_ISA, NULL, true, false, false};
-    qg_jit *j;
+    qg_jit *j = lazy_jit(false);
     qg_error err;
     qg_jit_stats st;
-    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
     enum { TABLES = 260 };
     const qg_kernels *last = NULL;
     for (int t = 0; t < TABLES; t++) {
@@ -367,7 +369,7 @@ static void test_lazy_slots_run_out(void) {
     qg_jit_get_stats(j, &st);
     CU_ASSERT_TRUE(st.lazy_tables == 256 && st.compiled == TABLES - 256);
     qg_jit_destroy(j);
-    CU_ASSERT_EQUAL_FATAL(qg_jit_create(&opt, &j, &err), QG_OK);
+    j = lazy_jit(false);
     CU_ASSERT_EQUAL_FATAL(qg_jit_compile(j, act(), 0, &last, &err), QG_OK);
     CU_ASSERT_TRUE(fake_quant_agrees(last));
     qg_jit_get_stats(j, &st);
